@@ -3,6 +3,8 @@ package invoicing
 import (
 	"fmt"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // Date is a civil date (YYYY-MM-DD) with no time of day and no time zone, as
@@ -199,3 +201,14 @@ func (t ItemType) Known() bool {
 // Ptr returns a pointer to v, for optional request fields such as
 // ItemCreateParams.UnitPrice.
 func Ptr[T any](v T) *T { return &v }
+
+// number encodes a decimal as an exact JSON number. (decimal.Decimal's own
+// MarshalJSON writes a quoted string unless one changes a package variable of
+// the decimal package, which this SDK never does.)
+type number decimal.Decimal
+
+// MarshalJSON writes the decimal's exact digits.
+func (n number) MarshalJSON() ([]byte, error) { return []byte(decimal.Decimal(n).String()), nil }
+
+// IsZero lets omitzero drop a zero number.
+func (n number) IsZero() bool { return decimal.Decimal(n).IsZero() }

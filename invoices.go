@@ -1,0 +1,206 @@
+package invoicing
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// InvoiceService reads and creates sales invoices (scopes invoices:read and
+// invoices:write).
+type InvoiceService service
+
+// Invoice is a sales invoice. Money is exact; amounts are in Currency.
+type Invoice struct {
+	ID            uuid.UUID     `json:"id"`
+	InvoiceNumber string        `json:"invoice_number"`
+	ClientID      string        `json:"client_id"`
+	ClientName    string        `json:"client_name"`
+	Status        InvoiceStatus `json:"status"`
+	IssueDate     Date          `json:"issue_date"`
+	DueDate       Date          `json:"due_date"`
+	// Subtotal is before tax; TaxTotal is the tax; Total includes tax.
+	Subtotal   decimal.Decimal `json:"subtotal"`
+	TaxTotal   decimal.Decimal `json:"tax_total"`
+	Total      decimal.Decimal `json:"total"`
+	AmountPaid decimal.Decimal `json:"amount_paid"`
+	AmountDue  decimal.Decimal `json:"amount_due"`
+	// Currency is a currency code such as "AUD".
+	Currency string `json:"currency"`
+	// Notes are shown on the invoice.
+	Notes string `json:"notes"`
+	// Reference is the external reference given at creation. API.md lists it
+	// as a request field only; it is filled when the service returns it.
+	Reference string            `json:"reference,omitempty"`
+	LineItems []InvoiceLineItem `json:"line_items"`
+	CreatedAt time.Time         `json:"created_at"`
+	// UpdatedAt is nil when the invoice was never updated.
+	UpdatedAt *time.Time `json:"updated_at"`
+}
+
+// InvoiceLineItem is one line of an Invoice.
+type InvoiceLineItem struct {
+	ID          string          `json:"id"`
+	Description string          `json:"description"`
+	Quantity    decimal.Decimal `json:"quantity"`
+	// UnitPrice is the price per unit before tax.
+	UnitPrice decimal.Decimal `json:"unit_price"`
+	// Amount is the line total: quantity × unit price + tax.
+	Amount    decimal.Decimal `json:"amount"`
+	TaxAmount decimal.Decimal `json:"tax_amount"`
+	// AccountID is the revenue account; nil when the service sent null (it
+	// may in a create response).
+	AccountID *string `json:"account_id"`
+	// TaxCodeID is the tax code; nil when the service sent null.
+	TaxCodeID *string `json:"tax_code_id"`
+}
+
+// InvoiceListParams filters GET /invoices. Zero fields are not sent.
+type InvoiceListParams struct {
+	ListParams
+	Status   InvoiceStatus
+	ClientID string
+	// FromDate and ToDate bound the invoices' dates (inclusive, as the
+	// service defines them).
+	FromDate Date
+	ToDate   Date
+}
+
+func (p *InvoiceListParams) encode(q url.Values) error {
+	setString(q, "status", p.Status)
+	setString(q, "client_id", p.ClientID)
+	setDate(q, "from_date", p.FromDate)
+	setDate(q, "to_date", p.ToDate)
+	return checkDateRange(p.FromDate, p.ToDate)
+}
+
+type invoiceList struct {
+	listEnvelope[Invoice]
+	Invoices []Invoice `json:"invoices"`
+}
+
+func (l *invoiceList) page() *Page[Invoice] { return l.pageOf(l.Invoices) }
+
+// List iterates over every invoice matching p (nil for all), fetching pages of
+// 100 lazily. Stop early with break; a failure is yielded as the last error.
+func (s *InvoiceService) List(ctx context.Context, p *InvoiceListParams) iter.Seq2[*Invoice, error] {
+	if p == nil {
+		p = &InvoiceListParams{}
+	}
+	return listAll[Invoice, invoiceList](ctx, s.c, "/invoices", p)
+}
+
+// ListPage fetches one page of invoices matching p (nil for the first page
+// with the service's default size).
+func (s *InvoiceService) ListPage(ctx context.Context, p *InvoiceListParams) (*Page[Invoice], error) {
+	if p == nil {
+		p = &InvoiceListParams{}
+	}
+	return listPage[Invoice, invoiceList](ctx, s.c, "/invoices", p)
+}
+
+// Get fetches one invoice with its line items. An unknown id is ErrNotFound;
+// an id that is not a UUID is a *ParamError.
+func (s *InvoiceService) Get(ctx context.Context, id string) (*Invoice, error) {
+	path, err := resourcePath("/invoices", id, "")
+	if err != nil {
+		return nil, err
+	}
+	inv := new(Invoice)
+	if _, err := s.c.do(ctx, &request{method: http.MethodGet, path: path}, inv); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+// PDF streams the invoice as a PDF; File.Filename is "Invoice-<number>.pdf"
+// as the service names it. The caller must Close the File.
+func (s *InvoiceService) PDF(ctx context.Context, id string) (*File, error) {
+	path, err := resourcePath("/invoices", id, "/pdf")
+	if err != nil {
+		return nil, err
+	}
+	return s.c.downloadPDF(ctx, path)
+}
+
+// InvoiceCreateParams is the body of POST /invoices. Empty optional fields
+// are not sent, and the service applies its defaults.
+type InvoiceCreateParams struct {
+	// ClientID is required and must belong to the business.
+	ClientID string `json:"client_id"`
+	// IssueDate defaults to today.
+	IssueDate Date `json:"issue_date,omitzero"`
+	DueDate   Date `json:"due_date,omitzero"`
+	// PaymentTermsDays (days until due) is used when DueDate is not set; nil
+	// means not sent.
+	PaymentTermsDays *int `json:"payment_terms_days,omitempty"`
+	// Currency defaults to AUD.
+	Currency string `json:"currency,omitempty"`
+	Notes    string `json:"notes,omitempty"`
+	// Reference is an external reference and the idempotency key for
+	// imports: creating again with the same reference returns the existing
+	// invoice (InvoiceCreateResult.Created is false). A create carrying a
+	// reference is also retried after a 5xx or a network error; one without
+	// is never repeated.
+	Reference string `json:"reference,omitempty"`
+	// InvoiceNumber is used as given; a number already used by the business
+	// fails with ErrConflict. Generated when empty.
+	InvoiceNumber string `json:"invoice_number,omitempty"`
+	// DefaultAccountID applies to lines without AccountID.
+	DefaultAccountID string `json:"default_account_id,omitempty"`
+	// DefaultTaxCodeID applies to lines without TaxCodeID.
+	DefaultTaxCodeID string `json:"default_tax_code_id,omitempty"`
+	// Status is InvoiceStatusDraft (the default) or InvoiceStatusAwaitingPayment.
+	Status InvoiceStatus `json:"status,omitempty"`
+	// LineItems are required: at least one.
+	LineItems []LineItemParams `json:"line_items"`
+}
+
+func (p *InvoiceCreateParams) validate() error {
+	if p == nil {
+		return paramErr("params", "is nil")
+	}
+	if err := requireString("client_id", p.ClientID); err != nil {
+		return err
+	}
+	switch p.Status {
+	case "", InvoiceStatusDraft, InvoiceStatusAwaitingPayment:
+	default:
+		return paramErr("status", "must be draft or awaiting_payment")
+	}
+	if p.PaymentTermsDays != nil && *p.PaymentTermsDays < 0 {
+		return paramErr("payment_terms_days", "must not be negative")
+	}
+	return validateLines(p.LineItems, p.DefaultAccountID, p.DefaultTaxCodeID)
+}
+
+// InvoiceCreateResult is the outcome of InvoiceService.Create.
+type InvoiceCreateResult struct {
+	*Invoice
+	// Created is true when the service created the invoice (HTTP 201) and
+	// false when it returned the existing invoice that already carried the
+	// request's Reference (HTTP 200).
+	Created bool
+}
+
+// Create creates an invoice. With a Reference already used by the business it
+// returns the existing invoice with Created false instead of a duplicate. A
+// duplicate InvoiceNumber is ErrConflict; a request API.md makes certainly
+// invalid (no client, no lines, a line without account or tax code) is a
+// *ParamError returned before anything is sent.
+func (s *InvoiceService) Create(ctx context.Context, p *InvoiceCreateParams) (*InvoiceCreateResult, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	inv := new(Invoice)
+	status, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/invoices", body: p, repeatable: p.Reference != ""}, inv)
+	if err != nil {
+		return nil, err
+	}
+	return &InvoiceCreateResult{Invoice: inv, Created: status == http.StatusCreated}, nil
+}

@@ -1,0 +1,173 @@
+package invoicing
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// QuoteService reads and creates quotes (scopes quotes:read and
+// quotes:write).
+type QuoteService service
+
+// Quote is a sales quote. For an accepted quote the totals and lines are the
+// client's saved agreement (excluded optional lines omitted, chosen
+// quantities); other quotes keep their offered lines.
+type Quote struct {
+	ID          uuid.UUID   `json:"id"`
+	QuoteNumber string      `json:"quote_number"`
+	Title       string      `json:"title"`
+	ClientID    string      `json:"client_id"`
+	ClientName  string      `json:"client_name"`
+	Status      QuoteStatus `json:"status"`
+	IssueDate   Date        `json:"issue_date"`
+	// ValidUntil is the expiry date.
+	ValidUntil Date `json:"valid_until"`
+	// Subtotal is before tax; Total includes tax.
+	Subtotal  decimal.Decimal `json:"subtotal"`
+	TaxTotal  decimal.Decimal `json:"tax_total"`
+	Total     decimal.Decimal `json:"total"`
+	Currency  string          `json:"currency"`
+	Notes     string          `json:"notes"`
+	LineItems []QuoteLineItem `json:"line_items"`
+	CreatedAt time.Time       `json:"created_at"`
+	// UpdatedAt is nil when the service sends null.
+	UpdatedAt *time.Time `json:"updated_at"`
+}
+
+// QuoteLineItem is one line of a Quote.
+type QuoteLineItem struct {
+	ID uuid.UUID `json:"id"`
+	// ItemID, ItemCode and ItemName are set only when the line is linked to
+	// a catalog item (ItemID nil otherwise).
+	ItemID      *uuid.UUID      `json:"item_id"`
+	ItemCode    string          `json:"item_code"`
+	ItemName    string          `json:"item_name"`
+	Description string          `json:"description"`
+	Quantity    decimal.Decimal `json:"quantity"`
+	// UnitPrice is the price per unit before tax.
+	UnitPrice decimal.Decimal `json:"unit_price"`
+	// Amount is the line total including tax and discounts; TaxAmount is its
+	// tax (a line of 100 with a 1% tax code: Amount 101, TaxAmount 1).
+	Amount    decimal.Decimal `json:"amount"`
+	TaxAmount decimal.Decimal `json:"tax_amount"`
+}
+
+// QuoteListParams filters GET /quotes. Zero fields are not sent.
+type QuoteListParams struct {
+	ListParams
+	Status   QuoteStatus
+	ClientID string
+	FromDate Date
+	ToDate   Date
+}
+
+func (p *QuoteListParams) encode(q url.Values) error {
+	setString(q, "status", p.Status)
+	setString(q, "client_id", p.ClientID)
+	setDate(q, "from_date", p.FromDate)
+	setDate(q, "to_date", p.ToDate)
+	return checkDateRange(p.FromDate, p.ToDate)
+}
+
+type quoteList struct {
+	listEnvelope[Quote]
+	Quotes []Quote `json:"quotes"`
+}
+
+func (l *quoteList) page() *Page[Quote] { return l.pageOf(l.Quotes) }
+
+// List iterates over every quote matching p (nil for all), fetching pages of
+// 100 lazily.
+func (s *QuoteService) List(ctx context.Context, p *QuoteListParams) iter.Seq2[*Quote, error] {
+	if p == nil {
+		p = &QuoteListParams{}
+	}
+	return listAll[Quote, quoteList](ctx, s.c, "/quotes", p)
+}
+
+// ListPage fetches one page of quotes matching p; Total counts all matches.
+func (s *QuoteService) ListPage(ctx context.Context, p *QuoteListParams) (*Page[Quote], error) {
+	if p == nil {
+		p = &QuoteListParams{}
+	}
+	return listPage[Quote, quoteList](ctx, s.c, "/quotes", p)
+}
+
+// Get fetches one quote with its line items. An unknown id is ErrNotFound.
+func (s *QuoteService) Get(ctx context.Context, id string) (*Quote, error) {
+	path, err := resourcePath("/quotes", id, "")
+	if err != nil {
+		return nil, err
+	}
+	q := new(Quote)
+	if _, err := s.c.do(ctx, &request{method: http.MethodGet, path: path}, q); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// PDF streams the quote as a PDF; File.Filename is "Quote-<number>.pdf". It
+// never creates a share link. The caller must Close the File.
+func (s *QuoteService) PDF(ctx context.Context, id string) (*File, error) {
+	path, err := resourcePath("/quotes", id, "/pdf")
+	if err != nil {
+		return nil, err
+	}
+	return s.c.downloadPDF(ctx, path)
+}
+
+// QuoteCreateParams is the body of POST /quotes. Empty optional fields are
+// not sent. The service numbers the quote and always creates it as draft.
+type QuoteCreateParams struct {
+	// ClientID is required and must belong to the business.
+	ClientID string `json:"client_id"`
+	// Title defaults to the first line's description, or "Quote".
+	Title string `json:"title,omitempty"`
+	// IssueDate defaults to today.
+	IssueDate Date `json:"issue_date,omitzero"`
+	// ValidUntil is the expiry date; when set, ValidDays is ignored.
+	ValidUntil Date `json:"valid_until,omitzero"`
+	// ValidDays counts from IssueDate; nil means not sent.
+	ValidDays *int `json:"valid_days,omitempty"`
+	// Currency defaults to AUD.
+	Currency string `json:"currency,omitempty"`
+	// Notes are private notes.
+	Notes            string `json:"notes,omitempty"`
+	DefaultAccountID string `json:"default_account_id,omitempty"`
+	DefaultTaxCodeID string `json:"default_tax_code_id,omitempty"`
+	// LineItems are required: at least one.
+	LineItems []LineItemParams `json:"line_items"`
+}
+
+func (p *QuoteCreateParams) validate() error {
+	if p == nil {
+		return paramErr("params", "is nil")
+	}
+	if err := requireString("client_id", p.ClientID); err != nil {
+		return err
+	}
+	if p.ValidDays != nil && *p.ValidDays < 0 {
+		return paramErr("valid_days", "must not be negative")
+	}
+	return validateLines(p.LineItems, p.DefaultAccountID, p.DefaultTaxCodeID)
+}
+
+// Create creates a draft quote and returns it as GET would. A request API.md
+// makes certainly invalid is a *ParamError returned before sending. Creates
+// are never repeated after a 5xx or a network error (only after a 429).
+func (s *QuoteService) Create(ctx context.Context, p *QuoteCreateParams) (*Quote, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	q := new(Quote)
+	if _, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/quotes", body: p}, q); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
