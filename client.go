@@ -30,6 +30,18 @@ type Client struct {
 	Items    *ItemService
 	Quotes   *QuoteService
 
+	// The services below cover API.md section 4.5, whose fields and
+	// parameters API.md does not show: their records keep the raw JSON and
+	// their params accept Extra fields.
+	Clients          *ClientService
+	Suppliers        *SupplierService
+	Bills            *BillService
+	Accounts         *AccountService
+	TaxCodes         *TaxCodeService
+	Reports          *ReportService
+	BankAccounts     *BankAccountService
+	BankTransactions *BankTransactionService
+
 	base     string   // base URL without a trailing slash, e.g. https://host/api/v1/external
 	auth     []string // {"Bearer <key>"}: shared, never mutated
 	ua       []string
@@ -162,6 +174,14 @@ func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	c.Invoices = (*InvoiceService)(&c.services)
 	c.Items = (*ItemService)(&c.services)
 	c.Quotes = (*QuoteService)(&c.services)
+	c.Clients = (*ClientService)(&c.services)
+	c.Suppliers = (*SupplierService)(&c.services)
+	c.Bills = (*BillService)(&c.services)
+	c.Accounts = (*AccountService)(&c.services)
+	c.TaxCodes = (*TaxCodeService)(&c.services)
+	c.Reports = (*ReportService)(&c.services)
+	c.BankAccounts = (*BankAccountService)(&c.services)
+	c.BankTransactions = (*BankTransactionService)(&c.services)
 	return c, nil
 }
 

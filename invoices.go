@@ -89,33 +89,19 @@ func (l *invoiceList) page() *Page[Invoice] { return l.pageOf(l.Invoices) }
 // List iterates over every invoice matching p (nil for all), fetching pages of
 // 100 lazily. Stop early with break; a failure is yielded as the last error.
 func (s *InvoiceService) List(ctx context.Context, p *InvoiceListParams) iter.Seq2[*Invoice, error] {
-	if p == nil {
-		p = &InvoiceListParams{}
-	}
-	return listAll[Invoice, invoiceList](ctx, s.c, "/invoices", p)
+	return listAll[Invoice, invoiceList](ctx, s.c, "/invoices", orNew(p))
 }
 
 // ListPage fetches one page of invoices matching p (nil for the first page
 // with the service's default size).
 func (s *InvoiceService) ListPage(ctx context.Context, p *InvoiceListParams) (*Page[Invoice], error) {
-	if p == nil {
-		p = &InvoiceListParams{}
-	}
-	return listPage[Invoice, invoiceList](ctx, s.c, "/invoices", p)
+	return listPage[Invoice, invoiceList](ctx, s.c, "/invoices", orNew(p))
 }
 
 // Get fetches one invoice with its line items. An unknown id is ErrNotFound;
 // an id that is not a UUID is a *ParamError.
 func (s *InvoiceService) Get(ctx context.Context, id string) (*Invoice, error) {
-	path, err := resourcePath("/invoices", id, "")
-	if err != nil {
-		return nil, err
-	}
-	inv := new(Invoice)
-	if _, err := s.c.do(ctx, &request{method: http.MethodGet, path: path}, inv); err != nil {
-		return nil, err
-	}
-	return inv, nil
+	return getOne[Invoice](ctx, s.c, "/invoices", id)
 }
 
 // PDF streams the invoice as a PDF; File.Filename is "Invoice-<number>.pdf"

@@ -56,31 +56,17 @@ func (l *itemList) page() *Page[Item] { return l.pageOf(nil) }
 // List iterates over every catalog item matching p (nil for all), fetching
 // pages of 100 lazily.
 func (s *ItemService) List(ctx context.Context, p *ItemListParams) iter.Seq2[*Item, error] {
-	if p == nil {
-		p = &ItemListParams{}
-	}
-	return listAll[Item, itemList](ctx, s.c, "/items", p)
+	return listAll[Item, itemList](ctx, s.c, "/items", orNew(p))
 }
 
 // ListPage fetches one page of catalog items matching p.
 func (s *ItemService) ListPage(ctx context.Context, p *ItemListParams) (*Page[Item], error) {
-	if p == nil {
-		p = &ItemListParams{}
-	}
-	return listPage[Item, itemList](ctx, s.c, "/items", p)
+	return listPage[Item, itemList](ctx, s.c, "/items", orNew(p))
 }
 
 // Get fetches one catalog item. An unknown id is ErrNotFound.
 func (s *ItemService) Get(ctx context.Context, id string) (*Item, error) {
-	path, err := resourcePath("/items", id, "")
-	if err != nil {
-		return nil, err
-	}
-	it := new(Item)
-	if _, err := s.c.do(ctx, &request{method: http.MethodGet, path: path}, it); err != nil {
-		return nil, err
-	}
-	return it, nil
+	return getOne[Item](ctx, s.c, "/items", id)
 }
 
 // ItemCreateParams is the body of POST /items.

@@ -8,7 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// LineItemParams is one line of an invoice or quote create request.
+// LineItemParams is one line of an invoice, quote or bill create request.
 type LineItemParams struct {
 	// Description is the line's text; optional (a linked catalog item
 	// supplies it on quotes).
@@ -19,7 +19,7 @@ type LineItemParams struct {
 	// UnitPrice is the price per unit before tax. Required: a zero price is
 	// sent as 0.
 	UnitPrice decimal.Decimal
-	// AccountID is the revenue account; required unless the request sets
+	// AccountID is the revenue (or, on bills, expense) account; required unless the request sets
 	// DefaultAccountID.
 	AccountID string
 	// TaxCodeID is the tax code, whose rate the service looks up; required

@@ -85,31 +85,17 @@ func (l *quoteList) page() *Page[Quote] { return l.pageOf(l.Quotes) }
 // List iterates over every quote matching p (nil for all), fetching pages of
 // 100 lazily.
 func (s *QuoteService) List(ctx context.Context, p *QuoteListParams) iter.Seq2[*Quote, error] {
-	if p == nil {
-		p = &QuoteListParams{}
-	}
-	return listAll[Quote, quoteList](ctx, s.c, "/quotes", p)
+	return listAll[Quote, quoteList](ctx, s.c, "/quotes", orNew(p))
 }
 
 // ListPage fetches one page of quotes matching p; Total counts all matches.
 func (s *QuoteService) ListPage(ctx context.Context, p *QuoteListParams) (*Page[Quote], error) {
-	if p == nil {
-		p = &QuoteListParams{}
-	}
-	return listPage[Quote, quoteList](ctx, s.c, "/quotes", p)
+	return listPage[Quote, quoteList](ctx, s.c, "/quotes", orNew(p))
 }
 
 // Get fetches one quote with its line items. An unknown id is ErrNotFound.
 func (s *QuoteService) Get(ctx context.Context, id string) (*Quote, error) {
-	path, err := resourcePath("/quotes", id, "")
-	if err != nil {
-		return nil, err
-	}
-	q := new(Quote)
-	if _, err := s.c.do(ctx, &request{method: http.MethodGet, path: path}, q); err != nil {
-		return nil, err
-	}
-	return q, nil
+	return getOne[Quote](ctx, s.c, "/quotes", id)
 }
 
 // PDF streams the quote as a PDF; File.Filename is "Quote-<number>.pdf". It

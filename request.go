@@ -108,7 +108,7 @@ func (c *Client) do(ctx context.Context, r *request, out any) (int, error) {
 	}
 	defer resp.Body.Close()
 	bp := c.getBuf()
-	defer c.bufs.Put(bp)
+	defer c.putBuf(bp)
 	*bp, err = readCapped(resp.Body, *bp, resp.ContentLength, c.maxBody)
 	if err != nil {
 		return resp.StatusCode, fmt.Errorf("invoicing: reading %s %s response: %w", r.method, r.path, err)
@@ -117,9 +117,6 @@ func (c *Client) do(ctx context.Context, r *request, out any) (int, error) {
 		if err := json.Unmarshal(*bp, out); err != nil {
 			return resp.StatusCode, fmt.Errorf("invoicing: decoding %s %s response: %w", r.method, r.path, err)
 		}
-	}
-	if cap(*bp) > maxPooledBuf {
-		*bp = nil
 	}
 	return resp.StatusCode, nil
 }
@@ -132,6 +129,13 @@ func (c *Client) getBuf() *[]byte {
 		return bp
 	}
 	return new([]byte)
+}
+
+// putBuf returns a buffer for reuse unless it grew past maxPooledBuf.
+func (c *Client) putBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledBuf {
+		c.bufs.Put(bp)
+	}
 }
 
 // readCapped reads all of r into buf[:0], failing with ErrResponseTooLarge
@@ -168,6 +172,32 @@ func (c *Client) logResult(ctx context.Context, r *request, resp *http.Response,
 		return
 	}
 	c.log.LogAttrs(ctx, slog.LevelDebug, "invoicing: response", append(attrs, slog.Int("status", resp.StatusCode))...)
+}
+
+// orNew returns p, or a new zero value when p is nil (nil params mean "none").
+func orNew[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
+}
+
+// getOne fetches collection/id into a new T.
+func getOne[T any](ctx context.Context, c *Client, collection, id string) (*T, error) {
+	path, err := resourcePath(collection, id, "")
+	if err != nil {
+		return nil, err
+	}
+	return getQuery[T](ctx, c, path, nil)
+}
+
+// getQuery fetches path with the query q into a new T.
+func getQuery[T any](ctx context.Context, c *Client, path string, q url.Values) (*T, error) {
+	v := new(T)
+	if _, err := c.do(ctx, &request{method: http.MethodGet, path: path, query: q}, v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // resourcePath returns collection + "/" + id + suffix after checking that id

@@ -1,0 +1,129 @@
+package invoicing_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go"
+)
+
+const bankTxID = "3c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f"
+
+func TestBankAccountsList(t *testing.T) {
+	c, api := newTestAPI(t, always(200, fixture(t, "bank_accounts_list.json")))
+	var got []*invoicing.BankAccount
+	for a, err := range c.BankAccounts.List(context.Background(), nil) {
+		require.NoError(t, err)
+		got = append(got, a)
+	}
+	resAssertGET(t, api.last(t), "/bank-accounts", "page=1&page_size=100")
+	require.Len(t, got, 2)
+	op, cc := got[0], got[1]
+	assert.Equal(t, "acc-op-1", op.ID, "a bank account id need not be a UUID")
+	assert.Equal(t, "Operating", op.Name)
+	assert.Equal(t, "062-000 1234 5678", op.AccountNumber)
+	assert.Equal(t, "AUD", op.Currency)
+	assert.Equal(t, "25031.07", op.Balance.String())
+	var bsb string
+	require.NoError(t, op.Get("bsb", &bsb))
+	assert.Equal(t, "062-000", bsb)
+	assert.Equal(t, "-812.3", cc.Balance.String())
+	assert.False(t, cc.Has("bsb"))
+}
+
+func TestBankAccountsListPageItemsKeyAndExtra(t *testing.T) {
+	c, api := newTestAPI(t, always(200, fixture(t, "bank_accounts_list_items.json")))
+	pg, err := c.BankAccounts.ListPage(context.Background(), &invoicing.BankAccountListParams{
+		ListParams: invoicing.ListParams{PageSize: 5},
+		Extra:      url.Values{"currency": {"USD"}},
+	})
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/bank-accounts", "currency=USD&page_size=5")
+	require.Len(t, pg.Items, 1)
+	assert.Equal(t, "USD", pg.Items[0].Currency)
+	assert.Equal(t, "0.1", pg.Items[0].Balance.String())
+}
+
+func TestBankTransactionsListPageFilters(t *testing.T) {
+	c, api := newTestAPI(t, always(200, fixture(t, "bank_transactions_list.json")))
+	pg, err := c.BankTransactions.ListPage(context.Background(), &invoicing.BankTransactionListParams{
+		ListParams:    invoicing.ListParams{Page: 1, PageSize: 20},
+		BankAccountID: "acc-op-1",
+		FromDate:      invoicing.NewDate(2026, time.November, 1),
+		ToDate:        invoicing.NewDate(2026, time.November, 30),
+		Extra:         url.Values{"status": {"unreconciled"}},
+	})
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/bank-transactions",
+		"bank_account_id=acc-op-1&from_date=2026-11-01&page=1&page_size=20&status=unreconciled&to_date=2026-11-30")
+	require.Len(t, pg.Items, 2)
+	out, in := pg.Items[0], pg.Items[1]
+	assert.Equal(t, uuid.MustParse(bankTxID), out.ID)
+	assert.Equal(t, "acc-op-1", out.BankAccountID)
+	assert.Equal(t, invoicing.NewDate(2026, time.November, 3), out.Date)
+	assert.Equal(t, "Paper Supplies Co", out.Description)
+	assert.Equal(t, "-1100.11", out.Amount.String(), "money out is negative")
+	assert.True(t, out.Amount.IsNegative())
+	assert.Equal(t, "SUP-INV-7781", out.Reference)
+	assert.Equal(t, "reconciled", out.Status)
+	assert.Equal(t, "1357.95", in.Amount.String())
+	var payee string
+	require.NoError(t, in.Get("payee", &payee))
+	assert.Equal(t, "ACME", payee)
+}
+
+func TestBankTransactionsListItemsKey(t *testing.T) {
+	c, api := newTestAPI(t, always(200, fixture(t, "bank_transactions_list_items.json")))
+	var amounts []string
+	for tx, err := range c.BankTransactions.List(context.Background(), &invoicing.BankTransactionListParams{BankAccountID: "acc-op-1"}) {
+		require.NoError(t, err)
+		amounts = append(amounts, tx.Amount.String())
+	}
+	assert.Equal(t, []string{"-0.01"}, amounts)
+	resAssertGET(t, api.last(t), "/bank-transactions", "bank_account_id=acc-op-1&page=1&page_size=100")
+}
+
+func TestBankTransactionsGet(t *testing.T) {
+	body := fixture(t, "bank_transactions_get.json")
+	c, api := newTestAPI(t, always(200, body))
+	tx, err := c.BankTransactions.Get(context.Background(), bankTxID)
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/bank-transactions/"+bankTxID, "")
+	assert.Equal(t, "-1100.11", tx.Amount.String())
+	var cp struct {
+		Name    string `json:"name"`
+		Account string `json:"account"`
+	}
+	require.NoError(t, tx.Get("counterparty", &cp))
+	assert.Equal(t, "Paper Supplies Co", cp.Name)
+	var running decimal.Decimal
+	require.NoError(t, tx.Get("running_balance", &running))
+	assert.Equal(t, "23931", running.String())
+	assert.JSONEq(t, body, string(tx.Raw()))
+}
+
+func TestBankTransactionsParamsValidatedBeforeSending(t *testing.T) {
+	c, api := newTestAPI(t, always(200, `{}`))
+	d := invoicing.NewDate(2026, time.November, 30)
+	_, err := c.BankTransactions.ListPage(context.Background(), &invoicing.BankTransactionListParams{FromDate: d, ToDate: d.AddDays(-1)})
+	var pe *invoicing.ParamError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "from_date", pe.Field)
+
+	n := 0
+	for tx, err := range c.BankTransactions.List(context.Background(), &invoicing.BankTransactionListParams{FromDate: d, Extra: url.Values{"from_date": {"2026-01-01"}}}) {
+		n++
+		assert.Nil(t, tx)
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "from_date", pe.Field)
+	}
+	assert.Equal(t, 1, n, "the error is yielded once")
+	assert.Empty(t, api.requests())
+}

@@ -1,0 +1,189 @@
+package invoicing
+
+import (
+	"context"
+	"iter"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ClientService reads and creates the business's clients (GET /clients,
+// GET /clients/{id}, POST /clients). API.md lists these endpoints without
+// their fields, parameters or scopes; see Contact and the params types for
+// what the SDK guesses.
+type ClientService service
+
+// SupplierService reads and creates the business's suppliers (GET
+// /suppliers, GET /suppliers/{id}, POST /suppliers). API.md lists these
+// endpoints without their fields, parameters or scopes; see Contact and the
+// params types for what the SDK guesses.
+type SupplierService service
+
+// Contact is a client or a supplier of the business; ClientService and
+// SupplierService both return it. (API.md's contact.created event covers
+// both kinds, with contact_type "client" or "supplier"; the name Client is
+// the SDK's API client.)
+//
+// API.md does not show the fields of a client or supplier record: the typed
+// fields are guesses (name and email as in the contact.created event).
+// Every field the service sends, typed or not, is kept in the embedded
+// RawObject: read an address, say, with c.Get("address", &addr). A field the
+// service does not send is left zero.
+type Contact struct {
+	RawObject
+	// ID identifies the contact (API.md: path ids are UUIDs).
+	ID uuid.UUID `json:"id"`
+	// Name is the contact's name (as in the contact.created event; the key
+	// "name" is a guess).
+	Name string `json:"name"`
+	// Email is the contact's email address (as in the contact.created event;
+	// the key "email" is a guess).
+	Email string `json:"email"`
+	// Phone is the contact's phone number; this field is a guess.
+	Phone string `json:"phone"`
+	// CreatedAt is when the contact was created; the key "created_at" is a
+	// guess modelled on the documented resources.
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is nil when the service sends null or nothing; this field is
+	// a guess modelled on the documented resources.
+	UpdatedAt *time.Time `json:"updated_at"`
+}
+
+// UnmarshalJSON decodes the typed fields and keeps the whole object in
+// RawObject.
+func (c *Contact) UnmarshalJSON(b []byte) error {
+	type alias Contact
+	return decodeRaw(b, &c.RawObject, (*alias)(c))
+}
+
+// MarshalJSON writes the object exactly as the service sent it (so nothing
+// is lost; edits to the typed fields are not reflected), or the typed
+// fields for a Contact not decoded from JSON.
+func (c Contact) MarshalJSON() ([]byte, error) {
+	type alias Contact
+	return encodeRaw(c.RawObject, alias(c))
+}
+
+// ContactListParams filters GET /clients and GET /suppliers. API.md shows no
+// filters for these lists (a guess would be a search by name or email): pass
+// any through Extra.
+type ContactListParams struct {
+	ListParams
+	// Extra holds query parameters the SDK does not know, sent as given.
+	// Setting page or page_size here is a *ParamError (use ListParams).
+	Extra url.Values
+}
+
+func (p *ContactListParams) encode(q url.Values) error { return mergeListQuery(q, p.Extra) }
+
+// ContactCreateParams is the body of POST /clients and POST /suppliers.
+// API.md does not show this payload: the typed fields are guesses, and
+// empty ones are not sent. Anything else (an address, a tax number, ...)
+// goes in Extra.
+type ContactCreateParams struct {
+	// Name is the contact's name; presumably required (a guess, not checked
+	// by the SDK: a missing name is the service's error to report).
+	Name string `json:"name,omitempty"`
+	// Email is the contact's email address; this field is a guess.
+	Email string `json:"email,omitempty"`
+	// Phone is the contact's phone number; this field is a guess.
+	Phone string `json:"phone,omitempty"`
+	// Extra holds body fields the SDK does not know, e.g.
+	// {"address": map[string]any{"city": "Sydney"}}, added after the typed
+	// fields. A key a typed field also sends is a *ParamError; a key whose
+	// typed field is empty may be used (to send null, say). Top-level
+	// decimal.Decimal values are sent as exact JSON numbers.
+	Extra map[string]any `json:"-"`
+}
+
+// MarshalJSON encodes the typed fields followed by Extra; see Extra for the
+// rules.
+func (p ContactCreateParams) MarshalJSON() ([]byte, error) {
+	type alias ContactCreateParams
+	return encodeBody(alias(p), p.Extra)
+}
+
+func (p *ContactCreateParams) body() ([]byte, error) {
+	if p == nil {
+		return nil, paramErr("params", "is nil")
+	}
+	return p.MarshalJSON()
+}
+
+type clientList struct {
+	listEnvelope[Contact]
+	Clients []Contact `json:"clients"`
+}
+
+func (l *clientList) page() *Page[Contact] { return l.pageOf(l.Clients) }
+
+type supplierList struct {
+	listEnvelope[Contact]
+	Suppliers []Contact `json:"suppliers"`
+}
+
+func (l *supplierList) page() *Page[Contact] { return l.pageOf(l.Suppliers) }
+
+// List iterates over every client matching p (nil for all), fetching pages
+// of 100 lazily. The records are read from the key "clients" (a guess) or
+// "items". Stop early with break; a failure is yielded as the last error.
+func (s *ClientService) List(ctx context.Context, p *ContactListParams) iter.Seq2[*Contact, error] {
+	return listAll[Contact, clientList](ctx, s.c, "/clients", orNew(p))
+}
+
+// ListPage fetches one page of clients matching p (nil for the first page
+// with the service's default size).
+func (s *ClientService) ListPage(ctx context.Context, p *ContactListParams) (*Page[Contact], error) {
+	return listPage[Contact, clientList](ctx, s.c, "/clients", orNew(p))
+}
+
+// Get fetches one client. An unknown id is ErrNotFound; an id that is not a
+// UUID is a *ParamError.
+func (s *ClientService) Get(ctx context.Context, id string) (*Contact, error) {
+	return getOne[Contact](ctx, s.c, "/clients", id)
+}
+
+// Create creates a client and returns it as the service does (201). The SDK
+// checks nothing but a nil p and Extra's clashes; the service's validation
+// errors come back as *Error (ErrValidation). Creates are never repeated
+// after a 5xx or a network error.
+func (s *ClientService) Create(ctx context.Context, p *ContactCreateParams) (*Contact, error) {
+	b, err := p.body()
+	if err != nil {
+		return nil, err
+	}
+	return createOne[Contact](ctx, s.c, "/clients", b)
+}
+
+// List iterates over every supplier matching p (nil for all), fetching pages
+// of 100 lazily. The records are read from the key "suppliers" (a guess) or
+// "items". Stop early with break; a failure is yielded as the last error.
+func (s *SupplierService) List(ctx context.Context, p *ContactListParams) iter.Seq2[*Contact, error] {
+	return listAll[Contact, supplierList](ctx, s.c, "/suppliers", orNew(p))
+}
+
+// ListPage fetches one page of suppliers matching p (nil for the first page
+// with the service's default size).
+func (s *SupplierService) ListPage(ctx context.Context, p *ContactListParams) (*Page[Contact], error) {
+	return listPage[Contact, supplierList](ctx, s.c, "/suppliers", orNew(p))
+}
+
+// Get fetches one supplier. An unknown id is ErrNotFound; an id that is not
+// a UUID is a *ParamError.
+func (s *SupplierService) Get(ctx context.Context, id string) (*Contact, error) {
+	return getOne[Contact](ctx, s.c, "/suppliers", id)
+}
+
+// Create creates a supplier and returns it as the service does (201). The
+// SDK checks nothing but a nil p and Extra's clashes; the service's
+// validation errors come back as *Error (ErrValidation). Creates are never
+// repeated after a 5xx or a network error.
+func (s *SupplierService) Create(ctx context.Context, p *ContactCreateParams) (*Contact, error) {
+	b, err := p.body()
+	if err != nil {
+		return nil, err
+	}
+	return createOne[Contact](ctx, s.c, "/suppliers", b)
+}

@@ -1,0 +1,326 @@
+package invoicing_test
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go"
+)
+
+const (
+	clientID   = "7b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e"
+	supplierID = "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"
+)
+
+// resCompact returns the compact form of a JSON text, as RawObject.Raw
+// round-trips through encoding/json.
+func resCompact(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(json.RawMessage(s))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// resAssertGET checks the parts of a request every read shares.
+func resAssertGET(t *testing.T, r seenRequest, path, query string) {
+	t.Helper()
+	assert.Equal(t, http.MethodGet, r.Method)
+	assert.Equal(t, path, r.Path)
+	assert.Equal(t, query, r.Query)
+	assert.Equal(t, "Bearer "+testKey, r.Header.Get("Authorization"))
+	assert.Equal(t, "application/json", r.Header.Get("Accept"))
+	assert.Empty(t, r.Body)
+}
+
+// resAssertPOST checks a create request, including its exact body.
+func resAssertPOST(t *testing.T, r seenRequest, path, body string) {
+	t.Helper()
+	assert.Equal(t, http.MethodPost, r.Method)
+	assert.Equal(t, path, r.Path)
+	assert.Empty(t, r.Query)
+	assert.Equal(t, "Bearer "+testKey, r.Header.Get("Authorization"))
+	assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	assert.Equal(t, body, string(r.Body))
+}
+
+func TestContactsGetSendsRequestAndDecodes(t *testing.T) {
+	for _, tc := range []struct {
+		name, path, fixture, id string
+		get                     func(*invoicing.Client, string) (*invoicing.Contact, error)
+	}{
+		{"clients", "/clients/", "contacts_client.json", clientID, func(c *invoicing.Client, id string) (*invoicing.Contact, error) {
+			return c.Clients.Get(context.Background(), id)
+		}},
+		{"suppliers", "/suppliers/", "contacts_supplier.json", supplierID, func(c *invoicing.Client, id string) (*invoicing.Contact, error) {
+			return c.Suppliers.Get(context.Background(), id)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := fixture(t, tc.fixture)
+			c, api := newTestAPI(t, always(200, body))
+			ct, err := tc.get(c, tc.id)
+			require.NoError(t, err)
+			resAssertGET(t, api.last(t), tc.path+tc.id, "")
+			assert.Len(t, api.requests(), 1)
+
+			assert.Equal(t, uuid.MustParse(tc.id), ct.ID)
+			assert.NotEmpty(t, ct.Name)
+			assert.Contains(t, ct.Email, "@")
+			assert.NotEmpty(t, ct.Phone)
+			assert.False(t, ct.CreatedAt.IsZero())
+			assert.Nil(t, ct.UpdatedAt)
+			assert.JSONEq(t, body, string(ct.Raw()))
+			assert.False(t, ct.Has("address"))
+		})
+	}
+}
+
+func TestContactsGetDecodesKnownFieldsExactly(t *testing.T) {
+	c, _ := newTestAPI(t, always(200, fixture(t, "contacts_client.json")))
+	ct, err := c.Clients.Get(context.Background(), clientID)
+	require.NoError(t, err)
+	assert.Equal(t, "Acme Pty Ltd", ct.Name)
+	assert.Equal(t, "accounts@acme.example", ct.Email)
+	assert.Equal(t, "+61 2 9000 0000", ct.Phone)
+	assert.Equal(t, time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC), ct.CreatedAt)
+	assert.True(t, ct.Has("updated_at"), "a null field is present")
+}
+
+func TestContactsGetKeepsUnknownFields(t *testing.T) {
+	body := fixture(t, "contacts_client_unknown.json")
+	c, _ := newTestAPI(t, always(200, body))
+	ct, err := c.Clients.Get(context.Background(), clientID)
+	require.NoError(t, err)
+
+	// The typed fields still decode beside the unknown ones.
+	assert.Equal(t, "Acme Pty Ltd", ct.Name)
+	require.NotNil(t, ct.UpdatedAt)
+	assert.Equal(t, time.Date(2026, 10, 2, 9, 15, 30, 0, time.UTC), *ct.UpdatedAt)
+
+	var addr struct {
+		Line1    string `json:"address_line1"`
+		City     string `json:"city"`
+		Postcode string `json:"postcode"`
+	}
+	require.NoError(t, ct.Get("address", &addr))
+	assert.Equal(t, "1 George St", addr.Line1)
+	assert.Equal(t, "Sydney", addr.City)
+	assert.Equal(t, "2000", addr.Postcode)
+
+	var limit decimal.Decimal
+	require.NoError(t, ct.Get("credit_limit", &limit))
+	assert.Equal(t, "5000.1", limit.String(), "money read exactly")
+
+	var tags []string
+	require.NoError(t, ct.Get("tags", &tags))
+	assert.Equal(t, []string{"wholesale", "nsw"}, tags)
+
+	assert.True(t, ct.Has("archived_at"))
+	assert.True(t, ct.Has("contact_type"))
+	assert.False(t, ct.Has("Contact_Type"), "names match exactly")
+
+	var own struct {
+		ContactType string `json:"contact_type"`
+		TaxNumber   string `json:"tax_number"`
+	}
+	require.NoError(t, ct.Decode(&own))
+	assert.Equal(t, "client", own.ContactType)
+	assert.Equal(t, "51 824 753 556", own.TaxNumber)
+
+	out, err := json.Marshal(ct)
+	require.NoError(t, err)
+	assert.Equal(t, resCompact(t, body), string(out), "re-marshalling loses nothing")
+}
+
+func TestContactsListReadsBothKeysAcrossPages(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		list func(*invoicing.Client) iter.Seq2[*invoicing.Contact, error]
+	}{
+		{"clients", func(c *invoicing.Client) iter.Seq2[*invoicing.Contact, error] {
+			return c.Clients.List(context.Background(), nil)
+		}},
+		{"suppliers", func(c *invoicing.Client) iter.Seq2[*invoicing.Contact, error] {
+			return c.Suppliers.List(context.Background(), nil)
+		}},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			first := strings.Replace(fixture(t, "contacts_list_clients.json"), `"clients"`, `"`+tc.key+`"`, 1)
+			c, api := newTestAPI(t, sequence(always(200, first), always(200, fixture(t, "contacts_list_items.json"))))
+			var names []string
+			var website string
+			for ct, err := range tc.list(c) {
+				require.NoError(t, err)
+				names = append(names, ct.Name)
+				if ct.Has("website") {
+					require.NoError(t, ct.Get("website", &website))
+				}
+			}
+			assert.Equal(t, []string{"Acme Pty Ltd", "Globex", "Initech"}, names)
+			assert.Equal(t, "https://globex.example", website)
+			reqs := api.requests()
+			require.Len(t, reqs, 2)
+			resAssertGET(t, reqs[0], "/"+tc.key, "page=1&page_size=100")
+			resAssertGET(t, reqs[1], "/"+tc.key, "page=2&page_size=100")
+		})
+	}
+}
+
+func TestContactsClientsListPage(t *testing.T) {
+	c, api := newTestAPI(t, always(200, fixture(t, "contacts_list_clients.json")))
+	pg, err := c.Clients.ListPage(context.Background(), &invoicing.ContactListParams{
+		ListParams: invoicing.ListParams{PageSize: 2},
+		Extra:      url.Values{"email": {"accounts@acme.example"}},
+	})
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/clients", "email=accounts%40acme.example&page_size=2")
+	assert.Equal(t, 3, pg.Total)
+	assert.True(t, pg.HasMore)
+	require.Len(t, pg.Items, 2)
+	assert.Equal(t, uuid.MustParse(clientID), pg.Items[0].ID)
+	assert.Equal(t, "Globex", pg.Items[1].Name)
+}
+
+func TestContactsListPageQueryWithExtra(t *testing.T) {
+	c, api := newTestAPI(t, always(200, fixture(t, "contacts_list_suppliers.json")))
+	pg, err := c.Suppliers.ListPage(context.Background(), &invoicing.ContactListParams{
+		ListParams: invoicing.ListParams{Page: 2, PageSize: 10},
+		Extra:      url.Values{"name": {"paper & co"}, "status": {"active", "archived"}, "unused": {}},
+	})
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/suppliers", "name=paper+%26+co&page=2&page_size=10&status=active&status=archived")
+
+	assert.Equal(t, 1, pg.Total)
+	assert.Equal(t, 2, pg.Page)
+	assert.Equal(t, 10, pg.PageSize)
+	assert.False(t, pg.HasMore)
+	require.Len(t, pg.Items, 1)
+	s := pg.Items[0]
+	assert.Equal(t, uuid.MustParse(supplierID), s.ID)
+	assert.Equal(t, "Paper Supplies Co", s.Name)
+	var abn string
+	require.NoError(t, s.Get("abn", &abn))
+	assert.Equal(t, "12 345 678 901", abn)
+}
+
+func TestContactsListPageItemsKey(t *testing.T) {
+	c, api := newTestAPI(t, always(200, fixture(t, "contacts_list_items.json")))
+	pg, err := c.Suppliers.ListPage(context.Background(), nil)
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/suppliers", "")
+	require.Len(t, pg.Items, 1)
+	assert.Equal(t, "Initech", pg.Items[0].Name)
+	assert.Empty(t, pg.Items[0].Phone, "null phone")
+	assert.Equal(t, 3, pg.Total)
+}
+
+func TestContactsCreateSendsExactBody(t *testing.T) {
+	created := fixture(t, "contacts_client_unknown.json")
+	c, api := newTestAPI(t, always(201, created))
+	ct, err := c.Clients.Create(context.Background(), &invoicing.ContactCreateParams{
+		Name:  "Acme Pty Ltd",
+		Email: "accounts@acme.example",
+		Phone: "+61 2 9000 0000",
+		Extra: map[string]any{
+			"address":      map[string]any{"city": "Sydney", "address_line1": "1 George St"},
+			"credit_limit": dec("5000.10"),
+			"tax_number":   "51 824 753 556",
+			"is_company":   true,
+		},
+	})
+	require.NoError(t, err)
+	resAssertPOST(t, api.last(t), "/clients",
+		`{"name":"Acme Pty Ltd","email":"accounts@acme.example","phone":"+61 2 9000 0000",`+
+			`"address":{"address_line1":"1 George St","city":"Sydney"},"credit_limit":5000.1,"is_company":true,"tax_number":"51 824 753 556"}`)
+	assert.Equal(t, uuid.MustParse(clientID), ct.ID)
+	assert.True(t, ct.Has("tax_number"))
+}
+
+func TestContactsCreateMinimalAndExtraForUnsetField(t *testing.T) {
+	c, api := newTestAPI(t, always(201, fixture(t, "contacts_supplier.json")))
+	s, err := c.Suppliers.Create(context.Background(), &invoicing.ContactCreateParams{Name: "Paper Supplies Co"})
+	require.NoError(t, err)
+	resAssertPOST(t, api.last(t), "/suppliers", `{"name":"Paper Supplies Co"}`)
+	assert.Equal(t, "Paper Supplies Co", s.Name)
+
+	// Email is unset, so Extra may send it (here as null); an explicit null
+	// decimal is null too.
+	_, err = c.Suppliers.Create(context.Background(), &invoicing.ContactCreateParams{
+		Name:  "Paper Supplies Co",
+		Extra: map[string]any{"email": nil, "opening_balance": (*decimal.Decimal)(nil)},
+	})
+	require.NoError(t, err)
+	resAssertPOST(t, api.last(t), "/suppliers", `{"name":"Paper Supplies Co","email":null,"opening_balance":null}`)
+
+	// Only Extra: the typed part is empty.
+	_, err = c.Suppliers.Create(context.Background(), &invoicing.ContactCreateParams{
+		Extra: map[string]any{"name": "Raw Name", "credit": invoicing.Ptr(dec("-0.10"))},
+	})
+	require.NoError(t, err)
+	resAssertPOST(t, api.last(t), "/suppliers", `{"credit":-0.1,"name":"Raw Name"}`)
+	assert.Len(t, api.requests(), 3)
+}
+
+func TestContactsCreateRejectsBadParamsBeforeSending(t *testing.T) {
+	c, api := newTestAPI(t, always(201, "{}"))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		p     *invoicing.ContactCreateParams
+		field string
+	}{
+		{"nil", nil, "params"},
+		{"clash with a typed field", &invoicing.ContactCreateParams{Name: "A", Extra: map[string]any{"name": "B"}}, "name"},
+		{"empty key", &invoicing.ContactCreateParams{Name: "A", Extra: map[string]any{"": 1}}, "Extra"},
+		{"not encodable", &invoicing.ContactCreateParams{Name: "A", Extra: map[string]any{"hook": func() {}}}, "hook"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, create := range []func(context.Context, *invoicing.ContactCreateParams) (*invoicing.Contact, error){
+				c.Clients.Create, c.Suppliers.Create,
+			} {
+				ct, err := create(ctx, tc.p)
+				assert.Nil(t, ct)
+				var pe *invoicing.ParamError
+				require.ErrorAs(t, err, &pe)
+				assert.Equal(t, tc.field, pe.Field)
+				assert.ErrorIs(t, err, invoicing.ErrInvalidParams)
+			}
+		})
+	}
+	assert.Empty(t, api.requests())
+}
+
+func TestContactsCreateServiceValidationError(t *testing.T) {
+	c, api := newTestAPI(t, always(422, fixture(t, "resources_error_422.json")))
+	_, err := c.Clients.Create(context.Background(), &invoicing.ContactCreateParams{Email: "x@example.com"})
+	var apiErr *invoicing.Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.ErrorIs(t, err, invoicing.ErrValidation)
+	assert.Equal(t, "POST", apiErr.Method)
+	assert.Equal(t, "/clients", apiErr.Path)
+	require.Len(t, apiErr.Problems, 2)
+	assert.Equal(t, "name", apiErr.Problems[0].Field())
+	assert.Equal(t, "line_items.0.account_id", apiErr.Problems[1].Field())
+	assert.Equal(t, "name: field required; line_items.0.account_id: unknown account", apiErr.Detail)
+	resAssertPOST(t, api.last(t), "/clients", `{"email":"x@example.com"}`)
+}
+
+func TestContactCreateParamsMarshalJSON(t *testing.T) {
+	b, err := json.Marshal(invoicing.ContactCreateParams{Name: "A", Extra: map[string]any{"z": 1, "a": "x"}})
+	require.NoError(t, err)
+	assert.Equal(t, `{"name":"A","a":"x","z":1}`, string(b))
+
+	_, err = json.Marshal(invoicing.ContactCreateParams{Name: "A", Extra: map[string]any{"name": "B"}})
+	assert.ErrorIs(t, err, invoicing.ErrInvalidParams)
+}

@@ -1,0 +1,177 @@
+package invoicing_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go"
+)
+
+func TestReportsTrialBalance(t *testing.T) {
+	body := fixture(t, "reports_trial_balance.json")
+	c, api := newTestAPI(t, always(200, body))
+	r, err := c.Reports.TrialBalance(context.Background(), &invoicing.TrialBalanceParams{AsAt: invoicing.NewDate(2026, time.June, 30)})
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/reports/trial-balance", "as_at=2026-06-30")
+
+	assert.Equal(t, "trial_balance", r.Name)
+	assert.Equal(t, "2026-06-30", r.AsAt.String())
+	assert.True(t, r.FromDate.IsZero())
+	assert.Equal(t, "AUD", r.Currency)
+	require.Len(t, r.Lines, 2)
+	sales, ar := r.Lines[0], r.Lines[1]
+	assert.Equal(t, accountID, sales.AccountID)
+	assert.Equal(t, "200", sales.AccountCode)
+	assert.Equal(t, "Sales", sales.AccountName)
+	assert.Equal(t, invoicing.AccountTypeRevenue, sales.AccountType)
+	assert.True(t, sales.Debit.IsZero())
+	assert.Equal(t, "15500.1", sales.Credit.String())
+	assert.Equal(t, "-15500.1", sales.Balance.String())
+	assert.True(t, sales.Balance.Add(ar.Balance).IsZero(), "exact: the trial balance balances")
+	var ytd decimal.Decimal
+	require.NoError(t, ar.Get("ytd_movement", &ytd))
+	assert.Equal(t, "1200", ytd.String())
+
+	debit, err := r.Totals.Amount("debit")
+	require.NoError(t, err)
+	credit, err := r.Totals.Amount("credit")
+	require.NoError(t, err)
+	assert.True(t, debit.Equal(credit))
+	assert.Equal(t, "15500.1", debit.String())
+	_, err = r.Totals.Amount("net")
+	assert.ErrorIs(t, err, invoicing.ErrFieldMissing)
+
+	var generated time.Time
+	require.NoError(t, r.Get("generated_at", &generated))
+	assert.Equal(t, time.Date(2026, 7, 1, 0, 0, 5, 0, time.UTC), generated)
+
+	out, err := json.Marshal(r)
+	require.NoError(t, err)
+	assert.Equal(t, resCompact(t, body), string(out))
+}
+
+func TestReportsProfitAndLossWithExtra(t *testing.T) {
+	c, api := newTestAPI(t, always(200, fixture(t, "reports_profit_loss.json")))
+	r, err := c.Reports.ProfitAndLoss(context.Background(), &invoicing.ProfitAndLossParams{
+		FromDate: invoicing.NewDate(2026, time.January, 1),
+		ToDate:   invoicing.NewDate(2026, time.June, 30),
+		Extra:    url.Values{"basis": {"cash"}, "tracking_category": {"Region"}},
+	})
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/reports/profit-loss", "basis=cash&from_date=2026-01-01&to_date=2026-06-30&tracking_category=Region")
+
+	assert.Equal(t, "profit_and_loss", r.Name)
+	assert.Equal(t, invoicing.NewDate(2026, time.January, 1), r.FromDate)
+	assert.Equal(t, invoicing.NewDate(2026, time.June, 30), r.ToDate)
+	require.Len(t, r.Lines, 2)
+	assert.Equal(t, invoicing.AccountTypeExpense, r.Lines[1].AccountType)
+	revenue, err := r.Totals.Amount("revenue")
+	require.NoError(t, err)
+	expenses, err := r.Totals.Amount("expenses")
+	require.NoError(t, err)
+	net, err := r.Totals.Amount("net_profit")
+	require.NoError(t, err)
+	assert.True(t, revenue.Sub(expenses).Equal(net), "exact decimal arithmetic")
+}
+
+func TestReportsBalanceSheetOfAnotherShape(t *testing.T) {
+	body := fixture(t, "reports_balance_sheet_other_shape.json")
+	c, api := newTestAPI(t, always(200, body))
+	r, err := c.Reports.BalanceSheet(context.Background(), nil)
+	require.NoError(t, err, "a report shaped unlike the guess still decodes")
+	resAssertGET(t, api.last(t), "/reports/balance-sheet", "")
+
+	assert.Equal(t, "balance_sheet", r.Name)
+	assert.Equal(t, "2026-06-30", r.AsAt.String())
+	assert.Empty(t, r.Lines)
+	assert.JSONEq(t, `[15500.10, 15500.10]`, string(r.Totals.Raw()), "a totals array is kept as sent")
+	_, err = r.Totals.Amount("debit")
+	assert.ErrorIs(t, err, invoicing.ErrFieldMissing)
+
+	var sections []struct {
+		Name  string          `json:"name"`
+		Total decimal.Decimal `json:"total"`
+	}
+	require.NoError(t, r.Get("sections", &sections))
+	require.Len(t, sections, 2)
+	assert.Equal(t, "Assets", sections[0].Name)
+	assert.True(t, sections[0].Total.Equal(sections[1].Total))
+
+	out, err := json.Marshal(r)
+	require.NoError(t, err)
+	assert.Equal(t, resCompact(t, body), string(out))
+}
+
+func TestReportsQueryForEachReport(t *testing.T) {
+	c, api := newTestAPI(t, always(200, `{"report":"x"}`))
+	ctx := context.Background()
+	d := invoicing.NewDate(2026, time.March, 31)
+
+	_, err := c.Reports.BalanceSheet(ctx, &invoicing.BalanceSheetParams{AsAt: d, Extra: url.Values{"periods": {"3"}}})
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/reports/balance-sheet", "as_at=2026-03-31&periods=3")
+
+	_, err = c.Reports.TrialBalance(ctx, nil)
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/reports/trial-balance", "")
+
+	_, err = c.Reports.ProfitAndLoss(ctx, &invoicing.ProfitAndLossParams{FromDate: d})
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/reports/profit-loss", "from_date=2026-03-31")
+
+	// Extra may carry a parameter whose typed field is unset.
+	_, err = c.Reports.TrialBalance(ctx, &invoicing.TrialBalanceParams{Extra: url.Values{"as_at": {"2026-03-31"}}})
+	require.NoError(t, err)
+	resAssertGET(t, api.last(t), "/reports/trial-balance", "as_at=2026-03-31")
+}
+
+func TestReportsParamsValidatedBeforeSending(t *testing.T) {
+	c, api := newTestAPI(t, always(200, `{}`))
+	ctx := context.Background()
+	d := invoicing.NewDate(2026, time.June, 30)
+	var pe *invoicing.ParamError
+
+	_, err := c.Reports.ProfitAndLoss(ctx, &invoicing.ProfitAndLossParams{FromDate: d, ToDate: d.AddDays(-1)})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "from_date", pe.Field)
+
+	_, err = c.Reports.TrialBalance(ctx, &invoicing.TrialBalanceParams{AsAt: d, Extra: url.Values{"as_at": {"2026-01-01"}}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "as_at", pe.Field)
+
+	_, err = c.Reports.BalanceSheet(ctx, &invoicing.BalanceSheetParams{Extra: url.Values{"": {"x"}}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "Extra", pe.Field)
+
+	_, err = c.Reports.ProfitAndLoss(ctx, &invoicing.ProfitAndLossParams{ToDate: d, Extra: url.Values{"to_date": {"2026-01-01"}}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "to_date", pe.Field)
+	assert.Empty(t, api.requests())
+}
+
+func TestReportTotalsValues(t *testing.T) {
+	var zero invoicing.ReportTotals
+	out, err := json.Marshal(zero)
+	require.NoError(t, err)
+	assert.Equal(t, `{}`, string(out))
+	assert.Nil(t, zero.Raw())
+
+	var r invoicing.Report
+	require.NoError(t, json.Unmarshal([]byte(`{"report":"x","totals":null}`), &r))
+	assert.Nil(t, r.Totals.Raw(), "null totals hold nothing")
+	require.NoError(t, json.Unmarshal([]byte(`{"report":"x","totals":{"net":"12.30"}}`), &r))
+	net, err := r.Totals.Amount("net")
+	require.NoError(t, err)
+	assert.Equal(t, "12.3", net.String(), "a numeric string is read too")
+	require.NoError(t, json.Unmarshal([]byte(`{"report":"x","totals":{"net":"n/a"}}`), &r))
+	_, err = r.Totals.Amount("net")
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, invoicing.ErrFieldMissing)
+}
