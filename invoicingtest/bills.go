@@ -1,0 +1,258 @@
+package invoicingtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Bill statuses.
+const (
+	BillDraft            = "draft"
+	BillAwaitingApproval = "awaiting_approval"
+	BillApproved         = "approved"
+	BillPaid             = "paid"
+)
+
+var billStatuses = []string{BillDraft, BillAwaitingApproval, BillApproved, BillPaid}
+
+// billRequest is the body of POST /bills. Lines are like invoice lines;
+// account_id is an expense (or asset) account.
+type billRequest struct {
+	SupplierID       string            `json:"supplier_id"`
+	BillNumber       string            `json:"bill_number"`
+	IssueDate        string            `json:"issue_date"`
+	DueDate          string            `json:"due_date"`
+	Currency         string            `json:"currency"`
+	DefaultAccountID string            `json:"default_account_id"`
+	DefaultTaxCodeID string            `json:"default_tax_code_id"`
+	Status           string            `json:"status"`
+	LineItems        []json.RawMessage `json:"line_items"`
+}
+
+// billJSON is a bill as the API shows it.
+type billJSON struct {
+	ID           string     `json:"id"`
+	BillNumber   string     `json:"bill_number"`
+	SupplierID   string     `json:"supplier_id"`
+	SupplierName string     `json:"supplier_name"`
+	Status       string     `json:"status"`
+	IssueDate    string     `json:"issue_date"`
+	DueDate      string     `json:"due_date"`
+	Currency     string     `json:"currency"`
+	Subtotal     money      `json:"subtotal"`
+	TaxTotal     money      `json:"tax_total"`
+	Total        money      `json:"total"`
+	LineItems    []lineJSON `json:"line_items"`
+	CreatedAt    string     `json:"created_at"`
+	UpdatedAt    *string    `json:"updated_at"`
+}
+
+// billView shows a bill. The caller holds s.mu.
+func (s *Server) billView(b *bill) billJSON {
+	subtotal, tax, total := sumLines(b.lines)
+	var supplier string
+	if c := s.data.suppliers.get(b.supplierID); c != nil {
+		supplier = c.Name
+	}
+	return billJSON{
+		ID: b.id, BillNumber: b.number, SupplierID: b.supplierID, SupplierName: supplier,
+		Status: b.status, IssueDate: formatDate(b.issueDate), DueDate: formatDate(b.dueDate),
+		Currency: b.currency, Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
+		LineItems: lineViews(b.lines),
+		CreatedAt: formatTime(b.createdAt), UpdatedAt: formatTimePtr(b.updatedAt),
+	}
+}
+
+// listBills serves GET /bills with the filters status and supplier_id.
+func (s *Server) listBills(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p, err := parsePage(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	status, err := oneOf(q, "status", billStatuses...)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	supplierID := q.Get("supplier_id")
+	s.mu.Lock()
+	var views []billJSON
+	for _, b := range s.data.bills.all() {
+		if (status == "" || b.status == status) && (supplierID == "" || b.supplierID == supplierID) {
+			views = append(views, s.billView(b))
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, listResponse("bills", views, p))
+}
+
+// getBill serves GET /bills/{id}.
+func (s *Server) getBill(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	b := s.data.bills.get(r.PathValue("id"))
+	var view billJSON
+	if b != nil {
+		view = s.billView(b)
+	}
+	s.mu.Unlock()
+	if b == nil {
+		writeError(w, notFound("Bill"))
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+// createBill serves POST /bills (201) and fires bill.created.
+func (s *Server) createBill(w http.ResponseWriter, r *http.Request) {
+	var req billRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	lineReqs, err := parseLines(req.LineItems)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	b, err := s.insertBill(&req, lineReqs)
+	var view billJSON
+	var ev event
+	if err == nil {
+		view = s.billView(b)
+		ev = s.newEvent(EventBillCreated, orderedObject{
+			{"bill_id", b.id},
+			{"bill_number", b.number},
+			{"supplier_id", b.supplierID},
+			{"total", moneyString(b.total())},
+			{"status", b.status},
+			{"created_at", formatTime(b.createdAt)},
+		})
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.publish(ev)
+	writeJSON(w, http.StatusCreated, view)
+}
+
+// insertBill validates and stores a bill: 422 for an unknown supplier, a
+// status other than draft or awaiting_approval, bad dates or lines; 409 when
+// the supplier already has a bill with that number. The caller holds s.mu.
+func (s *Server) insertBill(req *billRequest, lineReqs []lineRequest) (*bill, *apiError) {
+	if req.SupplierID == "" {
+		return nil, invalid("supplier_id is required")
+	}
+	if s.data.suppliers.get(req.SupplierID) == nil {
+		return nil, invalid("supplier_id %s does not belong to the business", req.SupplierID)
+	}
+	status := req.Status
+	if status == "" {
+		status = BillDraft
+	}
+	if status != BillDraft && status != BillAwaitingApproval {
+		return nil, invalid("status must be one of: draft, awaiting_approval")
+	}
+	currency, err := checkCurrency(req.Currency)
+	if err != nil {
+		return nil, err
+	}
+	issue, err := optionalDate("issue_date", req.IssueDate, s.today())
+	if err != nil {
+		return nil, err
+	}
+	due, err := optionalDate("due_date", req.DueDate, issue.AddDate(0, 0, defaultTermsDays))
+	if err != nil {
+		return nil, err
+	}
+	if due.Before(issue) {
+		return nil, invalid("due_date must not be before issue_date")
+	}
+	lines, err := s.buildLines(lineReqs, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
+	if err != nil {
+		return nil, err
+	}
+	number := strings.TrimSpace(req.BillNumber)
+	if number != "" {
+		for _, other := range s.data.bills.all() {
+			if other.supplierID == req.SupplierID && other.number == number {
+				return nil, conflict("Bill number already exists for this supplier")
+			}
+		}
+	} else {
+		s.data.billSeq++
+		number = fmt.Sprintf("BILL-%04d", s.data.billSeq)
+	}
+	b := &bill{
+		id: uuid.NewString(), number: number, supplierID: req.SupplierID, status: status,
+		issueDate: issue, dueDate: due, currency: currency, lines: lines, createdAt: s.now(),
+	}
+	s.data.bills.add(b.id, b)
+	return b, nil
+}
+
+// ApproveBill approves a draft or awaiting_approval bill for payment and
+// fires bill.approved.
+func (s *Server) ApproveBill(billID string) error {
+	s.mu.Lock()
+	b, err := s.billFor(billID)
+	if err == nil && b.status != BillDraft && b.status != BillAwaitingApproval {
+		err = fmt.Errorf("%w: bill %s is %s", ErrInvalidState, b.number, b.status)
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	now := s.now()
+	b.status = BillApproved
+	b.approvedAt = now
+	b.updatedAt = &now
+	ev := s.newEvent(EventBillApproved, orderedObject{
+		{"bill_id", b.id},
+		{"bill_number", b.number},
+		{"supplier_id", b.supplierID},
+		{"approved_at", formatTime(now)},
+	})
+	s.mu.Unlock()
+	s.publish(ev)
+	return nil
+}
+
+// PayBill marks an approved bill paid in full at paidAt (the server's
+// current time when zero). API.md names no event for it, so none fires.
+func (s *Server) PayBill(billID string, paidAt time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := s.billFor(billID)
+	if err != nil {
+		return err
+	}
+	if b.status != BillApproved {
+		return fmt.Errorf("%w: bill %s is %s; only approved bills can be paid", ErrInvalidState, b.number, b.status)
+	}
+	now := s.now()
+	if paidAt.IsZero() {
+		paidAt = now
+	}
+	b.status = BillPaid
+	b.paidAt = paidAt.UTC()
+	b.updatedAt = &now
+	return nil
+}
+
+func (s *Server) billFor(id string) (*bill, error) {
+	b := s.data.bills.get(id)
+	if b == nil {
+		return nil, fmt.Errorf("%w: bill %s", ErrNotFound, id)
+	}
+	return b, nil
+}

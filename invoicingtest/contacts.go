@@ -1,0 +1,225 @@
+package invoicingtest
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// Contact is a client or a supplier of the business, as given to AddClient
+// and AddSupplier. The API shows id, name, email and phone (plus created_at
+// and updated_at); the address appears only in quote webhooks
+// (client_address).
+type Contact struct {
+	// ID is the contact's id; AddClient and AddSupplier generate a UUID when
+	// it is empty.
+	ID string
+	// Name is required.
+	Name string
+	// Email is the primary email address (client_email in quote events).
+	Email string
+	// Phone is free text.
+	Phone string
+	// Address is the postal address.
+	Address Address
+}
+
+// Address is a contact's postal address, shown in quote events as
+// client_address {address_line1, address_line2, city, state, postcode,
+// country}.
+type Address struct {
+	Line1, Line2, City, State, Postcode, Country string
+}
+
+// AddClient adds a client to the business, as if created in the user
+// interface, fires contact.created and returns the client's id. It panics
+// when Name is empty or the ID is taken, as these are mistakes in the
+// test's setup.
+func (s *Server) AddClient(c Contact) string {
+	return s.addContact(c, contactClient)
+}
+
+// AddSupplier adds a supplier like AddClient adds a client.
+func (s *Server) AddSupplier(c Contact) string {
+	return s.addContact(c, contactSupplier)
+}
+
+const (
+	contactClient   = "client"
+	contactSupplier = "supplier"
+)
+
+func (s *Server) addContact(c Contact, kind string) string {
+	s.mu.Lock()
+	rec, err := s.insertContact(c, kind)
+	var ev event
+	if err == nil {
+		ev = s.contactCreatedEvent(rec, kind)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		panic("invoicingtest: Add" + strings.ToUpper(kind[:1]) + kind[1:] + ": " + err.detail)
+	}
+	s.publish(ev)
+	return rec.ID
+}
+
+// insertContact validates and stores a contact. The caller holds s.mu.
+func (s *Server) insertContact(c Contact, kind string) (*contact, *apiError) {
+	c.Name = strings.TrimSpace(c.Name)
+	if c.Name == "" {
+		return nil, invalid("name is required")
+	}
+	if c.Email != "" && !strings.Contains(c.Email, "@") {
+		return nil, invalid("email must be an email address")
+	}
+	if c.ID == "" {
+		c.ID = uuid.NewString()
+	}
+	rec := &contact{Contact: c, createdAt: s.now()}
+	tbl := &s.data.clients
+	if kind == contactSupplier {
+		tbl = &s.data.suppliers
+	}
+	if !tbl.add(c.ID, rec) {
+		return nil, conflict("%s id %s already exists", kind, c.ID)
+	}
+	return rec, nil
+}
+
+// contactRequest is the body of POST /clients and POST /suppliers.
+type contactRequest struct {
+	Name    string          `json:"name"`
+	Email   string          `json:"email"`
+	Phone   string          `json:"phone"`
+	Address *addressRequest `json:"address"`
+}
+
+type addressRequest struct {
+	Line1    string `json:"address_line1"`
+	Line2    string `json:"address_line2"`
+	City     string `json:"city"`
+	State    string `json:"state"`
+	Postcode string `json:"postcode"`
+	Country  string `json:"country"`
+}
+
+// contactJSON is a client or supplier as the API shows it.
+type contactJSON struct {
+	ID        string  `json:"id"`
+	Name      string  `json:"name"`
+	Email     string  `json:"email"`
+	Phone     string  `json:"phone"`
+	CreatedAt string  `json:"created_at"`
+	UpdatedAt *string `json:"updated_at"`
+}
+
+func contactView(c *contact) contactJSON {
+	return contactJSON{
+		ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone,
+		CreatedAt: formatTime(c.createdAt), UpdatedAt: formatTimePtr(c.updatedAt),
+	}
+}
+
+func (s *Server) listClients(w http.ResponseWriter, r *http.Request) {
+	s.listContacts(w, r, &s.data.clients, "clients")
+}
+
+func (s *Server) listSuppliers(w http.ResponseWriter, r *http.Request) {
+	s.listContacts(w, r, &s.data.suppliers, "suppliers")
+}
+
+func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, tbl *table[contact], key string) {
+	p, err := parsePage(r.URL.Query())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	views := make([]contactJSON, 0, len(tbl.all()))
+	for _, c := range tbl.all() {
+		views = append(views, contactView(c))
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, listResponse(key, views, p))
+}
+
+func (s *Server) getClient(w http.ResponseWriter, r *http.Request) {
+	s.getContact(w, r, &s.data.clients, "Client")
+}
+
+func (s *Server) getSupplier(w http.ResponseWriter, r *http.Request) {
+	s.getContact(w, r, &s.data.suppliers, "Supplier")
+}
+
+func (s *Server) getContact(w http.ResponseWriter, r *http.Request, tbl *table[contact], what string) {
+	s.mu.Lock()
+	c := tbl.get(r.PathValue("id"))
+	var view contactJSON
+	if c != nil {
+		view = contactView(c)
+	}
+	s.mu.Unlock()
+	if c == nil {
+		writeError(w, notFound(what))
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
+	s.createContact(w, r, contactClient)
+}
+
+func (s *Server) createSupplier(w http.ResponseWriter, r *http.Request) {
+	s.createContact(w, r, contactSupplier)
+}
+
+func (s *Server) createContact(w http.ResponseWriter, r *http.Request, kind string) {
+	var req contactRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	c := Contact{Name: req.Name, Email: strings.TrimSpace(req.Email), Phone: req.Phone}
+	if a := req.Address; a != nil {
+		c.Address = Address{a.Line1, a.Line2, a.City, a.State, a.Postcode, a.Country}
+	}
+	s.mu.Lock()
+	rec, err := s.insertContact(c, kind)
+	var view contactJSON
+	var ev event
+	if err == nil {
+		view = contactView(rec)
+		ev = s.contactCreatedEvent(rec, kind)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.publish(ev)
+	writeJSON(w, http.StatusCreated, view)
+}
+
+// contactCreatedEvent builds the contact.created payload. The caller holds
+// s.mu.
+func (s *Server) contactCreatedEvent(c *contact, kind string) event {
+	return s.newEvent(EventContactCreated, struct {
+		ContactID   string `json:"contact_id"`
+		ContactType string `json:"contact_type"`
+		Name        string `json:"name"`
+		Email       string `json:"email"`
+		CreatedAt   string `json:"created_at"`
+	}{c.ID, kind, c.Name, c.Email, formatTime(c.createdAt)})
+}
+
+// clientName returns the name of a client, or "" if unknown. The caller
+// holds s.mu.
+func (s *Server) clientName(id string) string {
+	if c := s.data.clients.get(id); c != nil {
+		return c.Name
+	}
+	return ""
+}

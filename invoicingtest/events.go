@@ -1,0 +1,114 @@
+package invoicingtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// Event types of API.md section 6.1, as sent in the X-Service-Event header.
+const (
+	EventInvoiceCreated  = "invoice.created"
+	EventInvoiceSent     = "invoice.sent"
+	EventInvoiceUpdated  = "invoice.updated"
+	EventInvoicePaid     = "invoice.paid"
+	EventBillCreated     = "bill.created"
+	EventBillApproved    = "bill.approved"
+	EventContactCreated  = "contact.created"
+	EventPaymentReceived = "payment.received"
+	EventQuoteCreated    = "quote.created"
+	EventQuoteSent       = "quote.sent"
+	EventQuoteViewed     = "quote.viewed"
+	EventQuoteAccepted   = "quote.accepted"
+	EventQuoteUnaccepted = "quote.unaccepted"
+	// EventTest is the event of a test delivery (WebhookEndpoint.Test); it
+	// cannot be subscribed to.
+	EventTest = "test"
+)
+
+// AllEvents returns every event type an endpoint can subscribe to.
+func AllEvents() []string {
+	return []string{
+		EventInvoiceCreated, EventInvoiceSent, EventInvoiceUpdated, EventInvoicePaid,
+		EventBillCreated, EventBillApproved, EventContactCreated, EventPaymentReceived,
+		EventQuoteCreated, EventQuoteSent, EventQuoteViewed, EventQuoteAccepted, EventQuoteUnaccepted,
+	}
+}
+
+// Event is a business event the server raised, whether or not any webhook
+// endpoint was subscribed to it.
+type Event struct {
+	// Name is the event type, e.g. EventInvoiceCreated.
+	Name string
+	// Body is the JSON payload exactly as delivered to webhook endpoints.
+	Body []byte
+	// At is when the event happened, on the server's clock.
+	At time.Time
+}
+
+// Events returns the events raised so far, oldest first.
+func (s *Server) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Event, len(s.events))
+	for i, e := range s.events {
+		out[i] = Event{Name: e.name, Body: bytes.Clone(e.body), At: e.at}
+	}
+	return out
+}
+
+// event is an event ready to publish: its name and its serialised body.
+type event struct {
+	name string
+	body []byte
+	at   time.Time
+}
+
+// newEvent serialises payload as an event body. The caller holds s.mu (for
+// the clock reading to be consistent with the change it reports).
+func (s *Server) newEvent(name string, payload any) event {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		panic("invoicingtest: encoding " + name + " payload: " + err.Error())
+	}
+	return event{name: name, body: body, at: s.now()}
+}
+
+// orderedObject is a JSON object whose keys keep the order given, so that
+// payloads read like the field lists of API.md 6.3.
+type orderedObject []field
+
+type field struct {
+	key   string
+	value any
+}
+
+// MarshalJSON writes the fields in order.
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(f.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(f.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// with returns o with more fields appended (o itself is not changed).
+func (o orderedObject) with(fields ...field) orderedObject {
+	out := make(orderedObject, 0, len(o)+len(fields))
+	return append(append(out, o...), fields...)
+}

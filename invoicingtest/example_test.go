@@ -1,0 +1,66 @@
+package invoicingtest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+)
+
+// A fake server with a fake clock, a webhook receiver, and a quote accepted
+// by its recipient. In a test, NewTestServer(t) replaces NewServer and Close.
+func Example() {
+	clock := invoicingtest.NewFakeClock(time.Date(2026, time.March, 10, 9, 0, 0, 0, time.UTC))
+	srv := invoicingtest.NewServer(invoicingtest.WithClock(clock))
+	defer srv.Close()
+
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var ev struct {
+			QuoteNumber   string `json:"quote_number"`
+			Total         string `json:"total"`
+			InvoiceNumber string `json:"invoice_number"`
+		}
+		_ = json.Unmarshal(body, &ev)
+		fmt.Println(r.Header.Get("X-Service-Event"), ev.QuoteNumber, ev.Total, ev.InvoiceNumber)
+	}))
+	defer hooks.Close()
+	srv.AddWebhookEndpoint(hooks.URL, invoicingtest.EventQuoteAccepted)
+
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/quotes", strings.NewReader(`{
+		"client_id": "`+invoicingtest.SeedClientID+`",
+		"default_account_id": "`+invoicingtest.SeedRevenueAccountID+`",
+		"default_tax_code_id": "`+invoicingtest.SeedGSTTaxCodeID+`",
+		"line_items": [{"description": "Design", "quantity": 2, "unit_price": 100}]
+	}`))
+	req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	var quote struct {
+		ID    string      `json:"id"`
+		Total json.Number `json:"total"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&quote)
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, quote.Total)
+
+	if err := srv.SendQuote(quote.ID); err != nil {
+		panic(err)
+	}
+	res, err := srv.AcceptQuote(quote.ID, invoicingtest.AcceptOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.InvoiceNumber)
+	// Output:
+	// 201 220.00
+	// quote.accepted QU-0001 220.00 INV-0001
+	// INV-0001
+}

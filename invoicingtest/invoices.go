@@ -1,0 +1,333 @@
+package invoicingtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Invoice statuses of API.md section 3.1.
+const (
+	InvoiceDraft           = "draft"
+	InvoiceAwaitingPayment = "awaiting_payment"
+	InvoicePaid            = "paid"
+	InvoiceOverdue         = "overdue"
+	InvoiceVoided          = "voided"
+)
+
+var invoiceStatuses = []string{InvoiceDraft, InvoiceAwaitingPayment, InvoicePaid, InvoiceOverdue, InvoiceVoided}
+
+const (
+	defaultCurrency = "AUD"
+	// defaultTermsDays is the business's default payment terms, used for
+	// due_date when a create request gives neither due_date nor
+	// payment_terms_days (and for invoices converted from quotes).
+	defaultTermsDays = 30
+	// defaultValidDays is the default validity of a quote, used for
+	// valid_until when a create request gives neither valid_until nor
+	// valid_days.
+	defaultValidDays = 30
+)
+
+// invoiceRequest is the body of POST /invoices.
+type invoiceRequest struct {
+	ClientID         string            `json:"client_id"`
+	IssueDate        string            `json:"issue_date"`
+	DueDate          string            `json:"due_date"`
+	PaymentTermsDays *int              `json:"payment_terms_days"`
+	Currency         string            `json:"currency"`
+	Notes            string            `json:"notes"`
+	Reference        string            `json:"reference"`
+	InvoiceNumber    string            `json:"invoice_number"`
+	DefaultAccountID string            `json:"default_account_id"`
+	DefaultTaxCodeID string            `json:"default_tax_code_id"`
+	Status           string            `json:"status"`
+	LineItems        []json.RawMessage `json:"line_items"`
+}
+
+// invoiceJSON is an invoice as the API shows it (API.md 2.1).
+type invoiceJSON struct {
+	ID            string     `json:"id"`
+	InvoiceNumber string     `json:"invoice_number"`
+	ClientID      string     `json:"client_id"`
+	ClientName    string     `json:"client_name"`
+	Status        string     `json:"status"`
+	IssueDate     string     `json:"issue_date"`
+	DueDate       string     `json:"due_date"`
+	Subtotal      money      `json:"subtotal"`
+	TaxTotal      money      `json:"tax_total"`
+	Total         money      `json:"total"`
+	AmountPaid    money      `json:"amount_paid"`
+	AmountDue     money      `json:"amount_due"`
+	Currency      string     `json:"currency"`
+	Notes         string     `json:"notes"`
+	LineItems     []lineJSON `json:"line_items"`
+	CreatedAt     string     `json:"created_at"`
+	UpdatedAt     *string    `json:"updated_at"`
+}
+
+// invoiceView shows an invoice. The caller holds s.mu.
+func (s *Server) invoiceView(inv *invoice) invoiceJSON {
+	subtotal, tax, total := sumLines(inv.lines)
+	return invoiceJSON{
+		ID: inv.id, InvoiceNumber: inv.number,
+		ClientID: inv.clientID, ClientName: s.clientName(inv.clientID),
+		Status:    inv.status,
+		IssueDate: formatDate(inv.issueDate), DueDate: formatDate(inv.dueDate),
+		Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
+		AmountPaid: money(inv.amountPaid), AmountDue: money(total.Sub(inv.amountPaid)),
+		Currency: inv.currency, Notes: inv.notes,
+		LineItems: lineViews(inv.lines),
+		CreatedAt: formatTime(inv.createdAt), UpdatedAt: formatTimePtr(inv.updatedAt),
+	}
+}
+
+// listInvoices serves GET /invoices with the filters status, client_id,
+// from_date and to_date (on issue_date, both inclusive).
+func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p, err := parsePage(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	status, err := oneOf(q, "status", invoiceStatuses...)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	dates, err := parseDateRange(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	clientID := q.Get("client_id")
+	s.mu.Lock()
+	var views []invoiceJSON
+	for _, inv := range s.data.invoices.all() {
+		if (status == "" || inv.status == status) &&
+			(clientID == "" || inv.clientID == clientID) &&
+			dates.contains(inv.issueDate) {
+			views = append(views, s.invoiceView(inv))
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, listResponse("invoices", views, p))
+}
+
+// getInvoice serves GET /invoices/{id}.
+func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	inv := s.data.invoices.get(r.PathValue("id"))
+	var view invoiceJSON
+	if inv != nil {
+		view = s.invoiceView(inv)
+	}
+	s.mu.Unlock()
+	if inv == nil {
+		writeError(w, notFound("Invoice"))
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+// createInvoice serves POST /invoices: 201 with a new invoice, or 200 with
+// the existing one when the reference is already used.
+func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) {
+	var req invoiceRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	lineReqs, err := parseLines(req.LineItems)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	inv, created, err := s.insertInvoice(&req, lineReqs)
+	var view invoiceJSON
+	var events []event
+	if err == nil {
+		view = s.invoiceView(inv)
+		if created {
+			events = append(events, s.invoiceEvent(EventInvoiceCreated, inv))
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.publish(events...)
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, view)
+}
+
+// insertInvoice applies the rules of POST /invoices and stores the invoice.
+// It returns the existing invoice and created=false when the reference is
+// already used. The caller holds s.mu.
+func (s *Server) insertInvoice(req *invoiceRequest, lineReqs []lineRequest) (*invoice, bool, *apiError) {
+	reference := strings.TrimSpace(req.Reference)
+	if reference != "" {
+		if existing := s.invoiceByReference(reference); existing != nil {
+			return existing, false, nil
+		}
+	}
+	if err := s.checkClient(req.ClientID); err != nil {
+		return nil, false, err
+	}
+	status := req.Status
+	if status == "" {
+		status = InvoiceDraft
+	}
+	if status != InvoiceDraft && status != InvoiceAwaitingPayment {
+		return nil, false, invalid("status must be one of: draft, awaiting_payment")
+	}
+	currency, err := checkCurrency(req.Currency)
+	if err != nil {
+		return nil, false, err
+	}
+	issue, due, err := s.invoiceDates(req)
+	if err != nil {
+		return nil, false, err
+	}
+	lines, err := s.buildLines(lineReqs, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
+	if err != nil {
+		return nil, false, err
+	}
+	number := strings.TrimSpace(req.InvoiceNumber)
+	if number != "" && s.invoiceByNumber(number) != nil {
+		return nil, false, conflict("Invoice number already exists")
+	}
+	if number == "" {
+		number = s.nextInvoiceNumber()
+	}
+	inv := &invoice{
+		id: uuid.NewString(), number: number, clientID: req.ClientID, status: status,
+		issueDate: issue, dueDate: due, currency: currency, notes: req.Notes,
+		reference: reference, lines: lines, createdAt: s.now(),
+	}
+	s.data.invoices.add(inv.id, inv)
+	return inv, true, nil
+}
+
+// invoiceDates works out issue_date (default today) and due_date (given,
+// else issue_date + payment_terms_days, else issue_date + 30 days).
+func (s *Server) invoiceDates(req *invoiceRequest) (issue, due time.Time, err *apiError) {
+	issue, err = optionalDate("issue_date", req.IssueDate, s.today())
+	if err != nil {
+		return issue, due, err
+	}
+	terms := defaultTermsDays
+	if req.PaymentTermsDays != nil {
+		terms = *req.PaymentTermsDays
+		if terms < 0 || terms > 3650 {
+			return issue, due, invalid("payment_terms_days must be from 0 to 3650")
+		}
+	}
+	due, err = optionalDate("due_date", req.DueDate, issue.AddDate(0, 0, terms))
+	if err != nil {
+		return issue, due, err
+	}
+	if due.Before(issue) {
+		return issue, due, invalid("due_date must not be before issue_date")
+	}
+	return issue, due, nil
+}
+
+// optionalDate parses a YYYY-MM-DD body field, or returns def when it is
+// empty. A malformed date is a 422.
+func optionalDate(field, value string, def time.Time) (time.Time, *apiError) {
+	if value == "" {
+		return def, nil
+	}
+	d, err := parseDate(value)
+	if err != nil {
+		return d, invalid("%s must be a date in YYYY-MM-DD form", field)
+	}
+	return d, nil
+}
+
+// checkClient reports a 422 unless id names a client of the business. The
+// caller holds s.mu.
+func (s *Server) checkClient(id string) *apiError {
+	if id == "" {
+		return invalid("client_id is required")
+	}
+	if s.data.clients.get(id) == nil {
+		return invalid("client_id %s does not belong to the business", id)
+	}
+	return nil
+}
+
+// checkCurrency defaults the currency to AUD and requires three capital
+// letters (the shape of an ISO 4217 code).
+func checkCurrency(c string) (string, *apiError) {
+	if c == "" {
+		return defaultCurrency, nil
+	}
+	if len(c) != 3 || strings.Trim(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+		return "", invalid("currency must be a three-letter ISO 4217 code such as AUD")
+	}
+	return c, nil
+}
+
+func (s *Server) invoiceByReference(ref string) *invoice {
+	for _, inv := range s.data.invoices.all() {
+		if inv.reference == ref {
+			return inv
+		}
+	}
+	return nil
+}
+
+func (s *Server) invoiceByNumber(number string) *invoice {
+	for _, inv := range s.data.invoices.all() {
+		if inv.number == number {
+			return inv
+		}
+	}
+	return nil
+}
+
+// nextInvoiceNumber generates INV-0001, INV-0002, ..., skipping numbers
+// that callers supplied themselves. The caller holds s.mu.
+func (s *Server) nextInvoiceNumber() string {
+	for {
+		s.data.invoiceSeq++
+		n := fmt.Sprintf("INV-%04d", s.data.invoiceSeq)
+		if s.invoiceByNumber(n) == nil {
+			return n
+		}
+	}
+}
+
+// invoiceEvent builds the invoice.created or invoice.updated payload. The
+// caller holds s.mu.
+func (s *Server) invoiceEvent(name string, inv *invoice) event {
+	at := inv.createdAt
+	stampKey := "created_at"
+	if name == EventInvoiceUpdated {
+		stampKey = "updated_at"
+		if inv.updatedAt != nil {
+			at = *inv.updatedAt
+		}
+	}
+	return s.newEvent(name, orderedObject{
+		{"invoice_id", inv.id},
+		{"invoice_number", inv.number},
+		{"client_id", inv.clientID},
+		{"reference", nullable(inv.reference)},
+		{"total", moneyString(inv.total())},
+		{"status", inv.status},
+		{stampKey, formatTime(at)},
+	})
+}

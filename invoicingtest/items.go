@@ -1,0 +1,188 @@
+package invoicingtest
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Item types of API.md section 2.2.
+const (
+	ItemSales    = "SALES"
+	ItemPurchase = "PURCHASE"
+	ItemText     = "TEXT"
+)
+
+var itemTypes = []string{ItemSales, ItemPurchase, ItemText}
+
+// Detail texts of the item errors, verbatim from API.md section 7.
+const (
+	detailItemCodeExists     = "Item code already exists"
+	detailUnitPriceRequired  = "unit_price is required for SALES and PURCHASE items"
+	detailItemTypeNotAllowed = "item_type must be one of: SALES, PURCHASE, TEXT"
+)
+
+// itemRequest is the body of POST /items.
+type itemRequest struct {
+	Name        string     `json:"name"`
+	ItemCode    string     `json:"item_code"`
+	Description string     `json:"description"`
+	ItemType    *string    `json:"item_type"`
+	UnitPrice   reqDecimal `json:"unit_price"`
+	IsTaxable   *bool      `json:"is_taxable"`
+	AccountID   string     `json:"account_id"`
+	TaxCodeID   string     `json:"tax_code_id"`
+}
+
+// itemJSON is a catalog item as the API shows it (API.md 2.2).
+type itemJSON struct {
+	ID          string  `json:"id"`
+	ItemCode    string  `json:"item_code"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	ItemType    string  `json:"item_type"`
+	UnitPrice   money   `json:"unit_price"`
+	IsTaxable   bool    `json:"is_taxable"`
+	AccountID   string  `json:"account_id"`
+	TaxCodeID   string  `json:"tax_code_id"`
+	IsActive    bool    `json:"is_active"`
+	CreatedAt   string  `json:"created_at"`
+	UpdatedAt   *string `json:"updated_at"`
+}
+
+func itemView(it *item) itemJSON {
+	return itemJSON{
+		ID: it.id, ItemCode: it.code, Name: it.name, Description: it.description,
+		ItemType: it.itemType, UnitPrice: money(it.unitPrice), IsTaxable: it.isTaxable,
+		AccountID: it.accountID, TaxCodeID: it.taxCodeID, IsActive: it.isActive,
+		CreatedAt: formatTime(it.createdAt), UpdatedAt: formatTimePtr(it.updatedAt),
+	}
+}
+
+// listItems serves GET /items?item_type=.
+func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p, err := parsePage(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	typ := q.Get("item_type")
+	if typ != "" && !contains(itemTypes, typ) {
+		writeError(w, badRequest("%s", detailItemTypeNotAllowed))
+		return
+	}
+	s.mu.Lock()
+	var views []itemJSON
+	for _, it := range s.data.items.all() {
+		if typ == "" || it.itemType == typ {
+			views = append(views, itemView(it))
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, listResponse("items", views, p))
+}
+
+// getItem serves GET /items/{id}.
+func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	it := s.data.items.get(r.PathValue("id"))
+	var view itemJSON
+	if it != nil {
+		view = itemView(it)
+	}
+	s.mu.Unlock()
+	if it == nil {
+		writeError(w, notFound("Item"))
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+// createItem serves POST /items. API.md 6.1 has no item event, so none
+// fires.
+func (s *Server) createItem(w http.ResponseWriter, r *http.Request) {
+	var req itemRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	it, err := s.insertItem(&req)
+	var view itemJSON
+	if err == nil {
+		view = itemView(it)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, view)
+}
+
+// insertItem applies the rules of POST /items and stores the item: 422 for
+// a missing name, an item_type outside SALES/PURCHASE/TEXT, a missing
+// unit_price on a SALES or PURCHASE item, a missing or unknown account_id or
+// tax_code_id; then 409 when item_code is taken (compared exactly, after
+// trimming spaces). The caller holds s.mu.
+func (s *Server) insertItem(req *itemRequest) (*item, *apiError) {
+	name := strings.TrimSpace(req.Name)
+	if name == "" {
+		return nil, invalid("name is required")
+	}
+	typ := ItemSales
+	if req.ItemType != nil {
+		typ = *req.ItemType
+	}
+	if !contains(itemTypes, typ) {
+		return nil, invalid(detailItemTypeNotAllowed)
+	}
+	var price decimal.Decimal
+	if req.UnitPrice.set {
+		price = req.UnitPrice.value
+		if msg := checkDecimal("unit_price", price); msg != "" {
+			return nil, invalid("%s", msg)
+		}
+	} else if typ != ItemText {
+		return nil, invalid(detailUnitPriceRequired)
+	}
+	if req.AccountID == "" {
+		return nil, invalid("account_id is required")
+	}
+	if s.data.accounts.get(req.AccountID) == nil {
+		return nil, invalid("account_id %s does not match an account of the business", req.AccountID)
+	}
+	if req.TaxCodeID == "" {
+		return nil, invalid("tax_code_id is required")
+	}
+	if s.data.taxCodes.get(req.TaxCodeID) == nil {
+		return nil, invalid("tax_code_id %s does not match a tax code of the business", req.TaxCodeID)
+	}
+	code := strings.TrimSpace(req.ItemCode)
+	if code != "" && s.itemByCode(code) != nil {
+		return nil, conflict(detailItemCodeExists)
+	}
+	taxable := true
+	if req.IsTaxable != nil {
+		taxable = *req.IsTaxable
+	}
+	it := &item{
+		id: uuid.NewString(), code: code, name: name, description: req.Description,
+		itemType: typ, unitPrice: price, isTaxable: taxable, isActive: true,
+		accountID: req.AccountID, taxCodeID: req.TaxCodeID, createdAt: s.now(),
+	}
+	s.data.items.add(it.id, it)
+	return it, nil
+}
+
+func (s *Server) itemByCode(code string) *item {
+	for _, it := range s.data.items.all() {
+		if it.code == code {
+			return it
+		}
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package invoicingtest
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecimalJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		"110": "110.00", "110.5": "110.50", "0.125": "0.125", "-3": "-3.00", "1.500": "1.50", "0": "0.00",
+	} {
+		b, err := json.Marshal(money(dec(in)))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), in)
+	}
+	for in, want := range map[string]string{"1": "1", "2.50": "2.5", "10": "10", "0.001": "0.001", "1E+2": "100"} {
+		b, err := json.Marshal(number(dec(in)))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), in)
+	}
+	b, err := json.Marshal(moneyString(dec("7")))
+	require.NoError(t, err)
+	assert.Equal(t, `"7.00"`, string(b))
+}
+
+func TestRequestDecimalsAreJSONNumbers(t *testing.T) {
+	var v struct {
+		A reqDecimal `json:"a"`
+		B reqDecimal `json:"b"`
+		C reqDecimal `json:"c"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(`{"a": 12.345678901234567890, "b": null}`), &v))
+	assert.True(t, v.A.set)
+	assert.Equal(t, "12.34567890123456789", v.A.value.String(), "no float64 on the way")
+	assert.False(t, v.B.set)
+	assert.False(t, v.C.set)
+	assert.Error(t, json.Unmarshal([]byte(`{"a": "12.5"}`), &v))
+	assert.Error(t, json.Unmarshal([]byte(`{"a": true}`), &v))
+}
+
+func TestLineAmountsRounding(t *testing.T) {
+	cases := []struct{ qty, price, rate, net, tax string }{
+		{"1", "100", "1", "100", "1"},
+		{"2.5", "10.10", "10", "25.25", "2.53"},  // 2.525 rounds half away from zero
+		{"1", "-10.05", "10", "-10.05", "-1.01"}, // -1.005 likewise
+		{"3", "0.333", "10", "1", "0.1"},         // net 0.999 -> 1.00, tax 0.0999 -> 0.10
+		{"1", "19.99", "0", "19.99", "0"},
+	}
+	for _, c := range cases {
+		net, tax := lineAmounts(dec(c.qty), dec(c.price), dec(c.rate))
+		assert.True(t, net.Equal(dec(c.net)), "%v net %s", c, net)
+		assert.True(t, tax.Equal(dec(c.tax)), "%v tax %s", c, tax)
+	}
+}

@@ -1,0 +1,199 @@
+package invoicingtest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Payment methods; API.md says payment_method values include bank_transfer
+// and a value naming the card payment processor, among others.
+const (
+	PaymentBankTransfer = "bank_transfer"
+	PaymentCard         = "stripe"
+	PaymentCash         = "cash"
+)
+
+// Payment is a payment to allocate to an invoice with RecordPayment.
+type Payment struct {
+	// Amount must be greater than zero and at most the invoice's amount due.
+	Amount decimal.Decimal
+	// Method is the payment_method; default PaymentBankTransfer.
+	Method string
+	// ReceivedAt defaults to the server's current time.
+	ReceivedAt time.Time
+}
+
+// RecordPayment allocates a payment (deposit, partial or full) to an
+// invoice that is awaiting_payment or overdue (a draft must be sent first,
+// as in the service, where drafts take no payments), and returns the
+// payment's id. amount_paid grows and amount_due shrinks; payment.received
+// fires, and when the balance is cleared the invoice becomes paid and
+// invoice.paid fires too. invoice.updated does not fire for payments.
+func (s *Server) RecordPayment(invoiceID string, p Payment) (string, error) {
+	s.mu.Lock()
+	id, events, err := s.recordPayment(invoiceID, p)
+	s.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	s.publish(events...)
+	return id, nil
+}
+
+func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, error) {
+	inv, err := s.invoiceFor(invoiceID)
+	if err != nil {
+		return "", nil, err
+	}
+	if inv.status != InvoiceAwaitingPayment && inv.status != InvoiceOverdue {
+		return "", nil, fmt.Errorf("%w: invoice %s is %s; payments go to awaiting_payment or overdue invoices", ErrInvalidState, inv.number, inv.status)
+	}
+	due := inv.amountDue()
+	if !p.Amount.IsPositive() || p.Amount.GreaterThan(due) {
+		return "", nil, fmt.Errorf("invoicingtest: payment amount %s must be greater than 0 and at most the amount due %s",
+			moneyText(p.Amount), moneyText(due))
+	}
+	if p.Method == "" {
+		p.Method = PaymentBankTransfer
+	}
+	now := s.now()
+	received := p.ReceivedAt.UTC().Truncate(time.Second)
+	if p.ReceivedAt.IsZero() {
+		received = now
+	}
+	pay := payment{id: uuid.NewString(), invoiceID: inv.id, amount: p.Amount, method: p.Method, receivedAt: received}
+	s.data.payments = append(s.data.payments, pay)
+	inv.amountPaid = inv.amountPaid.Add(p.Amount)
+	inv.updatedAt = &now
+
+	body := orderedObject{
+		{"payment_id", pay.id},
+		{"invoice_id", inv.id},
+		{"amount", moneyString(pay.amount)},
+		{"payment_method", pay.method},
+		{"received_at", formatTime(received)},
+		{"invoice_number", inv.number},
+	}
+	if inv.reference != "" {
+		body = append(body, field{"reference", inv.reference})
+	}
+	events := []event{s.newEvent(EventPaymentReceived, body)}
+	if inv.amountDue().IsZero() {
+		inv.status = InvoicePaid
+		events = append(events, s.newEvent(EventInvoicePaid, orderedObject{
+			{"invoice_id", inv.id},
+			{"invoice_number", inv.number},
+			{"client_id", inv.clientID},
+			{"reference", nullable(inv.reference)},
+			{"amount_paid", moneyString(inv.amountPaid)},
+			{"paid_at", formatTime(received)},
+		}))
+	}
+	return pay.id, events, nil
+}
+
+// SendInvoice sends an invoice (or marks it sent): a draft becomes
+// awaiting_payment, and invoice.sent fires. Voided invoices cannot be sent.
+func (s *Server) SendInvoice(invoiceID string) error {
+	s.mu.Lock()
+	inv, err := s.invoiceFor(invoiceID)
+	if err == nil && inv.status == InvoiceVoided {
+		err = fmt.Errorf("%w: invoice %s is voided", ErrInvalidState, inv.number)
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	now := s.now()
+	if inv.status == InvoiceDraft {
+		inv.status = InvoiceAwaitingPayment
+	}
+	if inv.shareToken == "" {
+		inv.shareToken = randomHex(16)
+	}
+	inv.updatedAt = &now
+	ev := s.newEvent(EventInvoiceSent, orderedObject{
+		{"invoice_id", inv.id},
+		{"invoice_number", inv.number},
+		{"client_id", inv.clientID},
+		{"sent_at", formatTime(now)},
+	})
+	s.mu.Unlock()
+	s.publish(ev)
+	return nil
+}
+
+// InvoiceUpdate is a change to an invoice's header made with UpdateInvoice.
+// Zero fields are left unchanged.
+type InvoiceUpdate struct {
+	// Notes replaces the notes when not nil.
+	Notes *string
+	// DueDate replaces the due date (its time of day is ignored); it must
+	// not be before the issue date.
+	DueDate time.Time
+	// Status sets draft, awaiting_payment, overdue or voided. Paid comes
+	// only from payments; a paid invoice's status cannot be changed, and an
+	// invoice with payments cannot become draft or voided.
+	Status string
+}
+
+// UpdateInvoice changes an invoice's header, as staff would in the user
+// interface, and fires invoice.updated.
+func (s *Server) UpdateInvoice(invoiceID string, u InvoiceUpdate) error {
+	s.mu.Lock()
+	inv, err := s.invoiceFor(invoiceID)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if err := checkStatusChange(inv, u.Status); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if !u.DueDate.IsZero() && dateOf(u.DueDate).Before(inv.issueDate) {
+		s.mu.Unlock()
+		return fmt.Errorf("invoicingtest: due date %s is before the issue date %s", formatDate(dateOf(u.DueDate)), formatDate(inv.issueDate))
+	}
+	if u.Notes != nil {
+		inv.notes = *u.Notes
+	}
+	if !u.DueDate.IsZero() {
+		inv.dueDate = dateOf(u.DueDate)
+	}
+	if u.Status != "" {
+		inv.status = u.Status
+	}
+	now := s.now()
+	inv.updatedAt = &now
+	ev := s.invoiceEvent(EventInvoiceUpdated, inv)
+	s.mu.Unlock()
+	s.publish(ev)
+	return nil
+}
+
+// checkStatusChange reports whether UpdateInvoice may set the status.
+func checkStatusChange(inv *invoice, status string) error {
+	switch {
+	case status == "":
+		return nil
+	case status != InvoiceDraft && status != InvoiceAwaitingPayment && status != InvoiceOverdue && status != InvoiceVoided:
+		return fmt.Errorf("invoicingtest: UpdateInvoice cannot set status %q", status)
+	case inv.status == InvoicePaid:
+		return fmt.Errorf("%w: invoice %s is paid", ErrInvalidState, inv.number)
+	case inv.amountPaid.IsPositive() && (status == InvoiceDraft || status == InvoiceVoided):
+		return fmt.Errorf("%w: invoice %s has payments and cannot become %s", ErrInvalidState, inv.number, status)
+	}
+	return nil
+}
+
+// invoiceFor finds an invoice for a helper. The caller holds s.mu.
+func (s *Server) invoiceFor(id string) (*invoice, error) {
+	inv := s.data.invoices.get(id)
+	if inv == nil {
+		return nil, fmt.Errorf("%w: invoice %s", ErrNotFound, id)
+	}
+	return inv, nil
+}

@@ -1,0 +1,206 @@
+package invoicingtest
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// invoicePDF serves GET /invoices/{id}/pdf.
+func (s *Server) invoicePDF(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	inv := s.data.invoices.get(r.PathValue("id"))
+	var text []string
+	if inv != nil {
+		text = s.invoiceText(inv)
+	}
+	s.mu.Unlock()
+	if inv == nil {
+		writeError(w, notFound("Invoice"))
+		return
+	}
+	writePDF(w, "Invoice-"+inv.number+".pdf", text)
+}
+
+// quotePDF serves GET /quotes/{id}/pdf. The share link appears when the
+// quote has one; the endpoint never creates one.
+func (s *Server) quotePDF(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	q := s.data.quotes.get(r.PathValue("id"))
+	var text []string
+	if q != nil {
+		text = s.quoteText(q)
+	}
+	s.mu.Unlock()
+	if q == nil {
+		writeError(w, notFound("Quote"))
+		return
+	}
+	writePDF(w, "Quote-"+q.number+".pdf", text)
+}
+
+// invoiceText is the text of an invoice's PDF. The caller holds s.mu.
+func (s *Server) invoiceText(inv *invoice) []string {
+	subtotal, tax, total := sumLines(inv.lines)
+	text := []string{
+		"TAX INVOICE " + inv.number,
+		"Bill to: " + s.clientName(inv.clientID),
+		"Issue date: " + formatDate(inv.issueDate) + "    Due date: " + formatDate(inv.dueDate),
+		"Status: " + inv.status,
+		"",
+	}
+	text = append(text, linesText(inv.lines)...)
+	return append(text,
+		"",
+		"Subtotal: "+inv.currency+" "+moneyText(subtotal),
+		"Tax: "+inv.currency+" "+moneyText(tax),
+		"Total: "+inv.currency+" "+moneyText(total),
+		"Amount paid: "+inv.currency+" "+moneyText(inv.amountPaid),
+		"Amount due: "+inv.currency+" "+moneyText(total.Sub(inv.amountPaid)),
+	)
+}
+
+// quoteText is the text of a quote's PDF. The caller holds s.mu.
+func (s *Server) quoteText(q *quote) []string {
+	lines := q.effectiveLines()
+	subtotal, tax, total := sumLines(lines)
+	text := []string{
+		"QUOTE " + q.number + ": " + q.title,
+		"For: " + s.clientName(q.clientID),
+		"Issue date: " + formatDate(q.issueDate) + "    Valid until: " + formatDate(q.validUntil),
+		"Status: " + q.status,
+		"",
+	}
+	text = append(text, linesText(lines)...)
+	text = append(text,
+		"",
+		"Subtotal: "+q.currency+" "+moneyText(subtotal),
+		"Tax: "+q.currency+" "+moneyText(tax),
+		"Total: "+q.currency+" "+moneyText(total),
+	)
+	if q.shareToken != "" {
+		text = append(text, "", "View and accept online: "+s.quotePublicURL(q))
+	}
+	return text
+}
+
+func linesText(lines []line) []string {
+	out := []string{"Description | Qty | Unit price | Tax | Amount"}
+	for _, l := range lines {
+		out = append(out, fmt.Sprintf("%s | %s | %s | %s | %s",
+			l.description, numberText(l.quantity), moneyText(l.unitPrice), moneyText(l.tax), moneyText(l.amount())))
+	}
+	return out
+}
+
+// writePDF answers with a PDF of the text lines, as an attachment with the
+// given filename.
+func writePDF(w http.ResponseWriter, filename string, text []string) {
+	body := renderPDF(text)
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(filename)+`"`)
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// safeFilename keeps letters, digits, '.', '-' and '_' and replaces every
+// other byte with '_', so a caller-supplied invoice number cannot break the
+// Content-Disposition header.
+func safeFilename(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// PDF page layout: A4 in points, 10-point Helvetica.
+const (
+	pageWidth     = 595
+	pageHeight    = 842
+	margin        = 50
+	fontSize      = 10
+	leading       = 14
+	linesPerPage  = (pageHeight - 2*margin) / leading
+	maxLineLength = 95
+)
+
+// renderPDF builds a minimal, valid PDF 1.4 document: one or more A4 pages
+// of text in the standard Helvetica font, with a correct cross-reference
+// table. Characters outside printable ASCII are written as '?'.
+func renderPDF(text []string) []byte {
+	var pages [][]string
+	for len(text) > linesPerPage {
+		pages = append(pages, text[:linesPerPage])
+		text = text[linesPerPage:]
+	}
+	pages = append(pages, text)
+
+	// Objects: 1 catalog, 2 page tree, 3 font, then a page and its content
+	// stream for each page.
+	var objects []string
+	kids := make([]string, len(pages))
+	for i := range pages {
+		kids[i] = fmt.Sprintf("%d 0 R", 4+2*i)
+	}
+	objects = append(objects,
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages)),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	)
+	for i, page := range pages {
+		var content bytes.Buffer
+		fmt.Fprintf(&content, "BT\n/F1 %d Tf\n%d TL\n%d %d Td\n", fontSize, leading, margin, pageHeight-margin)
+		for _, t := range page {
+			fmt.Fprintf(&content, "(%s) Tj T*\n", pdfString(t))
+		}
+		content.WriteString("ET")
+		objects = append(objects,
+			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>",
+				pageWidth, pageHeight, 5+2*i),
+			fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", content.Len(), content.String()),
+		)
+	}
+
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	offsets := make([]int, len(objects))
+	for i, obj := range objects {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, obj)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
+	return b.Bytes()
+}
+
+// pdfString escapes text for a PDF literal string and cuts it to one line.
+func pdfString(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == maxLineLength {
+			b.WriteString("...")
+			break
+		}
+		n++
+		switch {
+		case r == '(' || r == ')' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r > 0x7e:
+			b.WriteByte('?')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,245 @@
+package invoicingtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Quote statuses of API.md section 3.1.
+const (
+	QuoteDraft    = "draft"
+	QuoteSent     = "sent"
+	QuoteAccepted = "accepted"
+	QuoteDeclined = "declined"
+	QuoteExpired  = "expired"
+)
+
+var quoteStatuses = []string{QuoteDraft, QuoteSent, QuoteAccepted, QuoteDeclined, QuoteExpired}
+
+// quoteRequest is the body of POST /quotes.
+type quoteRequest struct {
+	ClientID         string            `json:"client_id"`
+	Title            string            `json:"title"`
+	IssueDate        string            `json:"issue_date"`
+	ValidUntil       string            `json:"valid_until"`
+	ValidDays        *int              `json:"valid_days"`
+	Currency         string            `json:"currency"`
+	Notes            string            `json:"notes"`
+	DefaultAccountID string            `json:"default_account_id"`
+	DefaultTaxCodeID string            `json:"default_tax_code_id"`
+	LineItems        []json.RawMessage `json:"line_items"`
+}
+
+// quoteJSON is a quote as the API shows it (API.md 2.3).
+type quoteJSON struct {
+	ID          string          `json:"id"`
+	QuoteNumber string          `json:"quote_number"`
+	Title       string          `json:"title"`
+	ClientID    string          `json:"client_id"`
+	ClientName  string          `json:"client_name"`
+	Status      string          `json:"status"`
+	IssueDate   string          `json:"issue_date"`
+	ValidUntil  string          `json:"valid_until"`
+	Subtotal    money           `json:"subtotal"`
+	TaxTotal    money           `json:"tax_total"`
+	Total       money           `json:"total"`
+	Currency    string          `json:"currency"`
+	Notes       string          `json:"notes"`
+	LineItems   []quoteLineJSON `json:"line_items"`
+	CreatedAt   string          `json:"created_at"`
+	UpdatedAt   *string         `json:"updated_at"`
+}
+
+// quoteLineJSON is a quote line; item_id, item_code and item_name appear
+// only when the line is linked to a catalog item.
+type quoteLineJSON struct {
+	ID          string  `json:"id"`
+	ItemID      *string `json:"item_id,omitempty"`
+	ItemCode    *string `json:"item_code,omitempty"`
+	ItemName    *string `json:"item_name,omitempty"`
+	Description string  `json:"description"`
+	Quantity    number  `json:"quantity"`
+	UnitPrice   money   `json:"unit_price"`
+	Amount      money   `json:"amount"`
+	TaxAmount   money   `json:"tax_amount"`
+}
+
+// quoteView shows a quote; an accepted quote shows the accepted selection.
+// The caller holds s.mu.
+func (s *Server) quoteView(q *quote) quoteJSON {
+	lines := q.effectiveLines()
+	subtotal, tax, total := sumLines(lines)
+	views := make([]quoteLineJSON, 0, len(lines))
+	for _, l := range lines {
+		v := quoteLineJSON{
+			ID: l.id, Description: l.description, Quantity: number(l.quantity), UnitPrice: money(l.unitPrice),
+			Amount: money(l.amount()), TaxAmount: money(l.tax),
+		}
+		if l.itemID != "" {
+			v.ItemID, v.ItemCode, v.ItemName = &l.itemID, &l.itemCode, &l.itemName
+		}
+		views = append(views, v)
+	}
+	return quoteJSON{
+		ID: q.id, QuoteNumber: q.number, Title: q.title,
+		ClientID: q.clientID, ClientName: s.clientName(q.clientID), Status: q.status,
+		IssueDate: formatDate(q.issueDate), ValidUntil: formatDate(q.validUntil),
+		Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
+		Currency: q.currency, Notes: q.notes, LineItems: views,
+		CreatedAt: formatTime(q.createdAt), UpdatedAt: formatTimePtr(q.updatedAt),
+	}
+}
+
+// listQuotes serves GET /quotes with the filters status, client_id,
+// from_date and to_date (on issue_date, both inclusive).
+func (s *Server) listQuotes(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p, err := parsePage(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	status, err := oneOf(q, "status", quoteStatuses...)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	dates, err := parseDateRange(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	clientID := q.Get("client_id")
+	s.mu.Lock()
+	var views []quoteJSON
+	for _, qt := range s.data.quotes.all() {
+		if (status == "" || qt.status == status) &&
+			(clientID == "" || qt.clientID == clientID) &&
+			dates.contains(qt.issueDate) {
+			views = append(views, s.quoteView(qt))
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, listResponse("quotes", views, p))
+}
+
+// getQuote serves GET /quotes/{id}.
+func (s *Server) getQuote(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	q := s.data.quotes.get(r.PathValue("id"))
+	var view quoteJSON
+	if q != nil {
+		view = s.quoteView(q)
+	}
+	s.mu.Unlock()
+	if q == nil {
+		writeError(w, notFound("Quote"))
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+// createQuote serves POST /quotes (always 201, status draft) and fires
+// quote.created.
+func (s *Server) createQuote(w http.ResponseWriter, r *http.Request) {
+	var req quoteRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	lineReqs, err := parseLines(req.LineItems)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	q, err := s.insertQuote(&req, lineReqs)
+	var view quoteJSON
+	var ev event
+	if err == nil {
+		view = s.quoteView(q)
+		ev = s.quoteEvent(EventQuoteCreated, q, field{"created_at", formatTime(q.createdAt)})
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.publish(ev)
+	writeJSON(w, http.StatusCreated, view)
+}
+
+// insertQuote applies the rules of POST /quotes and stores the quote. The
+// caller holds s.mu.
+func (s *Server) insertQuote(req *quoteRequest, lineReqs []lineRequest) (*quote, *apiError) {
+	if err := s.checkClient(req.ClientID); err != nil {
+		return nil, err
+	}
+	for i, l := range lineReqs {
+		if l.sentOwnID {
+			return nil, invalid("line_items[%d]: id must not be sent; use item_id to link a catalog item", i)
+		}
+	}
+	currency, err := checkCurrency(req.Currency)
+	if err != nil {
+		return nil, err
+	}
+	issue, validUntil, err := s.quoteDates(req)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := s.buildLines(lineReqs, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
+	if err != nil {
+		return nil, err
+	}
+	title := strings.TrimSpace(req.Title)
+	if title == "" {
+		title = strings.TrimSpace(lines[0].description)
+	}
+	if title == "" {
+		title = "Quote"
+	}
+	q := &quote{
+		id: uuid.NewString(), number: s.nextQuoteNumber(), title: title,
+		clientID: req.ClientID, status: QuoteDraft,
+		issueDate: issue, validUntil: validUntil, currency: currency, notes: req.Notes,
+		lines: lines, createdAt: s.now(),
+	}
+	s.data.quotes.add(q.id, q)
+	return q, nil
+}
+
+// quoteDates works out issue_date (default today) and valid_until (given,
+// else issue_date + valid_days, else issue_date + 30 days).
+func (s *Server) quoteDates(req *quoteRequest) (issue, validUntil time.Time, err *apiError) {
+	issue, err = optionalDate("issue_date", req.IssueDate, s.today())
+	if err != nil {
+		return issue, validUntil, err
+	}
+	days := defaultValidDays
+	if req.ValidDays != nil && req.ValidUntil == "" {
+		days = *req.ValidDays
+		if days < 0 || days > 3650 {
+			return issue, validUntil, invalid("valid_days must be from 0 to 3650")
+		}
+	}
+	validUntil, err = optionalDate("valid_until", req.ValidUntil, issue.AddDate(0, 0, days))
+	if err != nil {
+		return issue, validUntil, err
+	}
+	if validUntil.Before(issue) {
+		return issue, validUntil, invalid("valid_until must not be before issue_date")
+	}
+	return issue, validUntil, nil
+}
+
+// nextQuoteNumber generates QU-0001, QU-0002, ... The caller holds s.mu.
+func (s *Server) nextQuoteNumber() string {
+	s.data.quoteSeq++
+	return fmt.Sprintf("QU-%04d", s.data.quoteSeq)
+}

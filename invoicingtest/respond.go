@@ -1,0 +1,231 @@
+package invoicingtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// apiError is an error answer: an HTTP status and the {detail} text.
+type apiError struct {
+	status int
+	detail string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d %s", e.status, e.detail) }
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+}
+
+func notFound(what string) *apiError {
+	return &apiError{http.StatusNotFound, what + " not found"}
+}
+
+func conflict(format string, args ...any) *apiError {
+	return &apiError{http.StatusConflict, fmt.Sprintf(format, args...)}
+}
+
+func invalid(format string, args ...any) *apiError {
+	return &apiError{http.StatusUnprocessableEntity, fmt.Sprintf(format, args...)}
+}
+
+// writeJSON writes v as the JSON response body with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, &apiError{http.StatusInternalServerError, "encoding response: " + err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeError writes {"detail": ...} with the error's status.
+func writeError(w http.ResponseWriter, err *apiError) {
+	body, _ := json.Marshal(map[string]string{"detail": err.detail})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(err.status)
+	_, _ = w.Write(body)
+}
+
+// maxBodyBytes caps request bodies.
+const maxBodyBytes = 1 << 20
+
+// decodeBody reads a JSON object from the request body into v. A body that
+// is empty, not JSON, not an object, or whose fields have the wrong JSON
+// types gives 400; rule violations are checked later and give 422.
+func decodeBody(r *http.Request, v any) *apiError {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return badRequest("Reading request body: %v", err)
+	}
+	if len(raw) > maxBodyBytes {
+		return badRequest("Request body is larger than %d bytes", maxBodyBytes)
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return badRequest("Malformed JSON body: expected a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return badRequest("Malformed JSON body: field %s has the wrong type", typeErr.Field)
+		}
+		return badRequest("Malformed JSON body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("Malformed JSON body: unexpected data after the JSON object")
+	}
+	return nil
+}
+
+// Pagination bounds of API.md section 4.1.
+const (
+	defaultPageSize = 50
+	maxPageSize     = 100
+)
+
+// pageParams are the page and page_size query parameters.
+type pageParams struct {
+	page, size int
+}
+
+// parsePage reads page (default 1, at least 1) and page_size (default 50,
+// 1 to 100). Anything else is a 400.
+func parsePage(q url.Values) (pageParams, *apiError) {
+	p := pageParams{page: 1, size: defaultPageSize}
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return p, badRequest("page must be an integer of at least 1")
+		}
+		p.page = n
+	}
+	if v := q.Get("page_size"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPageSize {
+			return p, badRequest("page_size must be an integer from 1 to %d", maxPageSize)
+		}
+		p.size = n
+	}
+	return p, nil
+}
+
+// listResponse is the body of every list endpoint: the records under the
+// resource's key plus total, page, page_size and has_more.
+func listResponse[T any](key string, all []T, p pageParams) map[string]any {
+	total := len(all)
+	lo := min((p.page-1)*p.size, total)
+	hi := min(lo+p.size, total)
+	records := all[lo:hi]
+	if records == nil {
+		records = []T{}
+	}
+	return map[string]any{
+		key:         records,
+		"total":     total,
+		"page":      p.page,
+		"page_size": p.size,
+		"has_more":  hi < total,
+	}
+}
+
+// Dates are civil dates held as time.Time at midnight UTC.
+
+func dateOf(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+func parseDate(s string) (time.Time, error) {
+	return time.Parse(time.DateOnly, s)
+}
+
+func formatDate(t time.Time) string { return t.Format(time.DateOnly) }
+
+// formatTime writes a datetime as RFC 3339 in UTC with a trailing Z.
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// formatTimePtr is formatTime for nullable datetimes (nil gives JSON null).
+func formatTimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := formatTime(*t)
+	return &s
+}
+
+// dateQuery reads an optional YYYY-MM-DD query parameter; a malformed one is
+// a 400.
+func dateQuery(q url.Values, name string) (time.Time, bool, *apiError) {
+	v := q.Get(name)
+	if v == "" {
+		return time.Time{}, false, nil
+	}
+	d, err := parseDate(v)
+	if err != nil {
+		return time.Time{}, false, badRequest("%s must be a date in YYYY-MM-DD form", name)
+	}
+	return d, true, nil
+}
+
+// dateRange is the from_date/to_date filter on a document's issue date.
+type dateRange struct {
+	from, to       time.Time
+	hasFrom, hasTo bool
+}
+
+func parseDateRange(q url.Values) (dateRange, *apiError) {
+	var r dateRange
+	var err *apiError
+	if r.from, r.hasFrom, err = dateQuery(q, "from_date"); err != nil {
+		return r, err
+	}
+	if r.to, r.hasTo, err = dateQuery(q, "to_date"); err != nil {
+		return r, err
+	}
+	if r.hasFrom && r.hasTo && r.to.Before(r.from) {
+		return r, badRequest("to_date must not be before from_date")
+	}
+	return r, nil
+}
+
+// contains reports whether d is inside the range (both ends inclusive).
+func (r dateRange) contains(d time.Time) bool {
+	return !(r.hasFrom && d.Before(r.from)) && !(r.hasTo && d.After(r.to))
+}
+
+// oneOf reads an optional enumerated query parameter; a value outside
+// allowed is a 400.
+func oneOf(q url.Values, name string, allowed ...string) (string, *apiError) {
+	v := q.Get(name)
+	if v == "" {
+		return "", nil
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", badRequest("%s must be one of: %s", name, joinComma(allowed))
+}
+
+func joinComma(values []string) string {
+	var b bytes.Buffer
+	for i, v := range values {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(v)
+	}
+	return b.String()
+}
