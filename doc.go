@@ -16,6 +16,16 @@
 // with errors.Is against the sentinels (ErrNotFound, ErrConflict, ...).
 // Rate-limited requests (429) are retried after the Retry-After the service
 // asks for; server errors are retried only where repeating is safe.
+//
+// The services of clients, suppliers, bills, accounts, tax codes, reports and
+// bank data cover endpoints whose fields the API document does not show:
+// their typed fields are documented guesses, each record keeps the complete
+// JSON object the service sent (see RawObject), and their params take Extra
+// query values or body fields.
+//
+// Package webhooks verifies and parses the service's webhook deliveries, and
+// package invoicingtest is an in-memory server to try the SDK and to test
+// code that uses it.
 package invoicing
 
 // Version is the SDK's version, sent in the User-Agent header.
