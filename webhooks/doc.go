@@ -1,0 +1,60 @@
+// Package webhooks receives the Invoicing Service's webhook deliveries: it
+// verifies their signature, parses their bodies into typed events and offers
+// an http.Handler that does both.
+//
+// A delivery is an HTTP POST whose JSON body carries the event's fields and
+// whose headers carry the rest: the event type (X-Service-Event), a delivery
+// id for de-duplication (X-Service-Delivery), the Unix time of signing
+// (X-Service-Timestamp) and an HMAC-SHA256 signature (X-Service-Signature).
+//
+// The usual receiver is a Handler around a function:
+//
+//	v, err := webhooks.NewVerifier(os.Getenv("INVOICING_WEBHOOK_SECRET"))
+//	if err != nil {
+//		return err
+//	}
+//	h := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+//		switch e := d.Event.(type) {
+//		case *webhooks.QuoteAccepted:
+//			fmt.Println(e.QuoteNumber, e.Total)
+//		case *webhooks.PaymentReceived:
+//			fmt.Println(e.InvoiceID, e.Amount)
+//		}
+//		return nil
+//	}, webhooks.WithDeduper(webhooks.NewMemoryDeduper(27*time.Hour)))
+//	http.Handle("/webhooks", h)
+//
+// Receivers that do not use net/http's handlers call Verifier.Read for an
+// *http.Request, or Verifier.ParseDelivery for headers and a body they have
+// read themselves; Verifier.Verify checks a signature alone and Parse decodes
+// a body alone.
+//
+// # Verification
+//
+// The signature is HMAC-SHA256 keyed with the signing secret's UTF-8 bytes
+// (the 64 hexadecimal characters as text, never hex-decoded) over
+// "<X-Service-Timestamp>.<raw body>". The body is used exactly as received and
+// never re-serialised; it is verified before it is parsed. Timestamps more
+// than five minutes away from the clock, in either direction, are refused by
+// default. Several secrets can be accepted at once (WithSecrets) so that a
+// receiver can be given the new secret before the old one is rotated out.
+//
+// Every failure is one of the package's sentinel errors, wrapped with
+// context; test for it with errors.Is.
+//
+// # Events
+//
+// Parse returns one pointer type per event kind (*InvoiceCreated,
+// *QuoteAccepted, *Test, ...), all implementing Event. An event type the
+// package does not know comes back as a *RawEvent carrying the type and the
+// body, not as an error, so a receiver keeps working when the service adds
+// events. Money is decimal.Decimal (exact), dates are invoicing.Date,
+// datetimes are time.Time. A field the API documents as optional is a
+// pointer, nil when the field is absent or null.
+//
+// # Header names
+//
+// The service's headers carry a neutral word ("Service") in place of the
+// product's name. The constants in this package use the documented X-Service-
+// prefix; WithHeaderPrefix configures another one.
+package webhooks

@@ -1,0 +1,44 @@
+package webhooks
+
+import "errors"
+
+// Errors returned by this package. They are wrapped with context (such as the
+// header's name); test for them with errors.Is.
+var (
+	// ErrEmptySecret is returned by NewVerifier when a signing secret is "".
+	ErrEmptySecret = errors.New("webhooks: empty signing secret")
+
+	// ErrInvalidOption is returned by NewVerifier for an option with an
+	// unusable value, such as a non-positive tolerance or body limit.
+	ErrInvalidOption = errors.New("webhooks: invalid option")
+
+	// ErrMissingHeader means a delivery header is absent or empty. The
+	// wrapping error names the header.
+	ErrMissingHeader = errors.New("webhooks: missing header")
+
+	// ErrMalformedSignature means the signature header is not "sha256="
+	// followed by 64 hexadecimal digits.
+	ErrMalformedSignature = errors.New("webhooks: malformed signature header")
+
+	// ErrMalformedTimestamp means the timestamp header is not a Unix time in
+	// seconds written as decimal digits (up to the year 9999).
+	ErrMalformedTimestamp = errors.New("webhooks: malformed timestamp header")
+
+	// ErrSignatureMismatch means the signature does not match the timestamp
+	// and body under any of the Verifier's secrets: the body was altered, the
+	// secret is wrong, or the delivery was not sent by the service.
+	ErrSignatureMismatch = errors.New("webhooks: signature mismatch")
+
+	// ErrTimestampOutOfTolerance means the signature is valid but the
+	// timestamp is further from the Verifier's clock than its tolerance, in
+	// the past (a stale or replayed delivery) or in the future.
+	ErrTimestampOutOfTolerance = errors.New("webhooks: timestamp outside tolerance")
+
+	// ErrBodyTooLarge means the body is longer than the Verifier's limit
+	// (WithMaxBodyBytes); it was not verified.
+	ErrBodyTooLarge = errors.New("webhooks: body too large")
+
+	// ErrInvalidPayload means a verified body could not be decoded: it is not
+	// a JSON object, or a field has the wrong type or format.
+	ErrInvalidPayload = errors.New("webhooks: invalid payload")
+)

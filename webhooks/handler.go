@@ -1,0 +1,167 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+)
+
+// A HandlerOption configures the http.Handler built by Handler.
+type HandlerOption func(*handler)
+
+// WithDeduper makes the Handler skip deliveries whose id d has already seen
+// processed: they are acknowledged with 200 without calling the function. A
+// delivery whose id is being processed by another request gets 409 Conflict,
+// so the service retries it later. Without this option every delivery is
+// processed, duplicates included.
+func WithDeduper(d Deduper) HandlerOption {
+	return func(h *handler) { h.dedupe = d }
+}
+
+// WithLogger makes the Handler log each delivery it refuses or fails to
+// process (at level Warn or Error, with the status, delivery id, event type
+// and error) and each one it processes (at level Debug). It never logs the
+// body or a secret. Without this option the Handler logs nothing.
+func WithLogger(l *slog.Logger) HandlerOption {
+	return func(h *handler) { h.log = l }
+}
+
+// Handler returns an http.Handler that reads, verifies and parses each
+// delivery with v, then calls fn with it. It answers:
+//
+//   - 200 when fn returns nil, or for a duplicate (see WithDeduper);
+//   - 405 for a method other than POST;
+//   - 413 for a body over v's limit (ErrBodyTooLarge);
+//   - 401 when verification fails (ErrMissingHeader for the signature or
+//     timestamp, ErrMalformedSignature, ErrMalformedTimestamp,
+//     ErrSignatureMismatch, ErrTimestampOutOfTolerance);
+//   - 400 for a verified delivery that cannot be used (no event or delivery
+//     header, or ErrInvalidPayload), or a body that could not be read;
+//   - 409 while another request processes the same delivery id;
+//   - 500 when fn, or the Deduper, returns an error, so the service retries.
+//
+// Any non-2xx answer makes the service retry the delivery later. The response
+// body is only the status text; error details go to the logger, if any.
+// fn runs with the request's context and should return within the 30 seconds
+// the service waits; it should return nil for deliveries it chooses to ignore.
+// Handler panics if v or fn is nil.
+func Handler(v *Verifier, fn func(ctx context.Context, d *Delivery) error, opts ...HandlerOption) http.Handler {
+	if v == nil || fn == nil {
+		panic("webhooks: Handler needs a non-nil Verifier and function")
+	}
+	h := &handler{v: v, fn: fn}
+	for _, opt := range opts {
+		opt(h)
+	}
+	return h
+}
+
+type handler struct {
+	v      *Verifier
+	fn     func(context.Context, *Delivery) error
+	dedupe Deduper
+	log    *slog.Logger
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
+		return
+	}
+	status, err := h.serve(r)
+	h.logResult(r, status, err)
+	if status == http.StatusOK {
+		w.WriteHeader(status)
+		return
+	}
+	http.Error(w, http.StatusText(status), status)
+}
+
+// serve handles a POST and returns the status to answer and the error behind
+// a non-200 status.
+func (h *handler) serve(r *http.Request) (int, error) {
+	body, err := h.v.readBody(r)
+	if err != nil {
+		if errors.Is(err, ErrBodyTooLarge) {
+			return http.StatusRequestEntityTooLarge, err
+		}
+		return http.StatusBadRequest, err
+	}
+	signedAt, err := h.v.verify(r.Header, body)
+	if err != nil {
+		if errors.Is(err, ErrBodyTooLarge) {
+			return http.StatusRequestEntityTooLarge, err
+		}
+		return http.StatusUnauthorized, err
+	}
+	d, err := h.v.parse(r.Header, body, signedAt)
+	if err != nil {
+		return http.StatusBadRequest, err
+	}
+	return h.process(r.Context(), d)
+}
+
+// process calls fn for d, through the Deduper when there is one.
+func (h *handler) process(ctx context.Context, d *Delivery) (int, error) {
+	if h.dedupe == nil {
+		if err := h.fn(ctx, d); err != nil {
+			return http.StatusInternalServerError, err
+		}
+		return http.StatusOK, nil
+	}
+	claim, err := h.dedupe.Claim(ctx, d.ID)
+	if err != nil {
+		return http.StatusInternalServerError, err
+	}
+	switch claim {
+	case ClaimNew:
+	case ClaimDuplicate:
+		if h.log != nil {
+			h.log.DebugContext(ctx, "webhooks: duplicate delivery skipped", "delivery_id", d.ID, "event", string(d.Type))
+		}
+		return http.StatusOK, nil
+	case ClaimInFlight:
+		return http.StatusConflict, errors.New("webhooks: delivery is being processed by another request")
+	default:
+		return http.StatusInternalServerError, fmt.Errorf("webhooks: Deduper.Claim returned invalid ClaimStatus %d", claim)
+	}
+	processed := false
+	// Deferred so that a panic in fn releases the claim too; the release
+	// must happen even when the request's context has ended.
+	defer func() {
+		if rerr := h.dedupe.Release(context.WithoutCancel(ctx), d.ID, processed); rerr != nil && h.log != nil {
+			h.log.ErrorContext(ctx, "webhooks: releasing delivery id", "delivery_id", d.ID, "processed", processed, "error", rerr)
+		}
+	}()
+	if err := h.fn(ctx, d); err != nil {
+		return http.StatusInternalServerError, err
+	}
+	processed = true
+	return http.StatusOK, nil
+}
+
+// logResult logs the outcome of a POST. The delivery id and event type are
+// taken from the headers, so they are logged (as claimed, unverified) even
+// for a request that failed verification.
+func (h *handler) logResult(r *http.Request, status int, err error) {
+	if h.log == nil {
+		return
+	}
+	attrs := []any{
+		"status", status,
+		"delivery_id", r.Header.Get(h.v.headers.delivery),
+		"event", r.Header.Get(h.v.headers.event),
+	}
+	ctx := r.Context()
+	switch {
+	case err == nil:
+		h.log.DebugContext(ctx, "webhooks: delivery handled", attrs...)
+	case status >= 500:
+		h.log.ErrorContext(ctx, "webhooks: delivery failed", append(attrs, "error", err.Error())...)
+	default:
+		h.log.WarnContext(ctx, "webhooks: delivery refused", append(attrs, "error", err.Error())...)
+	}
+}

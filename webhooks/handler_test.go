@@ -1,0 +1,326 @@
+package webhooks_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+// recorder is a handler function that records the deliveries it gets and
+// returns err.
+type recorder struct {
+	mu  sync.Mutex
+	got []*webhooks.Delivery
+	err error
+}
+
+func (rec *recorder) handle(ctx context.Context, d *webhooks.Delivery) error {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.got = append(rec.got, d)
+	return rec.err
+}
+
+func (rec *recorder) calls() int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return len(rec.got)
+}
+
+func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestHandlerStatuses(t *testing.T) {
+	body := fixture(t, "quote.accepted.json")
+	stale := strconv.FormatInt(testNow.Add(-time.Hour).Unix(), 10)
+	tests := []struct {
+		name    string
+		request func() *http.Request
+		fnErr   error
+		status  int
+		called  bool
+	}{
+		{
+			name: "verified delivery",
+			request: func() *http.Request {
+				return signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)
+			},
+			status: http.StatusOK, called: true,
+		},
+		{
+			name: "function fails",
+			request: func() *http.Request {
+				return signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)
+			},
+			fnErr:  errors.New("database is down"),
+			status: http.StatusInternalServerError, called: true,
+		},
+		{
+			name:    "wrong secret",
+			request: func() *http.Request { return signedRequest("wrong", testTimestamp, webhooks.EventQuoteAccepted, body) },
+			status:  http.StatusUnauthorized,
+		},
+		{
+			name: "tampered body",
+			request: func() *http.Request {
+				r := signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)
+				r.Body = httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(bytes.Replace(body, []byte("7120.34"), []byte("0.01"), 1))).Body
+				r.ContentLength = -1
+				return r
+			},
+			status: http.StatusUnauthorized,
+		},
+		{
+			name: "no signature",
+			request: func() *http.Request {
+				r := signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)
+				r.Header.Del(webhooks.HeaderSignature)
+				return r
+			},
+			status: http.StatusUnauthorized,
+		},
+		{
+			name:    "stale",
+			request: func() *http.Request { return signedRequest(testSecret, stale, webhooks.EventQuoteAccepted, body) },
+			status:  http.StatusUnauthorized,
+		},
+		{
+			name: "no event header",
+			request: func() *http.Request {
+				r := signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)
+				r.Header.Del(webhooks.HeaderEvent)
+				return r
+			},
+			status: http.StatusBadRequest,
+		},
+		{
+			name: "payload does not decode",
+			request: func() *http.Request {
+				return signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, []byte(`{"total": true}`))
+			},
+			status: http.StatusBadRequest,
+		},
+		{
+			name: "GET",
+			request: func() *http.Request {
+				r := signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)
+				r.Method = http.MethodGet
+				return r
+			},
+			status: http.StatusMethodNotAllowed,
+		},
+		{
+			name: "body too large",
+			request: func() *http.Request {
+				big := bytes.Repeat([]byte(" "), webhooks.DefaultMaxBodyBytes+1)
+				return signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, big)
+			},
+			status: http.StatusRequestEntityTooLarge,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{err: tt.fnErr}
+			w := serve(webhooks.Handler(newVerifier(t), rec.handle), tt.request())
+			require.Equal(t, tt.status, w.Code)
+			if tt.called {
+				require.Equal(t, 1, rec.calls())
+				assert.Equal(t, expectedEvents["quote.accepted.json"], rec.got[0].Event)
+			} else {
+				require.Zero(t, rec.calls())
+			}
+			if tt.status == http.StatusMethodNotAllowed {
+				assert.Equal(t, http.MethodPost, w.Header().Get("Allow"))
+			}
+			// Only the status text goes back to the sender.
+			if tt.status != http.StatusOK {
+				assert.Equal(t, http.StatusText(tt.status)+"\n", w.Body.String())
+			}
+		})
+	}
+}
+
+func TestHandlerDeduplicates(t *testing.T) {
+	body := fixture(t, "payment.received.json")
+	request := func(id string) *http.Request {
+		r := signedRequest(testSecret, testTimestamp, webhooks.EventPaymentReceived, body)
+		r.Header.Set(webhooks.HeaderDelivery, id)
+		return r
+	}
+	rec := &recorder{}
+	h := webhooks.Handler(newVerifier(t), rec.handle, webhooks.WithDeduper(webhooks.NewMemoryDeduper(time.Hour)))
+
+	require.Equal(t, http.StatusOK, serve(h, request("d-1")).Code)
+	require.Equal(t, http.StatusOK, serve(h, request("d-1")).Code, "a duplicate is acknowledged")
+	require.Equal(t, 1, rec.calls(), "a duplicate is not processed")
+
+	require.Equal(t, http.StatusOK, serve(h, request("d-2")).Code)
+	require.Equal(t, 2, rec.calls())
+
+	// Without a Deduper, duplicates are processed.
+	rec2 := &recorder{}
+	h2 := webhooks.Handler(newVerifier(t), rec2.handle)
+	serve(h2, request("d-1"))
+	serve(h2, request("d-1"))
+	require.Equal(t, 2, rec2.calls())
+}
+
+func TestHandlerRetriesFailedDeliveries(t *testing.T) {
+	body := fixture(t, "invoice.paid.json")
+	rec := &recorder{err: errors.New("temporary")}
+	h := webhooks.Handler(newVerifier(t), rec.handle, webhooks.WithDeduper(webhooks.NewMemoryDeduper(time.Hour)))
+
+	require.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventInvoicePaid, body)).Code)
+	rec.err = nil
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventInvoicePaid, body)).Code)
+	require.Equal(t, 2, rec.calls(), "the retry of a failed delivery is processed")
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventInvoicePaid, body)).Code)
+	require.Equal(t, 2, rec.calls(), "once processed, it is a duplicate")
+}
+
+func TestHandlerConcurrentDuplicate(t *testing.T) {
+	body := fixture(t, "invoice.paid.json")
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	h := webhooks.Handler(newVerifier(t), func(context.Context, *webhooks.Delivery) error {
+		if calls.Add(1) == 1 {
+			close(entered)
+		}
+		<-release
+		return nil
+	}, webhooks.WithDeduper(webhooks.NewMemoryDeduper(time.Hour)))
+
+	first := make(chan int)
+	go func() {
+		first <- serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventInvoicePaid, body)).Code
+	}()
+	select {
+	case <-entered:
+	case code := <-first:
+		t.Fatalf("the first delivery was answered %d without being processed", code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first delivery was not processed")
+	}
+
+	// The same delivery while the first is being processed: neither
+	// processed nor acknowledged, so the service tries again later.
+	require.Equal(t, http.StatusConflict, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventInvoicePaid, body)).Code)
+
+	close(release)
+	require.Equal(t, http.StatusOK, <-first)
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventInvoicePaid, body)).Code)
+	require.Equal(t, int32(1), calls.Load())
+}
+
+func TestHandlerPanicReleasesClaim(t *testing.T) {
+	body := fixture(t, "test.json")
+	var calls atomic.Int32
+	h := webhooks.Handler(newVerifier(t), func(context.Context, *webhooks.Delivery) error {
+		if calls.Add(1) == 1 {
+			panic("boom")
+		}
+		return nil
+	}, webhooks.WithDeduper(webhooks.NewMemoryDeduper(time.Hour)))
+
+	require.PanicsWithValue(t, "boom", func() {
+		serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body))
+	})
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)).Code)
+	require.Equal(t, int32(2), calls.Load())
+}
+
+// fakeDeduper is a Deduper that fails or records as told.
+type fakeDeduper struct {
+	invalid       bool // Claim returns the invalid status 0
+	claimErr      error
+	releaseErr    error
+	releaseCtxErr error
+	released      []bool
+}
+
+func (f *fakeDeduper) Claim(context.Context, string) (webhooks.ClaimStatus, error) {
+	switch {
+	case f.claimErr != nil:
+		return 0, f.claimErr
+	case f.invalid:
+		return 0, nil
+	}
+	return webhooks.ClaimNew, nil
+}
+
+func (f *fakeDeduper) Release(ctx context.Context, _ string, processed bool) error {
+	f.releaseCtxErr = ctx.Err()
+	f.released = append(f.released, processed)
+	return f.releaseErr
+}
+
+func TestHandlerDeduperErrors(t *testing.T) {
+	body := fixture(t, "test.json")
+
+	rec := &recorder{}
+	h := webhooks.Handler(newVerifier(t), rec.handle, webhooks.WithDeduper(&fakeDeduper{claimErr: errors.New("redis down")}))
+	require.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)).Code)
+	require.Zero(t, rec.calls())
+
+	// A Deduper answering nonsense is an error, not a licence to process.
+	h = webhooks.Handler(newVerifier(t), rec.handle, webhooks.WithDeduper(&fakeDeduper{invalid: true}))
+	require.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)).Code)
+	require.Zero(t, rec.calls())
+
+	// A failed release after success still acknowledges: the work is done.
+	f := &fakeDeduper{releaseErr: errors.New("redis down")}
+	h = webhooks.Handler(newVerifier(t), rec.handle, webhooks.WithDeduper(f))
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)).Code)
+	require.Equal(t, []bool{true}, f.released)
+}
+
+func TestHandlerReleasesWithLiveContext(t *testing.T) {
+	body := fixture(t, "test.json")
+	f := &fakeDeduper{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := webhooks.Handler(newVerifier(t), func(context.Context, *webhooks.Delivery) error {
+		cancel() // the sender hung up while we worked
+		return nil
+	}, webhooks.WithDeduper(f))
+	serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body).WithContext(ctx))
+	require.Equal(t, []bool{true}, f.released)
+	require.NoError(t, f.releaseCtxErr)
+}
+
+func TestHandlerLogs(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	body := fixture(t, "quote.accepted.json")
+	h := webhooks.Handler(newVerifier(t), func(context.Context, *webhooks.Delivery) error { return nil }, webhooks.WithLogger(logger))
+
+	serve(h, signedRequest("wrong", testTimestamp, webhooks.EventQuoteAccepted, body))
+	serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body))
+	logs := buf.String()
+	assert.Contains(t, logs, "level=WARN msg=\"webhooks: delivery refused\" status=401 delivery_id=dlv_01HQ7Z3K8M2N4P6R8T0V event=quote.accepted error=\"webhooks: signature mismatch\"")
+	assert.Contains(t, logs, "level=DEBUG msg=\"webhooks: delivery handled\" status=200")
+	assert.NotContains(t, logs, testSecret)
+	assert.NotContains(t, logs, "Harbour Lane", "the body is not logged")
+}
+
+func TestHandlerPanicsOnNil(t *testing.T) {
+	fn := func(context.Context, *webhooks.Delivery) error { return nil }
+	assert.Panics(t, func() { webhooks.Handler(nil, fn) })
+	assert.Panics(t, func() { webhooks.Handler(newVerifier(t), nil) })
+}

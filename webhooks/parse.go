@@ -1,0 +1,84 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Parse decodes a delivery body into the typed event for eventType: a
+// *InvoiceCreated for EventInvoiceCreated, a *QuoteAccepted for
+// EventQuoteAccepted, a *Test for EventTest, and so on. A type the package
+// does not know gives a *RawEvent holding the type and a copy of the body, not
+// an error. Fields the package does not know are ignored.
+//
+// Parse does not verify anything: call it only on a body that passed
+// Verifier.Verify, or use Verifier.Read or Verifier.ParseDelivery, which do
+// both. It fails with an error wrapping ErrInvalidPayload when body is not a
+// JSON object or a known field has the wrong type or format (a money string
+// that is not a decimal, a date that is not YYYY-MM-DD, a datetime that is
+// not RFC 3339).
+func Parse(eventType EventType, body []byte) (Event, error) {
+	// A body that opens with '{' and decodes (or is valid JSON) is an object.
+	if !opensObject(body) {
+		return nil, fmt.Errorf("%w: %s body is not a JSON object", ErrInvalidPayload, eventType)
+	}
+	e := newEvent(eventType)
+	if e == nil {
+		if !json.Valid(body) {
+			return nil, fmt.Errorf("%w: %s body is not valid JSON", ErrInvalidPayload, eventType)
+		}
+		return &RawEvent{Type: eventType, Body: append(json.RawMessage(nil), body...)}, nil
+	}
+	if err := json.Unmarshal(body, e); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPayload, eventType, err)
+	}
+	return e, nil
+}
+
+// newEvent returns a new, empty event of type t, or nil for an unknown type.
+func newEvent(t EventType) Event {
+	switch t {
+	case EventInvoiceCreated:
+		return new(InvoiceCreated)
+	case EventInvoiceSent:
+		return new(InvoiceSent)
+	case EventInvoiceUpdated:
+		return new(InvoiceUpdated)
+	case EventInvoicePaid:
+		return new(InvoicePaid)
+	case EventBillCreated:
+		return new(BillCreated)
+	case EventBillApproved:
+		return new(BillApproved)
+	case EventContactCreated:
+		return new(ContactCreated)
+	case EventPaymentReceived:
+		return new(PaymentReceived)
+	case EventQuoteCreated:
+		return new(QuoteCreated)
+	case EventQuoteSent:
+		return new(QuoteSent)
+	case EventQuoteViewed:
+		return new(QuoteViewed)
+	case EventQuoteAccepted:
+		return new(QuoteAccepted)
+	case EventQuoteUnaccepted:
+		return new(QuoteUnaccepted)
+	case EventTest:
+		return new(Test)
+	}
+	return nil
+}
+
+// opensObject reports whether the first byte of body after JSON white space
+// is '{'.
+func opensObject(body []byte) bool {
+	for _, c := range body {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{'
+	}
+	return false
+}

@@ -1,0 +1,387 @@
+package webhooks_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+const (
+	invoiceID  = "e5b3f1d2-9c84-4a7b-b6e0-2d1f8a3c5e97"
+	clientID   = "3f6c2a91-8b47-4e0d-a5c3-19d7e8f2b640"
+	supplierID = "a41d7e2c-6b90-4f35-8e1a-c27b5d903f48"
+	billID     = "c8f0a2d6-1e4b-4c79-9a35-5b7d3e0f1c82"
+)
+
+func lineItem(id, code, title, description, qty, unitPrice, subtotal, taxRate, tax, total string, optional bool) webhooks.QuoteLineItem {
+	return webhooks.QuoteLineItem{
+		ID: id, ItemCode: code, Title: title, Description: description,
+		Quantity: dec(qty), UnitPrice: dec(unitPrice), Subtotal: dec(subtotal), TaxRate: dec(taxRate),
+		TaxAmount: dec(tax), Total: dec(total), Optional: optional,
+	}
+}
+
+var (
+	lineDesign = lineItem("5a1f3c9e-2b7d-4e60-8f14-0c9a6d3b7e21", "WEB-DESIGN", "Website design",
+		"Design and build of a six-page responsive website.", "1", "4500.00", "4500.00", "10.00", "450.00", "4950.00", false)
+	lineHosting = lineItem("6b2e4d0f-3c8e-4f71-9025-1d0b7e4c8f32", "HOSTING-12", "Managed hosting (12 months)",
+		"Hosting, backups and security updates, billed monthly.", "12", "49.95", "599.40", "10.00", "59.94", "659.34", false)
+	lineBasicHosting = lineItem("7c3f5e1a-4d9f-4082-a136-2e1c8f5d9043", "HOSTING-BASIC", "Basic hosting (12 months)",
+		"Shared hosting without managed updates.", "12", "19.95", "239.40", "10.00", "23.94", "263.34", false)
+	lineSEO = lineItem("8d4a6f2b-5e0a-4193-b247-3f2d9a6e0154", "SEO-AUDIT", "SEO audit",
+		"One-off search engine audit with a written report.", "1", "850.00", "850.00", "10.00", "85.00", "935.00", true)
+	lineTrainingOffered = lineItem("9e5b7a3c-6f1b-42a4-8358-4a3e0b7f1265", "TRAINING-HR", "Staff training (per hour)",
+		"On-site training for your team; choose the number of hours.", "2", "120.00", "240.00", "10.00", "24.00", "264.00", false)
+	lineTrainingAccepted = lineItem("9e5b7a3c-6f1b-42a4-8358-4a3e0b7f1265", "TRAINING-HR", "Staff training (per hour)",
+		"On-site training for your team; choose the number of hours.", "3", "120.00", "360.00", "10.00", "36.00", "396.00", false)
+	linePhoto = lineItem("af6c8b4d-702c-43b5-9469-5b4f1c802376", "PHOTO-DAY", "Product photography",
+		"A day of product photography for the online shop.", "1", "1200.00", "1200.00", "10.00", "120.00", "1320.00", true)
+	lineTravel = lineItem("b07d9c5e-813d-44c6-a57a-6c502d913487", "", "Travel", // item_code is null in the body
+		"Travel to site, Perth metro area.", "1", "180.00", "180.00", "0.00", "0.00", "180.00", false)
+
+	allOptions = []webhooks.QuoteLineItem{lineDesign, lineHosting, lineBasicHosting, lineSEO, lineTrainingOffered, linePhoto, lineTravel}
+)
+
+// quoteFields returns the quote fields the fixtures share.
+func quoteFields(status invoicing.QuoteStatus, publicURL bool, subtotal, tax, total string, lines ...webhooks.QuoteLineItem) webhooks.Quote {
+	q := webhooks.Quote{
+		QuoteID:     "9d2e4b71-3c5a-4f86-a0b9-7e1d6c8f2a35",
+		QuoteNumber: "QU-0137",
+		Title:       "Website rebuild 2026",
+		ClientID:    clientID,
+		ClientName:  "Harbour Lane Bakery Pty Ltd",
+		ClientEmail: "jane@harbourlanebakery.example",
+		ClientAddress: webhooks.Address{
+			AddressLine1: "Shop 4", AddressLine2: "112 Harbour Lane", City: "Fremantle",
+			State: "WA", Postcode: "6160", Country: "Australia",
+		},
+		QuoteAdminURL: "https://app.example.com/quotes/9d2e4b71-3c5a-4f86-a0b9-7e1d6c8f2a35",
+		Status:        status,
+		IssueDate:     invoicing.NewDate(2026, 3, 2),
+		ValidUntil:    invoicing.NewDate(2026, 4, 1),
+		Currency:      "AUD",
+		Subtotal:      dec(subtotal),
+		TaxAmount:     dec(tax),
+		Total:         dec(total),
+		LineItems:     lines,
+	}
+	if publicURL {
+		q.QuotePublicURL = ptr("https://app.example.com/q/s/Zk3pW9qLx2RtV7mN")
+	}
+	return q
+}
+
+var janeRecipient = webhooks.Recipient{
+	QuoteContactID: "10e8ad6f-924e-45d7-b68b-7d613ea24598", ContactID: "c1f9be70-a35f-46e8-879c-8e724fb356a9",
+	ContactName: "Jane Citizen", ContactEmail: "jane@harbourlanebakery.example", ContactType: webhooks.RecipientTo,
+}
+
+// expectedEvents is what every fixture must parse into, field by field.
+var expectedEvents = map[string]webhooks.Event{
+	"invoice.created.json": &webhooks.InvoiceCreated{
+		InvoiceID: invoiceID, InvoiceNumber: "INV-0412", ClientID: clientID, Reference: "SHOP-ORDER-55120",
+		Total: dec("1375.00"), Status: invoicing.InvoiceStatusAwaitingPayment, CreatedAt: datetime("2026-03-05T09:14:27Z"),
+	},
+	"invoice.sent.json": &webhooks.InvoiceSent{
+		InvoiceID: invoiceID, InvoiceNumber: "INV-0412", ClientID: clientID,
+		SentAt: datetime("2026-03-05T09:20:03.482113Z"),
+	},
+	"invoice.updated.json": &webhooks.InvoiceUpdated{
+		InvoiceID: invoiceID, InvoiceNumber: "INV-0412", ClientID: clientID, Reference: "SHOP-ORDER-55120",
+		Total: dec("1512.50"), Status: invoicing.InvoiceStatusAwaitingPayment, UpdatedAt: datetime("2026-03-06T02:41:10Z"),
+	},
+	"invoice.paid.json": &webhooks.InvoicePaid{
+		InvoiceID: invoiceID, InvoiceNumber: "INV-0412", ClientID: clientID, Reference: "SHOP-ORDER-55120",
+		AmountPaid: dec("1512.50"), PaidAt: datetime("2026-03-20T23:05:44Z"),
+	},
+	"bill.created.json": &webhooks.BillCreated{
+		BillID: billID, BillNumber: "BILL-0077", SupplierID: supplierID, Total: dec("264.00"), Status: "draft",
+		CreatedAt: datetime("2026-03-07T01:12:55Z"),
+	},
+	"bill.approved.json": &webhooks.BillApproved{
+		BillID: billID, BillNumber: "BILL-0077", SupplierID: supplierID, ApprovedAt: datetime("2026-03-08T04:30:00Z"),
+	},
+	"contact.created.json": &webhooks.ContactCreated{
+		ContactID: supplierID, ContactType: webhooks.ContactTypeSupplier, Name: "Coastal Paper Supplies",
+		Email: "accounts@coastalpaper.example", CreatedAt: datetime("2026-03-07T01:12:54Z"),
+	},
+	"payment.received.json": &webhooks.PaymentReceived{
+		PaymentID: "f2a9c4e7-0b3d-4e18-96c5-8d1a7f3b2e60", InvoiceID: invoiceID, Amount: dec("500.00"),
+		PaymentMethod: webhooks.PaymentMethodBankTransfer, ReceivedAt: datetime("2026-03-12T00:00:00Z"),
+		InvoiceNumber: ptr("INV-0412"), Reference: ptr("SHOP-ORDER-55120"),
+	},
+	"payment.received.minimal.json": &webhooks.PaymentReceived{
+		PaymentID: "0c7e5a3b-9d1f-4b26-8e4a-f6b2c9d0a713", InvoiceID: invoiceID, Amount: dec("1012.50"),
+		PaymentMethod: "card", ReceivedAt: datetime("2026-03-20T23:05:43Z"),
+	},
+	"quote.created.json": &webhooks.QuoteCreated{
+		Quote:     quoteFields(invoicing.QuoteStatusDraft, false, "7808.80", "762.88", "8571.68", allOptions...),
+		CreatedAt: datetime("2026-03-02T03:00:12Z"),
+	},
+	"quote.sent.json": &webhooks.QuoteSent{
+		Quote:  quoteFields(invoicing.QuoteStatusSent, true, "7808.80", "762.88", "8571.68", allOptions...),
+		SentAt: datetime("2026-03-02T03:05:40Z"),
+	},
+	"quote.viewed.json": &webhooks.QuoteViewed{
+		Quote:        quoteFields(invoicing.QuoteStatusSent, true, "7808.80", "762.88", "8571.68", allOptions...),
+		ViewedAt:     datetime("2026-03-04T08:11:02Z"),
+		ViewCount:    3,
+		LastViewedAt: datetime("2026-03-03T21:47:15Z"),
+		Viewer: webhooks.Viewer{
+			ContactID: nil, ContactName: "Sam Baker", ContactEmail: "sam@harbourlanebakery.example",
+			ContactType: webhooks.RecipientTo,
+		},
+	},
+	"quote.accepted.json": &webhooks.QuoteAccepted{
+		Quote: quoteFields(invoicing.QuoteStatusAccepted, true, "6489.40", "630.94", "7120.34",
+			lineDesign, lineHosting, lineSEO, lineTrainingAccepted, lineTravel),
+		Recipients: []webhooks.Recipient{
+			janeRecipient,
+			{
+				QuoteContactID: "21f9be70-a35f-46e8-879c-8e724fb356a9", ContactID: "d20acf81-b460-47f9-98ad-9f835ac467ba",
+				ContactName: "Accounts Team", ContactEmail: "accounts@harbourlanebakery.example", ContactType: "cc",
+			},
+			{
+				QuoteContactID: "320acf81-b460-47f9-98ad-9f835ac467ba", ContactID: "e31bd092-c571-480a-a9be-a0946bd578cb",
+				ContactName: "Sam Baker", ContactEmail: "sam@harbourlanebakery.example", ContactType: "cc",
+			},
+		},
+		AcceptingContact: &webhooks.AcceptingContact{
+			ContactID: "c1f9be70-a35f-46e8-879c-8e724fb356a9", ContactName: "Jane Citizen",
+			ContactEmail: "jane@harbourlanebakery.example", ContactType: webhooks.RecipientTo,
+		},
+		AcceptedBy:            "Jane M. Citizen",
+		AcceptedAt:            datetime("2026-03-05T09:14:21Z"),
+		AcceptanceComments:    "Please start in the first week of April.",
+		AcceptanceOrderNumber: "PO-88213",
+		InteractiveSelections: map[string]json.RawMessage{
+			"package-4c1d9e27-6a3b-4f58-b0e2-7d9c1a4f6b83":       json.RawMessage(`{"selected": true, "excluded_items": ["af6c8b4d-702c-43b5-9469-5b4f1c802376"]}`),
+			"package-group-2b8e5f1c-9d4a-4e67-a3c0-6f1b8d2e5a94": json.RawMessage(`{"selected_package_id": "4c1d9e27-6a3b-4f58-b0e2-7d9c1a4f6b83"}`),
+			"section-2": json.RawMessage(`{"quantities": {"9e5b7a3c-6f1b-42a4-8358-4a3e0b7f1265": 3}, "optional_items": {"8d4a6f2b-5e0a-4193-b247-3f2d9a6e0154": true}}`),
+		},
+		InvoiceID:       ptr(invoiceID),
+		InvoiceNumber:   ptr("INV-0412"),
+		InvoiceStatus:   ptr(invoicing.InvoiceStatusAwaitingPayment),
+		InvoiceAdminURL: ptr("https://app.example.com/invoices/" + invoiceID),
+		InvoiceShareURL: ptr("https://app.example.com/i/s/Rt7YhQ2vKp9WmX4c"),
+	},
+	"quote.accepted.no_invoice.json": &webhooks.QuoteAccepted{
+		Quote: quoteFields(invoicing.QuoteStatusAccepted, true, "5519.40", "533.94", "6053.34",
+			lineDesign, lineHosting, lineTrainingOffered, lineTravel),
+		Recipients:            []webhooks.Recipient{janeRecipient},
+		AcceptedBy:            "Jane Citizen",
+		AcceptedAt:            datetime("2026-03-05T10:02:00Z"),
+		InteractiveSelections: map[string]json.RawMessage{},
+	},
+	"quote.unaccepted.json": &webhooks.QuoteUnaccepted{
+		Quote:              quoteFields(invoicing.QuoteStatusSent, true, "7808.80", "762.88", "8571.68", allOptions...),
+		PreviousStatus:     invoicing.QuoteStatusAccepted,
+		UnacceptedAt:       datetime("2026-03-06T01:30:00Z"),
+		PreviousAcceptance: json.RawMessage(`{"accepted_by": "Jane M. Citizen", "accepted_at": "2026-03-05T09:14:21Z", "acceptance_order_number": "PO-88213", "total": "7120.34"}`),
+	},
+	"test.json": &webhooks.Test{
+		Event: "test", Timestamp: datetime("2026-03-01T10:00:00Z"),
+		Message: "This is a test webhook from the invoicing service.", BusinessID: "b7e1c0a4-5d3f-4a8e-9c21-6f0e2d4b8a13",
+	},
+}
+
+func TestParseFixtures(t *testing.T) {
+	require.Len(t, expectedEvents, len(fixtures))
+	for name, eventType := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			want, ok := expectedEvents[name]
+			require.True(t, ok, "no expectation for %s", name)
+			got, err := webhooks.Parse(eventType, fixture(t, name))
+			require.NoError(t, err)
+			require.Equal(t, eventType, got.EventType())
+			require.Equal(t, want, got)
+		})
+	}
+}
+
+// TestFixturesCoverEveryField checks, per event type, that the fixtures and
+// the typed events name the same fields at every depth: a key that no struct
+// field decodes, or a struct field that no fixture exercises, is a mistake in
+// one or the other.
+func TestFixturesCoverEveryField(t *testing.T) {
+	inFixtures := map[webhooks.EventType]map[string]bool{}
+	inStructs := map[webhooks.EventType]map[string]bool{}
+	for name, eventType := range fixtures {
+		if inFixtures[eventType] == nil {
+			inFixtures[eventType], inStructs[eventType] = map[string]bool{}, map[string]bool{}
+		}
+		body := fixture(t, name)
+		var decoded any
+		require.NoError(t, json.Unmarshal(body, &decoded))
+		jsonPaths("", decoded, inFixtures[eventType])
+
+		event, err := webhooks.Parse(eventType, body)
+		require.NoError(t, err)
+		reencoded, err := json.Marshal(event)
+		require.NoError(t, err)
+		decoded = nil
+		require.NoError(t, json.Unmarshal(reencoded, &decoded))
+		jsonPaths("", decoded, inStructs[eventType])
+	}
+	// A quote just created has no share link yet; the field is exercised
+	// by the other quote events.
+	inFixtures[webhooks.EventQuoteCreated][".quote_public_url"] = true
+	for eventType := range inFixtures {
+		assert.Equal(t, inFixtures[eventType], inStructs[eventType], eventType)
+	}
+}
+
+// jsonPaths adds the path of every object key in v to paths, such as
+// "line_items[].optional".
+func jsonPaths(prefix string, v any, paths map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			paths[prefix+"."+k] = true
+			jsonPaths(prefix+"."+k, child, paths)
+		}
+	case []any:
+		for _, child := range v {
+			jsonPaths(prefix+"[]", child, paths)
+		}
+	}
+}
+
+func TestParseOptionalFields(t *testing.T) {
+	t.Run("payment.received without invoice_number and reference", func(t *testing.T) {
+		e, err := webhooks.Parse(webhooks.EventPaymentReceived, fixture(t, "payment.received.minimal.json"))
+		require.NoError(t, err)
+		p := e.(*webhooks.PaymentReceived)
+		assert.Nil(t, p.InvoiceNumber)
+		assert.Nil(t, p.Reference)
+	})
+	t.Run("payment.received with empty and null optional fields", func(t *testing.T) {
+		body := `{"payment_id": "p", "invoice_id": "i", "amount": "1.00", "payment_method": "bank_transfer",
+			"received_at": "2026-03-05T09:14:21Z", "invoice_number": "", "reference": null}`
+		e, err := webhooks.Parse(webhooks.EventPaymentReceived, []byte(body))
+		require.NoError(t, err)
+		p := e.(*webhooks.PaymentReceived)
+		require.NotNil(t, p.InvoiceNumber, "an empty string is present, not absent")
+		assert.Equal(t, "", *p.InvoiceNumber)
+		assert.Nil(t, p.Reference)
+	})
+	t.Run("quote.accepted without invoice fields or accepting contact", func(t *testing.T) {
+		e, err := webhooks.Parse(webhooks.EventQuoteAccepted, fixture(t, "quote.accepted.no_invoice.json"))
+		require.NoError(t, err)
+		q := e.(*webhooks.QuoteAccepted)
+		assert.Nil(t, q.InvoiceID)
+		assert.Nil(t, q.InvoiceNumber)
+		assert.Nil(t, q.InvoiceStatus)
+		assert.Nil(t, q.InvoiceAdminURL)
+		assert.Nil(t, q.InvoiceShareURL)
+		assert.Nil(t, q.AcceptingContact)
+	})
+	t.Run("quote.created without a share link", func(t *testing.T) {
+		e, err := webhooks.Parse(webhooks.EventQuoteCreated, fixture(t, "quote.created.json"))
+		require.NoError(t, err)
+		assert.Nil(t, e.(*webhooks.QuoteCreated).QuotePublicURL)
+	})
+	t.Run("quote.viewed with a known viewer", func(t *testing.T) {
+		body := `{"quote_id": "q", "viewer": {"contact_id": "c-1", "contact_name": "Jane", "contact_email": "j@x.example", "contact_type": "to"}}`
+		e, err := webhooks.Parse(webhooks.EventQuoteViewed, []byte(body))
+		require.NoError(t, err)
+		require.NotNil(t, e.(*webhooks.QuoteViewed).Viewer.ContactID)
+		assert.Equal(t, "c-1", *e.(*webhooks.QuoteViewed).Viewer.ContactID)
+	})
+}
+
+func TestParseMoneyIsExact(t *testing.T) {
+	body := `{"payment_id": "p", "invoice_id": "i", "amount": "0.10", "payment_method": "bank_transfer", "received_at": "2026-03-05T09:14:21Z"}`
+	e, err := webhooks.Parse(webhooks.EventPaymentReceived, []byte(body))
+	require.NoError(t, err)
+	amount := e.(*webhooks.PaymentReceived).Amount
+	assert.Equal(t, "0.3", amount.Add(amount).Add(amount).String())
+	assert.Equal(t, "0.10", amount.StringFixed(2))
+
+	// A JSON number is accepted too (decimal.Decimal decodes both).
+	e, err = webhooks.Parse(webhooks.EventInvoicePaid, []byte(`{"amount_paid": 12.5}`))
+	require.NoError(t, err)
+	assert.True(t, dec("12.5").Equal(e.(*webhooks.InvoicePaid).AmountPaid))
+}
+
+func TestParseUnknownEventType(t *testing.T) {
+	body := []byte(`{"credit_note_id": "cn-1", "total": "10.00"}`)
+	e, err := webhooks.Parse("credit_note.created", body)
+	require.NoError(t, err)
+	raw, ok := e.(*webhooks.RawEvent)
+	require.True(t, ok, "got %T", e)
+	assert.Equal(t, webhooks.EventType("credit_note.created"), raw.Type)
+	assert.Equal(t, webhooks.EventType("credit_note.created"), raw.EventType())
+	assert.JSONEq(t, string(body), string(raw.Body))
+
+	// The body is a copy.
+	body[2] = 'X'
+	assert.Equal(t, byte('c'), raw.Body[2])
+
+	// Event types are matched exactly.
+	e, err = webhooks.Parse("Invoice.Created", fixture(t, "invoice.created.json"))
+	require.NoError(t, err)
+	assert.IsType(t, &webhooks.RawEvent{}, e)
+}
+
+func TestParseIgnoresUnknownFields(t *testing.T) {
+	body := `{"bill_id": "b-1", "bill_number": "BILL-1", "supplier_id": "s-1", "approved_at": "2026-03-08T04:30:00Z",
+		"approved_by": {"name": "Ann"}, "new_flag": true, "amounts": [1, 2]}`
+	e, err := webhooks.Parse(webhooks.EventBillApproved, []byte(body))
+	require.NoError(t, err)
+	assert.Equal(t, &webhooks.BillApproved{
+		BillID: "b-1", BillNumber: "BILL-1", SupplierID: "s-1", ApprovedAt: datetime("2026-03-08T04:30:00Z"),
+	}, e)
+}
+
+func TestParseKeepsUnknownEnumValues(t *testing.T) {
+	e, err := webhooks.Parse(webhooks.EventInvoiceCreated, []byte(`{"status": "partially_paid"}`))
+	require.NoError(t, err)
+	status := e.(*webhooks.InvoiceCreated).Status
+	assert.Equal(t, invoicing.InvoiceStatus("partially_paid"), status)
+	assert.False(t, status.Known())
+}
+
+func TestParseInvalidPayloads(t *testing.T) {
+	tests := []struct {
+		name      string
+		eventType webhooks.EventType
+		body      string
+	}{
+		{"empty", webhooks.EventTest, ""},
+		{"white space", webhooks.EventTest, " \n"},
+		{"null", webhooks.EventTest, "null"},
+		{"array", webhooks.EventTest, `[{"event": "test"}]`},
+		{"string", webhooks.EventTest, `"test"`},
+		{"truncated", webhooks.EventTest, `{"event": "test"`},
+		{"trailing garbage", webhooks.EventTest, `{"event": "test"} x`},
+		{"money not a decimal", webhooks.EventInvoiceCreated, `{"total": "12,50"}`},
+		{"money an object", webhooks.EventInvoiceCreated, `{"total": {"amount": "1"}}`},
+		{"date not YYYY-MM-DD", webhooks.EventQuoteCreated, `{"issue_date": "02/03/2026"}`},
+		{"datetime without zone", webhooks.EventInvoiceCreated, `{"created_at": "2026-03-05T09:14:27"}`},
+		{"count a string", webhooks.EventQuoteViewed, `{"view_count": "3"}`},
+		{"optional a number", webhooks.EventQuoteSent, `{"line_items": [{"optional": "yes"}]}`},
+		{"unknown type, invalid JSON", "credit_note.created", `{"a": }`},
+		{"unknown type, not an object", "credit_note.created", `[1]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := webhooks.Parse(tt.eventType, []byte(tt.body))
+			require.ErrorIs(t, err, webhooks.ErrInvalidPayload)
+			require.Nil(t, e)
+		})
+	}
+}
+
+func TestEventTypeKnown(t *testing.T) {
+	for _, eventType := range fixtures {
+		assert.True(t, eventType.Known(), eventType)
+	}
+	assert.False(t, webhooks.EventType("credit_note.created").Known())
+	assert.False(t, webhooks.EventType("").Known())
+}
