@@ -206,7 +206,7 @@ func TestHandlerConcurrentDuplicate(t *testing.T) {
 		return nil
 	}, webhooks.WithDeduper(webhooks.NewMemoryDeduper(time.Hour)))
 
-	first := make(chan int)
+	first := make(chan int, 1)
 	go func() {
 		first <- serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventInvoicePaid, body)).Code
 	}()
