@@ -185,6 +185,11 @@ func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
+// CloseIdleConnections closes the idle keep-alive connections of the
+// client's http.Client (see http.Client.CloseIdleConnections), e.g. when the
+// Client is no longer needed. The Client stays usable.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
 // BaseURL returns the base URL requests are sent to, without a trailing slash.
 func (c *Client) BaseURL() string { return c.base }
 

@@ -116,3 +116,13 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 	assert.Len(t, api.requests(), 160)
 }
+
+func TestCloseIdleConnectionsKeepsClientUsable(t *testing.T) {
+	c, api := newTestAPI(t, always(200, fixture(t, "item.json")))
+	_, err := c.Items.Get(context.Background(), itemID)
+	require.NoError(t, err)
+	c.CloseIdleConnections()
+	_, err = c.Items.Get(context.Background(), itemID)
+	require.NoError(t, err)
+	assert.Len(t, api.requests(), 2)
+}
