@@ -82,41 +82,21 @@ func (s *Server) listBills(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	supplierID := q.Get("supplier_id")
-	s.mu.Lock()
-	var views []billJSON
-	for _, b := range s.data.bills.all() {
-		if (status == "" || b.status == status) && (supplierID == "" || b.supplierID == supplierID) {
-			views = append(views, s.billView(b))
-		}
+	keep := func(b *bill) bool {
+		return (status == "" || b.status == status) && (supplierID == "" || b.supplierID == supplierID)
 	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse("bills", views, p))
+	serveList(s, w, p, "bills", &s.data.bills, keep, s.billView)
 }
 
 // getBill serves GET /bills/{id}.
 func (s *Server) getBill(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	b := s.data.bills.get(r.PathValue("id"))
-	var view billJSON
-	if b != nil {
-		view = s.billView(b)
-	}
-	s.mu.Unlock()
-	if b == nil {
-		writeError(w, notFound("Bill"))
-		return
-	}
-	writeJSON(w, http.StatusOK, view)
+	serveOne(s, w, r, &s.data.bills, "Bill", s.billView)
 }
 
 // createBill serves POST /bills (201) and fires bill.created.
 func (s *Server) createBill(w http.ResponseWriter, r *http.Request) {
 	var req billRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	lineReqs, err := parseLines(req.LineItems)
+	lineReqs, err := decodeWithLines(r, &req, &req.LineItems)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -136,36 +136,15 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, tbl *table
 		writeError(w, err)
 		return
 	}
-	s.mu.Lock()
-	views := make([]contactJSON, 0, len(tbl.all()))
-	for _, c := range tbl.all() {
-		views = append(views, contactView(c))
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse(key, views, p))
+	serveList(s, w, p, key, tbl, nil, contactView)
 }
 
 func (s *Server) getClient(w http.ResponseWriter, r *http.Request) {
-	s.getContact(w, r, &s.data.clients, "Client")
+	serveOne(s, w, r, &s.data.clients, "Client", contactView)
 }
 
 func (s *Server) getSupplier(w http.ResponseWriter, r *http.Request) {
-	s.getContact(w, r, &s.data.suppliers, "Supplier")
-}
-
-func (s *Server) getContact(w http.ResponseWriter, r *http.Request, tbl *table[contact], what string) {
-	s.mu.Lock()
-	c := tbl.get(r.PathValue("id"))
-	var view contactJSON
-	if c != nil {
-		view = contactView(c)
-	}
-	s.mu.Unlock()
-	if c == nil {
-		writeError(w, notFound(what))
-		return
-	}
-	writeJSON(w, http.StatusOK, view)
+	serveOne(s, w, r, &s.data.suppliers, "Supplier", contactView)
 }
 
 func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {

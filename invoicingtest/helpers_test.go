@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -132,9 +133,7 @@ func invoiceBody(extra map[string]any) map[string]any {
 		"default_tax_code_id": SeedOnePercentTaxCodeID,
 		"line_items":          []any{map[string]any{"description": "Widget", "unit_price": json.Number("100")}},
 	}
-	for k, v := range extra {
-		b[k] = v
-	}
+	maps.Copy(b, extra)
 	return b
 }
 
@@ -153,9 +152,7 @@ func quoteBody(extra map[string]any) map[string]any {
 			map[string]any{"description": "Extended support", "unit_price": json.Number("50")},
 		},
 	}
-	for k, v := range extra {
-		b[k] = v
-	}
+	maps.Copy(b, extra)
 	return b
 }
 

@@ -89,61 +89,25 @@ func (s *Server) invoiceView(inv *invoice) invoiceJSON {
 // listInvoices serves GET /invoices with the filters status, client_id,
 // from_date and to_date (on issue_date, both inclusive).
 func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := parsePage(q)
+	p, f, err := parseDocQuery(r.URL.Query(), invoiceStatuses)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	status, err := oneOf(q, "status", invoiceStatuses...)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	dates, err := parseDateRange(q)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	clientID := q.Get("client_id")
-	s.mu.Lock()
-	var views []invoiceJSON
-	for _, inv := range s.data.invoices.all() {
-		if (status == "" || inv.status == status) &&
-			(clientID == "" || inv.clientID == clientID) &&
-			dates.contains(inv.issueDate) {
-			views = append(views, s.invoiceView(inv))
-		}
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse("invoices", views, p))
+	keep := func(inv *invoice) bool { return f.keep(inv.status, inv.clientID, inv.issueDate) }
+	serveList(s, w, p, "invoices", &s.data.invoices, keep, s.invoiceView)
 }
 
 // getInvoice serves GET /invoices/{id}.
 func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	inv := s.data.invoices.get(r.PathValue("id"))
-	var view invoiceJSON
-	if inv != nil {
-		view = s.invoiceView(inv)
-	}
-	s.mu.Unlock()
-	if inv == nil {
-		writeError(w, notFound("Invoice"))
-		return
-	}
-	writeJSON(w, http.StatusOK, view)
+	serveOne(s, w, r, &s.data.invoices, "Invoice", s.invoiceView)
 }
 
 // createInvoice serves POST /invoices: 201 with a new invoice, or 200 with
 // the existing one when the reference is already used.
 func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) {
 	var req invoiceRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	lineReqs, err := parseLines(req.LineItems)
+	lineReqs, err := decodeWithLines(r, &req, &req.LineItems)
 	if err != nil {
 		writeError(w, err)
 		return

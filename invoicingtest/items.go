@@ -74,31 +74,13 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("%s", detailItemTypeNotAllowed))
 		return
 	}
-	s.mu.Lock()
-	var views []itemJSON
-	for _, it := range s.data.items.all() {
-		if typ == "" || it.itemType == typ {
-			views = append(views, itemView(it))
-		}
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse("items", views, p))
+	keep := func(it *item) bool { return typ == "" || it.itemType == typ }
+	serveList(s, w, p, "items", &s.data.items, keep, itemView)
 }
 
 // getItem serves GET /items/{id}.
 func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	it := s.data.items.get(r.PathValue("id"))
-	var view itemJSON
-	if it != nil {
-		view = itemView(it)
-	}
-	s.mu.Unlock()
-	if it == nil {
-		writeError(w, notFound("Item"))
-		return
-	}
-	writeJSON(w, http.StatusOK, view)
+	serveOne(s, w, r, &s.data.items, "Item", itemView)
 }
 
 // createItem serves POST /items. API.md 6.1 has no item event, so none

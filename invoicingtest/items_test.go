@@ -2,6 +2,7 @@ package invoicingtest
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"testing"
 
@@ -17,9 +18,7 @@ func itemBody(extra map[string]any) map[string]any {
 		"account_id":  SeedRevenueAccountID,
 		"tax_code_id": SeedGSTTaxCodeID,
 	}
-	for k, v := range extra {
-		b[k] = v
-	}
+	maps.Copy(b, extra)
 	return b
 }
 

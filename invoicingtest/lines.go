@@ -3,6 +3,7 @@ package invoicingtest
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -24,6 +25,16 @@ type lineRequest struct {
 // order of preference. JSON keys are matched exactly (encoding/json would
 // match "id" to "Id"), so the line's own "id" is never taken for an alias.
 var itemIDKeys = []string{"item_id", "itemId", "Id"}
+
+// decodeWithLines decodes the body of POST /invoices, /quotes or /bills into
+// req, then parses the line_items that decoding stored in *items, a field of
+// req.
+func decodeWithLines(r *http.Request, req any, items *[]json.RawMessage) ([]lineRequest, *apiError) {
+	if err := decodeBody(r, req); err != nil {
+		return nil, err
+	}
+	return parseLines(*items)
+}
 
 // parseLines decodes line_items entries. A line that is not an object, or a
 // field with the wrong JSON type, is a 400.

@@ -98,61 +98,25 @@ func (s *Server) quoteView(q *quote) quoteJSON {
 // listQuotes serves GET /quotes with the filters status, client_id,
 // from_date and to_date (on issue_date, both inclusive).
 func (s *Server) listQuotes(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := parsePage(q)
+	p, f, err := parseDocQuery(r.URL.Query(), quoteStatuses)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	status, err := oneOf(q, "status", quoteStatuses...)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	dates, err := parseDateRange(q)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	clientID := q.Get("client_id")
-	s.mu.Lock()
-	var views []quoteJSON
-	for _, qt := range s.data.quotes.all() {
-		if (status == "" || qt.status == status) &&
-			(clientID == "" || qt.clientID == clientID) &&
-			dates.contains(qt.issueDate) {
-			views = append(views, s.quoteView(qt))
-		}
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse("quotes", views, p))
+	keep := func(q *quote) bool { return f.keep(q.status, q.clientID, q.issueDate) }
+	serveList(s, w, p, "quotes", &s.data.quotes, keep, s.quoteView)
 }
 
 // getQuote serves GET /quotes/{id}.
 func (s *Server) getQuote(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	q := s.data.quotes.get(r.PathValue("id"))
-	var view quoteJSON
-	if q != nil {
-		view = s.quoteView(q)
-	}
-	s.mu.Unlock()
-	if q == nil {
-		writeError(w, notFound("Quote"))
-		return
-	}
-	writeJSON(w, http.StatusOK, view)
+	serveOne(s, w, r, &s.data.quotes, "Quote", s.quoteView)
 }
 
 // createQuote serves POST /quotes (always 201, status draft) and fires
 // quote.created.
 func (s *Server) createQuote(w http.ResponseWriter, r *http.Request) {
 	var req quoteRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	lineReqs, err := parseLines(req.LineItems)
+	lineReqs, err := decodeWithLines(r, &req, &req.LineItems)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -103,9 +103,7 @@ func (s *Server) AddAccount(a Account) string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.data.accounts.add(a.ID, &a) {
-		panic("invoicingtest: AddAccount: id already exists: " + a.ID)
-	}
+	mustAdd(&s.data.accounts, a.ID, &a, "AddAccount")
 	return a.ID
 }
 
@@ -120,9 +118,7 @@ func (s *Server) AddTaxCode(t TaxCode) string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.data.taxCodes.add(t.ID, &t) {
-		panic("invoicingtest: AddTaxCode: id already exists: " + t.ID)
-	}
+	mustAdd(&s.data.taxCodes, t.ID, &t, "AddTaxCode")
 	return t.ID
 }
 
@@ -137,9 +133,7 @@ func (s *Server) AddBankAccount(b BankAccount) string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.data.bankAccounts.add(b.ID, &b) {
-		panic("invoicingtest: AddBankAccount: id already exists: " + b.ID)
-	}
+	mustAdd(&s.data.bankAccounts, b.ID, &b, "AddBankAccount")
 	return b.ID
 }
 
@@ -159,10 +153,16 @@ func (s *Server) AddBankTransaction(t BankTransaction) string {
 	if s.data.bankAccounts.get(t.BankAccountID) == nil {
 		panic("invoicingtest: AddBankTransaction: unknown bank account " + t.BankAccountID)
 	}
-	if !s.data.bankTxns.add(t.ID, &t) {
-		panic("invoicingtest: AddBankTransaction: id already exists: " + t.ID)
-	}
+	mustAdd(&s.data.bankTxns, t.ID, &t, "AddBankTransaction")
 	return t.ID
+}
+
+// mustAdd stores v under id in tbl. A taken id panics, naming fn, the Add
+// method that was given it. The caller holds s.mu.
+func mustAdd[T any](tbl *table[T], id string, v *T, fn string) {
+	if !tbl.add(id, v) {
+		panic("invoicingtest: " + fn + ": id already exists: " + id)
+	}
 }
 
 func contains(values []string, v string) bool {
@@ -201,31 +201,13 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.mu.Lock()
-	var views []accountJSON
-	for _, a := range s.data.accounts.all() {
-		if typ == "" || a.Type == typ {
-			views = append(views, accountView(a))
-		}
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse("accounts", views, p))
+	keep := func(a *Account) bool { return typ == "" || a.Type == typ }
+	serveList(s, w, p, "accounts", &s.data.accounts, keep, accountView)
 }
 
 // getAccount serves GET /accounts/{id}.
 func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	a := s.data.accounts.get(r.PathValue("id"))
-	var view accountJSON
-	if a != nil {
-		view = accountView(a)
-	}
-	s.mu.Unlock()
-	if a == nil {
-		writeError(w, notFound("Account"))
-		return
-	}
-	writeJSON(w, http.StatusOK, view)
+	serveOne(s, w, r, &s.data.accounts, "Account", accountView)
 }
 
 // --- tax codes ---
@@ -252,31 +234,13 @@ func (s *Server) listTaxCodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	region := q.Get("region")
-	s.mu.Lock()
-	var views []taxCodeJSON
-	for _, t := range s.data.taxCodes.all() {
-		if region == "" || strings.EqualFold(t.Region, region) {
-			views = append(views, taxCodeView(t))
-		}
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse("tax_codes", views, p))
+	keep := func(t *TaxCode) bool { return region == "" || strings.EqualFold(t.Region, region) }
+	serveList(s, w, p, "tax_codes", &s.data.taxCodes, keep, taxCodeView)
 }
 
 // getTaxCode serves GET /tax-codes/{id}.
 func (s *Server) getTaxCode(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	t := s.data.taxCodes.get(r.PathValue("id"))
-	var view taxCodeJSON
-	if t != nil {
-		view = taxCodeView(t)
-	}
-	s.mu.Unlock()
-	if t == nil {
-		writeError(w, notFound("Tax code"))
-		return
-	}
-	writeJSON(w, http.StatusOK, view)
+	serveOne(s, w, r, &s.data.taxCodes, "Tax code", taxCodeView)
 }
 
 // --- bank accounts and transactions ---
@@ -308,13 +272,7 @@ func (s *Server) listBankAccounts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.mu.Lock()
-	var views []bankAccountJSON
-	for _, b := range s.data.bankAccounts.all() {
-		views = append(views, s.bankAccountView(b))
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse("bank_accounts", views, p))
+	serveList(s, w, p, "bank_accounts", &s.data.bankAccounts, nil, s.bankAccountView)
 }
 
 type bankTransactionJSON struct {
@@ -346,29 +304,13 @@ func (s *Server) listBankTransactions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	account := q.Get("bank_account_id")
-	s.mu.Lock()
-	var views []bankTransactionJSON
-	for _, t := range s.data.bankTxns.all() {
-		if (account == "" || t.BankAccountID == account) && dates.contains(t.Date) {
-			views = append(views, bankTransactionView(t))
-		}
+	keep := func(t *BankTransaction) bool {
+		return (account == "" || t.BankAccountID == account) && dates.contains(t.Date)
 	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse("bank_transactions", views, p))
+	serveList(s, w, p, "bank_transactions", &s.data.bankTxns, keep, bankTransactionView)
 }
 
 // getBankTransaction serves GET /bank-transactions/{id}.
 func (s *Server) getBankTransaction(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	t := s.data.bankTxns.get(r.PathValue("id"))
-	var view bankTransactionJSON
-	if t != nil {
-		view = bankTransactionView(t)
-	}
-	s.mu.Unlock()
-	if t == nil {
-		writeError(w, notFound("Bank transaction"))
-		return
-	}
-	writeJSON(w, http.StatusOK, view)
+	serveOne(s, w, r, &s.data.bankTxns, "Bank transaction", bankTransactionView)
 }

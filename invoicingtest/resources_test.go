@@ -2,6 +2,7 @@ package invoicingtest
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"testing"
 	"time"
@@ -19,9 +20,7 @@ func billBody(extra map[string]any) map[string]any {
 		"default_tax_code_id": SeedGSTTaxCodeID,
 		"line_items":          []any{map[string]any{"description": "Paper", "unit_price": json.Number("200")}},
 	}
-	for k, v := range extra {
-		b[k] = v
-	}
+	maps.Copy(b, extra)
 	return b
 }
 

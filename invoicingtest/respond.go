@@ -229,3 +229,68 @@ func joinComma(values []string) string {
 	}
 	return b.String()
 }
+
+// serveOne serves GET /<things>/{id}: 200 with the view of the record in tbl
+// under the path's id, or 404 "<what> not found".
+func serveOne[R, V any](s *Server, w http.ResponseWriter, r *http.Request, tbl *table[R], what string, view func(*R) V) {
+	s.mu.Lock()
+	rec := tbl.get(r.PathValue("id"))
+	var v V
+	if rec != nil {
+		v = view(rec)
+	}
+	s.mu.Unlock()
+	if rec == nil {
+		writeError(w, notFound(what))
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// serveList serves a list endpoint: 200 with the views of the records of tbl
+// that keep accepts (all of them when keep is nil), in insertion order, as
+// page p under key.
+func serveList[R, V any](s *Server, w http.ResponseWriter, p pageParams, key string, tbl *table[R], keep func(*R) bool, view func(*R) V) {
+	s.mu.Lock()
+	var views []V
+	for _, rec := range tbl.all() {
+		if keep == nil || keep(rec) {
+			views = append(views, view(rec))
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, listResponse(key, views, p))
+}
+
+// docQuery is the filter of GET /invoices and GET /quotes: status, client_id,
+// and from_date and to_date on issue_date (both inclusive).
+type docQuery struct {
+	status, clientID string
+	dates            dateRange
+}
+
+// parseDocQuery reads page and page_size, then status (one of statuses),
+// from_date, to_date and client_id. A malformed one is a 400.
+func parseDocQuery(q url.Values, statuses []string) (pageParams, docQuery, *apiError) {
+	var f docQuery
+	p, err := parsePage(q)
+	if err != nil {
+		return p, f, err
+	}
+	if f.status, err = oneOf(q, "status", statuses...); err != nil {
+		return p, f, err
+	}
+	if f.dates, err = parseDateRange(q); err != nil {
+		return p, f, err
+	}
+	f.clientID = q.Get("client_id")
+	return p, f, nil
+}
+
+// keep reports whether a document with the status, client and issue date
+// passes the filter.
+func (f docQuery) keep(status, clientID string, issueDate time.Time) bool {
+	return (f.status == "" || status == f.status) &&
+		(f.clientID == "" || clientID == f.clientID) &&
+		f.dates.contains(issueDate)
+}
