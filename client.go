@@ -72,7 +72,9 @@ type options struct {
 type Option func(*options)
 
 // WithHTTPClient makes the Client send requests through hc (its Transport,
-// its redirect policy, its Timeout). The Client closes hc's idle connections
+// its redirect policy, its Timeout). The default client refuses redirects to
+// plain http on a non-loopback host (see WithInsecureHTTP); hc's own
+// CheckRedirect is used as it is. The Client closes hc's idle connections
 // when a retry wait is cut short by the context or retries give up. By default
 // each Client has its own http.Client with a clone of http.DefaultTransport.
 func WithHTTPClient(hc *http.Client) Option { return func(o *options) { o.hc = hc } }
@@ -141,7 +143,10 @@ func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	}
 	hc := o.hc
 	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		hc = &http.Client{
+			Transport:     http.DefaultTransport.(*http.Transport).Clone(),
+			CheckRedirect: redirectPolicy(o.insecureHTTP),
+		}
 	}
 	ua := "invoicing-go/" + Version + " (" + runtime.Version() + ")"
 	if o.userAgent != "" {
@@ -229,6 +234,25 @@ func checkBaseURL(raw string, insecure bool) (string, error) {
 		return "", fmt.Errorf("invoicing: refusing to send the API key over plain http to %s (use https, or WithInsecureHTTP)", u.Host)
 	}
 	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// errInsecureRedirect stops a redirect that would downgrade to plain http.
+var errInsecureRedirect = errors.New("invoicing: refusing to follow a redirect to plain http (the API key would travel in clear text)")
+
+// redirectPolicy is the default client's CheckRedirect: at most 10
+// redirects, and none to plain http on a non-loopback host unless insecure
+// is set. (net/http already drops the Authorization header on a redirect to
+// another host, but keeps it on an https-to-http redirect to the same one.)
+func redirectPolicy(insecure bool) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("invoicing: stopped after 10 redirects")
+		}
+		if req.URL.Scheme != "https" && !insecure && !isLoopback(req.URL.Hostname()) {
+			return errInsecureRedirect
+		}
+		return nil
+	}
 }
 
 func isLoopback(host string) bool {

@@ -63,7 +63,7 @@ func retryableTransportError(err error) bool {
 	case errors.As(err, &unknownCA), errors.As(err, &invalidErr), errors.As(err, &hostErr),
 		errors.As(err, &recordErr), errors.As(err, &verifyErr):
 		return false
-	case errors.Is(err, http.ErrSchemeMismatch):
+	case errors.Is(err, http.ErrSchemeMismatch), errors.Is(err, errInsecureRedirect):
 		return false
 	}
 	return true
