@@ -72,11 +72,7 @@ type InvoiceListParams struct {
 }
 
 func (p *InvoiceListParams) encode(q url.Values) error {
-	setString(q, "status", p.Status)
-	setString(q, "client_id", p.ClientID)
-	setDate(q, "from_date", p.FromDate)
-	setDate(q, "to_date", p.ToDate)
-	return checkDateRange(p.FromDate, p.ToDate)
+	return encodeDocFilters(q, p.Status, p.ClientID, p.FromDate, p.ToDate)
 }
 
 type invoiceList struct {

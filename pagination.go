@@ -166,6 +166,15 @@ func setString[S ~string](q url.Values, key string, v S) {
 	}
 }
 
+// encodeDocFilters sets the filters the invoice and quote lists share.
+func encodeDocFilters[S ~string](q url.Values, status S, clientID string, from, to Date) error {
+	setString(q, "status", status)
+	setString(q, "client_id", clientID)
+	setDate(q, "from_date", from)
+	setDate(q, "to_date", to)
+	return checkDateRange(from, to)
+}
+
 // checkDateRange fails when both bounds are set and from is after to.
 func checkDateRange(from, to Date) error {
 	if !from.IsZero() && !to.IsZero() && from.After(to) {
