@@ -23,9 +23,14 @@ type File struct {
 	Size int64
 }
 
-// downloadPDF GETs path and returns the PDF stream. A 2xx response whose
-// media type is not application/pdf (an HTML page, say) is an error.
-func (c *Client) downloadPDF(ctx context.Context, path string) (*File, error) {
+// downloadPDF GETs collection/id/pdf and returns the PDF stream. A 2xx
+// response whose media type is not application/pdf (an HTML page, say) is an
+// error.
+func (c *Client) downloadPDF(ctx context.Context, collection, id string) (*File, error) {
+	path, err := resourcePath(collection, id, "/pdf")
+	if err != nil {
+		return nil, err
+	}
 	resp, err := c.send(ctx, &request{method: http.MethodGet, path: path, accept: hdrPDF})
 	if err != nil {
 		return nil, err

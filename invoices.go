@@ -103,11 +103,7 @@ func (s *InvoiceService) Get(ctx context.Context, id string) (*Invoice, error) {
 // PDF streams the invoice as a PDF; File.Filename is "Invoice-<number>.pdf"
 // as the service names it. The caller must Close the File.
 func (s *InvoiceService) PDF(ctx context.Context, id string) (*File, error) {
-	path, err := resourcePath("/invoices", id, "/pdf")
-	if err != nil {
-		return nil, err
-	}
-	return s.c.downloadPDF(ctx, path)
+	return s.c.downloadPDF(ctx, "/invoices", id)
 }
 
 // InvoiceCreateParams is the body of POST /invoices. Empty optional fields

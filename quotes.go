@@ -97,11 +97,7 @@ func (s *QuoteService) Get(ctx context.Context, id string) (*Quote, error) {
 // PDF streams the quote as a PDF; File.Filename is "Quote-<number>.pdf". It
 // never creates a share link. The caller must Close the File.
 func (s *QuoteService) PDF(ctx context.Context, id string) (*File, error) {
-	path, err := resourcePath("/quotes", id, "/pdf")
-	if err != nil {
-		return nil, err
-	}
-	return s.c.downloadPDF(ctx, path)
+	return s.c.downloadPDF(ctx, "/quotes", id)
 }
 
 // QuoteCreateParams is the body of POST /quotes. Empty optional fields are
