@@ -224,28 +224,24 @@ func parseDetail(body []byte) (string, []Problem) {
 	return "", nil
 }
 
+// maxRetryAfter caps what a Retry-After header can ask for.
+const maxRetryAfter = 365 * 24 * time.Hour
+
 // retryAfter reads a Retry-After header given in seconds or as an HTTP date.
-// It returns 0 when the header is absent, malformed or in the past.
+// It returns 0 when the header is absent, malformed or in the past, and at
+// most maxRetryAfter.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
+	var d time.Duration
 	if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		if secs > int64(365*24*time.Hour/time.Second) {
-			secs = int64(365 * 24 * time.Hour / time.Second)
-		}
-		return time.Duration(secs) * time.Second
+		d = time.Duration(min(max(secs, 0), int64(maxRetryAfter/time.Second))) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return min(max(d, 0), maxRetryAfter)
 }
 
 // ParamError reports a request the API document makes certainly invalid; it

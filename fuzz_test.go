@@ -38,13 +38,14 @@ func FuzzParseDetail(f *testing.F) {
 }
 
 func FuzzRetryAfter(f *testing.F) {
-	for _, s := range []string{"0", "5", "-1", "99999999999999999999", "Wed, 21 Oct 2015 07:28:00 GMT", "soon", " 7 "} {
+	for _, s := range []string{"0", "5", "-1", "99999999999999999999", "Wed, 21 Oct 2015 07:28:00 GMT", "soon", " 7 ",
+		"Wed, 01 Oct 2200 00:00:00 GMT"} {
 		f.Add(s)
 	}
 	now := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, v string) {
 		d := retryAfter(http.Header{"Retry-After": {v}}, now)
-		if d < 0 || d > 366*24*time.Hour*100 {
+		if d < 0 || d > maxRetryAfter {
 			t.Fatalf("Retry-After %q gave %v", v, d)
 		}
 	})

@@ -200,7 +200,8 @@ func TestRetryAfterParsedOnError(t *testing.T) {
 	for _, tc := range []struct {
 		header string
 		want   time.Duration
-	}{{"7", 7 * time.Second}, {"0", 0}, {"-3", 0}, {"soon", 0}, {"", 0}} {
+	}{{"7", 7 * time.Second}, {"0", 0}, {"-3", 0}, {"soon", 0}, {"", 0},
+		{"99999999999", 365 * 24 * time.Hour}, {"Wed, 01 Oct 2200 00:00:00 GMT", 365 * 24 * time.Hour}} {
 		c, _ := newTestAPI(t, always(429, `{}`, "Retry-After", tc.header), invoicing.WithMaxRetries(0))
 		_, err := c.Invoices.Get(context.Background(), invoiceID)
 		var apiErr *invoicing.Error
