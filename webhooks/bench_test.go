@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicing-api/invoicing-go/internal/benchpair"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -45,9 +46,19 @@ func baselineVerify(key []byte, h http.Header, body []byte, now time.Time) error
 	return nil
 }
 
-// The benchmarks compare the package (impl=sdk) with the hand-written
-// baseline (impl=baseline) on the ~4 KB quote.accepted fixture, in the same
-// run; compare them with `benchstat -col /impl`.
+// The benchmarks compare the package (sdk) with the hand-written baseline on
+// the ~4 KB quote.accepted fixture, in one loop (internal/benchpair: every
+// iteration runs both, alternating which goes first). Each reports
+// baseline-ns/op, sdk-ns/op, their B/op and allocs/op, and the ratio
+// sdk/baseline:
+//
+//	go test -run '^$' -bench . -count 10 ./webhooks | tee bench.txt
+//	benchstat bench.txt
+
+// runPair measures baseline and sdk with benchpair.Run.
+func runPair(b *testing.B, baseline, sdk func() error) {
+	benchpair.Run(b, 100, benchpair.Variant{Name: "baseline", Run: baseline}, benchpair.Variant{Name: "sdk", Run: sdk})
+}
 
 func BenchmarkVerify(b *testing.B) {
 	body := fixture(b, "quote.accepted.json")
@@ -55,23 +66,10 @@ func BenchmarkVerify(b *testing.B) {
 	v := newVerifier(b)
 	key := []byte(testSecret)
 
-	b.Run("impl=sdk", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(body)))
-		for b.Loop() {
-			if err := v.Verify(header, body); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("impl=baseline", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(body)))
-		for b.Loop() {
-			if err := baselineVerify(key, header, body, testNow); err != nil {
-				b.Fatal(err)
-			}
-		}
+	runPair(b, func() error {
+		return baselineVerify(key, header, body, testNow)
+	}, func() error {
+		return v.Verify(header, body)
 	})
 }
 
@@ -81,33 +79,26 @@ func BenchmarkVerifyParse(b *testing.B) {
 	v := newVerifier(b)
 	key := []byte(testSecret)
 
-	b.Run("impl=sdk", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(body)))
-		for b.Loop() {
-			d, err := v.ParseDelivery(header, body)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(d.Event.(*webhooks.QuoteAccepted).LineItems) != 5 {
-				b.Fatal("wrong parse")
-			}
+	runPair(b, func() error {
+		if err := baselineVerify(key, header, body, testNow); err != nil {
+			return err
 		}
-	})
-	b.Run("impl=baseline", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(body)))
-		for b.Loop() {
-			if err := baselineVerify(key, header, body, testNow); err != nil {
-				b.Fatal(err)
-			}
-			e := new(webhooks.QuoteAccepted)
-			if err := json.Unmarshal(body, e); err != nil {
-				b.Fatal(err)
-			}
-			if len(e.LineItems) != 5 {
-				b.Fatal("wrong parse")
-			}
+		e := new(webhooks.QuoteAccepted)
+		if err := json.Unmarshal(body, e); err != nil {
+			return err
 		}
+		if len(e.LineItems) != 5 {
+			return errors.New("wrong parse")
+		}
+		return nil
+	}, func() error {
+		d, err := v.ParseDelivery(header, body)
+		if err != nil {
+			return err
+		}
+		if len(d.Event.(*webhooks.QuoteAccepted).LineItems) != 5 {
+			return errors.New("wrong parse")
+		}
+		return nil
 	})
 }

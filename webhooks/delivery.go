@@ -10,10 +10,12 @@ import (
 
 // A Delivery is one verified webhook request.
 type Delivery struct {
-	// ID is the X-Service-Delivery header, the delivery's unique id; API.md
-	// advises receivers to de-duplicate on it.
+	// ID is the X-Service-Delivery header, the delivery's unique id, on
+	// which the service advises receivers to de-duplicate. The signature
+	// does not cover it: see EventKey.
 	ID string
-	// Type is the X-Service-Event header.
+	// Type is the X-Service-Event header. The signature does not cover it,
+	// but Parse refuses a body that lacks the id and time fields of Type.
 	Type EventType
 	// Timestamp is the signing time from X-Service-Timestamp, in UTC, to the
 	// second.
@@ -23,6 +25,27 @@ type Delivery struct {
 	Event Event
 	// Body is the request body exactly as received and verified.
 	Body []byte
+}
+
+// EventKey returns a key naming the event the body describes rather than the
+// delivery: the event type, the body's own id and its event time, as in
+// "invoice.paid/<invoice_id>/<paid_at>", the time in UTC as RFC 3339 (with
+// fractional seconds when the body has them). It returns "" for a test
+// delivery and for an event type the package does not know.
+//
+// Unlike ID, the key comes from the signed body (Parse checks that the body
+// fits the type), so a captured body replayed under a new delivery id has the
+// same key, and recording the keys processed (in a Deduper, for instance)
+// catches it. Two events of one type about one record at the same instant, to
+// the precision of the body's time, share a key: a receiver that
+// de-duplicates on it treats the second as a replay of the first.
+func (d *Delivery) EventKey() string {
+	e, ok := d.Event.(identified)
+	if !ok {
+		return ""
+	}
+	id := e.identity()
+	return string(d.Event.EventType()) + "/" + id.id + "/" + id.at.UTC().Format(time.RFC3339Nano)
 }
 
 // Read reads r's body (at most the Verifier's body limit), verifies it and

@@ -27,7 +27,7 @@
 // Receivers that do not use net/http's handlers call Verifier.Read for an
 // *http.Request, or Verifier.ParseDelivery for headers and a body they have
 // read themselves; Verifier.Verify checks a signature alone and Parse decodes
-// a body alone.
+// a body alone. TestDelivery builds signed requests for a receiver's tests.
 //
 // # Verification
 //
@@ -37,7 +37,25 @@
 // never re-serialised; it is verified before it is parsed. Timestamps more
 // than five minutes away from the clock, in either direction, are refused by
 // default. Several secrets can be accepted at once (WithSecrets) so that a
-// receiver can be given the new secret before the old one is rotated out.
+// receiver can be given the new secret before the old one is rotated out, and
+// a delivery may carry several signatures (see Verifier.Verify).
+//
+// # Replays
+//
+// The signature covers only the timestamp and the body: not the delivery id
+// (X-Service-Delivery) nor the event type (X-Service-Event). Within the
+// tolerance, whoever captures a delivery can send its body again under a new
+// delivery id, which de-duplication on Delivery.ID does not catch, or under
+// another event type. A receiver should therefore:
+//
+//   - act on what the body says, checking that its fields fit the event type
+//     (Parse refuses a body that lacks the id and time fields of its type,
+//     so an invoice body cannot pass as a bill event, nor an invoice.created
+//     body as invoice.paid);
+//   - de-duplicate on the body's own id and event time where it has them, as
+//     Delivery.EventKey does, besides or instead of the delivery id;
+//   - prefer re-reading the record through the API to trusting the body
+//     for anything that moves money.
 //
 // Every failure is one of the package's sentinel errors, wrapped with
 // context; test for it with errors.Is.

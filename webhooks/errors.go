@@ -5,7 +5,8 @@ import "errors"
 // Errors returned by this package. They are wrapped with context (such as the
 // header's name); test for them with errors.Is.
 var (
-	// ErrEmptySecret is returned by NewVerifier when a signing secret is "".
+	// ErrEmptySecret is returned by NewVerifier when a signing secret is
+	// empty or only white space, and by the zero Verifier.
 	ErrEmptySecret = errors.New("webhooks: empty signing secret")
 
 	// ErrInvalidOption is returned by NewVerifier for an option with an
@@ -16,17 +17,18 @@ var (
 	// wrapping error names the header.
 	ErrMissingHeader = errors.New("webhooks: missing header")
 
-	// ErrMalformedSignature means the signature header is not "sha256="
-	// followed by 64 hexadecimal digits.
+	// ErrMalformedSignature means no value of the signature header is
+	// "sha256=" followed by 64 hexadecimal digits.
 	ErrMalformedSignature = errors.New("webhooks: malformed signature header")
 
 	// ErrMalformedTimestamp means the timestamp header is not a Unix time in
 	// seconds written as decimal digits (up to the year 9999).
 	ErrMalformedTimestamp = errors.New("webhooks: malformed timestamp header")
 
-	// ErrSignatureMismatch means the signature does not match the timestamp
-	// and body under any of the Verifier's secrets: the body was altered, the
-	// secret is wrong, or the delivery was not sent by the service.
+	// ErrSignatureMismatch means no well-formed signature matches the
+	// timestamp and body under any of the Verifier's secrets: the body was
+	// altered, the secret is wrong, or the delivery was not sent by the
+	// service.
 	ErrSignatureMismatch = errors.New("webhooks: signature mismatch")
 
 	// ErrTimestampOutOfTolerance means the signature is valid but the
@@ -38,7 +40,16 @@ var (
 	// (WithMaxBodyBytes); it was not verified.
 	ErrBodyTooLarge = errors.New("webhooks: body too large")
 
-	// ErrInvalidPayload means a verified body could not be decoded: it is not
-	// a JSON object, or a field has the wrong type or format.
+	// ErrNotVerified is matched, besides its own sentinel, by every error
+	// of Verify, and by the errors of Read and ParseDelivery that come from
+	// verification: the request is not shown to be an authentic, recent
+	// delivery, and must not be acted on (RefusalStatus answers 401, or 413
+	// for ErrBodyTooLarge). Their other errors concern a verified delivery
+	// that cannot be used (400) or a body that could not be read.
+	ErrNotVerified = errors.New("webhooks: delivery not verified")
+
+	// ErrInvalidPayload means a verified body could not be used: it is not a
+	// JSON object, a field has the wrong type or format, or it lacks the id
+	// or time field its event type requires (see Parse).
 	ErrInvalidPayload = errors.New("webhooks: invalid payload")
 )

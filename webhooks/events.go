@@ -55,8 +55,8 @@ type InvoiceUpdated struct {
 }
 
 // InvoicePaid is the body of invoice.paid: an invoice became fully paid. The
-// payment that cleared the balance also sends a PaymentReceived; API.md does
-// not say in which order they arrive.
+// payment that cleared the balance also sends a PaymentReceived; the two may
+// arrive in either order.
 type InvoicePaid struct {
 	InvoiceID     string          `json:"invoice_id"`
 	InvoiceNumber string          `json:"invoice_number"`
@@ -106,13 +106,12 @@ type ContactCreated struct {
 	CreatedAt   time.Time   `json:"created_at"`
 }
 
-// PaymentMethod is how a payment was made. API.md names bank_transfer and
-// says one value names the card payment processor and others exist; all are
-// kept as they are.
+// PaymentMethod is how a payment was made: bank_transfer, a value naming the
+// card payment processor, or another value. All are kept as they are.
 type PaymentMethod string
 
-// PaymentMethodBankTransfer is the only payment method value API.md spells
-// out.
+// PaymentMethodBankTransfer is a payment by bank transfer, the one payment
+// method value the API documentation names.
 const PaymentMethodBankTransfer PaymentMethod = "bank_transfer"
 
 // PaymentReceived is the body of payment.received: a payment (deposit,
@@ -149,7 +148,7 @@ type QuoteLineItem struct {
 	Quantity    decimal.Decimal `json:"quantity"`
 	UnitPrice   decimal.Decimal `json:"unit_price"` // before tax, per unit
 	Subtotal    decimal.Decimal `json:"subtotal"`   // before tax
-	TaxRate     decimal.Decimal `json:"tax_rate"`   // as sent; API.md does not say if percent or fraction
+	TaxRate     decimal.Decimal `json:"tax_rate"`   // as sent; whether percent or fraction is not documented
 	TaxAmount   decimal.Decimal `json:"tax_amount"`
 	Total       decimal.Decimal `json:"total"` // including tax
 	Optional    bool            `json:"optional"`
@@ -194,9 +193,9 @@ type QuoteSent struct {
 	SentAt time.Time `json:"sent_at"`
 }
 
-// RecipientType is a quote contact's role on the quote, such as "to".
-// API.md lists To and CC contacts but spells out only "to"; other values are
-// kept as they are.
+// RecipientType is a quote contact's role on the quote, such as "to". Quotes
+// have To and CC contacts, but only "to" is documented by value; other values
+// are kept as they are.
 type RecipientType string
 
 // RecipientTo is the role of a contact the quote is addressed to.
@@ -204,7 +203,7 @@ const RecipientTo RecipientType = "to"
 
 // Viewer is the recipient who opened a quote's share link.
 type Viewer struct {
-	ContactID    *string       `json:"contact_id"` // may be nil (null); API.md does not say when
+	ContactID    *string       `json:"contact_id"` // nil when the service sends null
 	ContactName  string        `json:"contact_name"`
 	ContactEmail string        `json:"contact_email"`
 	ContactType  RecipientType `json:"contact_type"`
@@ -339,3 +338,70 @@ func (*Test) EventType() EventType { return EventTest }
 
 // EventType returns the type the delivery named.
 func (e *RawEvent) EventType() EventType { return e.Type }
+
+// identity names the event a body describes: the body's own id field (such
+// as invoice_id) and its time field (such as paid_at). Parse requires both,
+// and Delivery.EventKey is made of them.
+type identity struct {
+	idField, id string
+	atField     string
+	at          time.Time
+}
+
+// identified is implemented by every typed event except Test, whose body has
+// no id of its own.
+type identified interface {
+	identity() identity
+}
+
+func (e *InvoiceCreated) identity() identity {
+	return identity{"invoice_id", e.InvoiceID, "created_at", e.CreatedAt}
+}
+
+func (e *InvoiceSent) identity() identity {
+	return identity{"invoice_id", e.InvoiceID, "sent_at", e.SentAt}
+}
+
+func (e *InvoiceUpdated) identity() identity {
+	return identity{"invoice_id", e.InvoiceID, "updated_at", e.UpdatedAt}
+}
+
+func (e *InvoicePaid) identity() identity {
+	return identity{"invoice_id", e.InvoiceID, "paid_at", e.PaidAt}
+}
+
+func (e *BillCreated) identity() identity {
+	return identity{"bill_id", e.BillID, "created_at", e.CreatedAt}
+}
+
+func (e *BillApproved) identity() identity {
+	return identity{"bill_id", e.BillID, "approved_at", e.ApprovedAt}
+}
+
+func (e *ContactCreated) identity() identity {
+	return identity{"contact_id", e.ContactID, "created_at", e.CreatedAt}
+}
+
+func (e *PaymentReceived) identity() identity {
+	return identity{"payment_id", e.PaymentID, "received_at", e.ReceivedAt}
+}
+
+func (e *QuoteCreated) identity() identity {
+	return identity{"quote_id", e.QuoteID, "created_at", e.CreatedAt}
+}
+
+func (e *QuoteSent) identity() identity {
+	return identity{"quote_id", e.QuoteID, "sent_at", e.SentAt}
+}
+
+func (e *QuoteViewed) identity() identity {
+	return identity{"quote_id", e.QuoteID, "viewed_at", e.ViewedAt}
+}
+
+func (e *QuoteAccepted) identity() identity {
+	return identity{"quote_id", e.QuoteID, "accepted_at", e.AcceptedAt}
+}
+
+func (e *QuoteUnaccepted) identity() identity {
+	return identity{"quote_id", e.QuoteID, "unaccepted_at", e.UnacceptedAt}
+}

@@ -16,15 +16,14 @@ import (
 const exampleSecret = "5f0e8d2c4b6a19377e5d3c1b0a9f8e7d6c5b4a3928170f6e5d4c3b2a19081726"
 
 // exampleRequest builds the request the service would send: a POST with the
-// four delivery headers, signed at signedAt.
+// delivery headers, signed at signedAt.
 func exampleRequest(eventType webhooks.EventType, deliveryID string, signedAt time.Time, body string) *http.Request {
-	r := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewBufferString(body))
-	ts, sig := webhooks.Sign(exampleSecret, signedAt, []byte(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set(webhooks.HeaderEvent, string(eventType))
-	r.Header.Set(webhooks.HeaderDelivery, deliveryID)
-	r.Header.Set(webhooks.HeaderTimestamp, ts)
-	r.Header.Set(webhooks.HeaderSignature, sig)
+	r, err := webhooks.TestDelivery{
+		Secret: exampleSecret, Type: eventType, DeliveryID: deliveryID, Timestamp: signedAt, Body: []byte(body),
+	}.Request("/webhooks")
+	if err != nil {
+		panic(err)
+	}
 	return r
 }
 
@@ -131,7 +130,8 @@ func ExampleVerifier_Verify() {
 }
 
 func ExampleParse() {
-	e, err := webhooks.Parse(webhooks.EventQuoteAccepted, []byte(`{"quote_number": "QU-0138", "total": "980.10", "accepted_by": "Sam Baker"}`))
+	e, err := webhooks.Parse(webhooks.EventQuoteAccepted, []byte(`{"quote_id": "7a41c2e9", "quote_number": "QU-0138",
+		"total": "980.10", "accepted_by": "Sam Baker", "accepted_at": "2026-03-05T09:14:21Z"}`))
 	if err != nil {
 		panic(err)
 	}
@@ -178,4 +178,35 @@ func ExampleWithSecrets() {
 	// <nil>
 	// <nil>
 	// webhooks: signature mismatch
+}
+
+func ExampleTestDelivery() {
+	// A receiver's handler, as in production.
+	v, err := webhooks.NewVerifier(exampleSecret)
+	if err != nil {
+		panic(err)
+	}
+	h := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+		if e, ok := d.Event.(*webhooks.InvoicePaid); ok {
+			fmt.Println(d.ID, e.InvoiceNumber, e.AmountPaid.StringFixed(2))
+		}
+		return nil
+	})
+
+	// Its test: a delivery signed now, as the service would send it.
+	r, err := webhooks.TestDelivery{
+		Secret:     exampleSecret,
+		Type:       webhooks.EventInvoicePaid,
+		DeliveryID: "dlv-42",
+		Body:       []byte(`{"invoice_id": "e5b3f1d2", "invoice_number": "INV-0412", "amount_paid": "1375.00", "paid_at": "2026-03-20T23:05:44Z"}`),
+	}.Request("/webhooks")
+	if err != nil {
+		panic(err)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	fmt.Println(w.Code)
+	// Output:
+	// dlv-42 INV-0412 1375.00
+	// 200
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,52 +43,94 @@ func isOneOf(err error, targets []error) bool {
 	return false
 }
 
+// sigValues is the test's statement of which signature values Verify looks
+// at: the first eight non-empty ones, across lines and comma-separated
+// values, trimmed of spaces and tabs.
+func sigValues(lines ...string) []string {
+	var values []string
+	for _, line := range lines {
+		for _, v := range strings.Split(line, ",") {
+			if v = strings.Trim(v, " \t"); v != "" && len(values) < 8 {
+				values = append(values, v)
+			}
+		}
+	}
+	return values
+}
+
+// matchesAny reports whether one of values is good, the hex digits in any
+// case.
+func matchesAny(values []string, good string) bool {
+	return slices.ContainsFunc(values, func(v string) bool {
+		return len(v) == len(good) && strings.HasPrefix(v, "sha256=") && strings.EqualFold(v, good)
+	})
+}
+
 func FuzzVerify(f *testing.F) {
 	for _, ka := range knownAnswers {
 		body := ka.body(f)
-		f.Add(testSecret, testTimestamp, "sha256="+ka.utf8Key, body)
-		f.Add(testSecret, testTimestamp, "sha256="+ka.hexDecoded, body)
+		f.Add(testSecret, testTimestamp, "sha256="+ka.utf8Key, "", body)
+		f.Add(testSecret, testTimestamp, "sha256="+ka.hexDecoded, "sha256="+ka.utf8Key, body)
+		f.Add(testSecret, testTimestamp, "sha256="+ka.hexDecoded+", sha256="+ka.utf8Key, "sha1=00", body)
 	}
-	f.Add(testSecret, "", "", []byte{})
-	f.Add("s", "-1", "sha256=", []byte("{}"))
-	f.Add("", "1772702061", "sha1=00", []byte("{}"))
-	f.Add("秘密", "253402300800", "SHA256="+strings.Repeat("A", 64), []byte("\xff"))
+	f.Add(testSecret, "", "", "", []byte{})
+	f.Add("s", "-1", "sha256=", ",,", []byte("{}"))
+	f.Add("", "1772702061", "sha1=00", "", []byte("{}"))
+	f.Add(" \t", "1772702061", "a,b,c,d,e,f,g", "h", []byte("{}"))
+	f.Add("秘密", "253402300800", "SHA256="+strings.Repeat("A", 64), " ", []byte("\xff"))
 
-	f.Fuzz(func(t *testing.T, secret, ts, sig string, body []byte) {
+	f.Fuzz(func(t *testing.T, secret, ts, sig, other string, body []byte) {
 		v, err := webhooks.NewVerifier(secret, webhooks.WithoutTimestampCheck())
-		if secret == "" {
+		if strings.TrimSpace(secret) == "" {
 			require.ErrorIs(t, err, webhooks.ErrEmptySecret)
+			require.Nil(t, v)
 			return
 		}
 		require.NoError(t, err)
 		good := hmacSignature(secret, ts, body)
 
 		// Whatever the headers, Verify accepts only the true signature.
-		err = v.Verify(headerWith(ts, sig), body)
-		if err == nil {
-			require.True(t, strings.EqualFold(sig, good), "accepted %q for %q", sig, good)
-		} else {
-			require.True(t, isOneOf(err, verifyErrors), "unexpected error %v", err)
+		for _, lines := range [][]string{{sig}, {sig, other}} {
+			err = v.Verify(headerLines(ts, lines...), body)
+			if err == nil {
+				require.True(t, matchesAny(sigValues(lines...), good), "accepted %q for %q", lines, good)
+			} else {
+				require.True(t, isOneOf(err, verifyErrors), "unexpected error %v", err)
+			}
 		}
 
-		// The true signature verifies exactly when the timestamp is well
-		// formed.
-		err = v.Verify(headerWith(ts, good), body)
-		switch {
-		case ts == "":
-			require.ErrorIs(t, err, webhooks.ErrMissingHeader)
-		case !timestampOK(ts):
-			require.ErrorIs(t, err, webhooks.ErrMalformedTimestamp, "%q", ts)
-		default:
-			require.NoError(t, err)
-			// And any change to the body breaks it.
-			if len(body) > 0 {
-				tampered := bytes.Clone(body)
-				tampered[len(tampered)/2] ^= 0x20
-				require.ErrorIs(t, v.Verify(headerWith(ts, good), tampered), webhooks.ErrSignatureMismatch)
+		// The true signature, alone or among others, verifies exactly when
+		// it is among the values looked at and the timestamp is well formed.
+		for _, lines := range [][]string{
+			{good},
+			{good, sig, other},
+			{sig, good},
+			{sig, other, good},
+			{sig + "," + good},
+			append(slices.Repeat([]string{sig}, 8), good),
+		} {
+			err = v.Verify(headerLines(ts, lines...), body)
+			switch {
+			case ts == "":
+				require.ErrorIs(t, err, webhooks.ErrMissingHeader)
+			case !matchesAny(sigValues(lines...), good):
+				require.True(t, isOneOf(err, verifyErrors), "accepted %q, the true signature not among the first eight", lines)
+			case !timestampOK(ts):
+				require.ErrorIs(t, err, webhooks.ErrMalformedTimestamp, "%q", ts)
+			default:
+				require.NoError(t, err, "%q", lines)
 			}
-			require.ErrorIs(t, v.Verify(headerWith(ts, good), append(bytes.Clone(body), ' ')), webhooks.ErrSignatureMismatch)
 		}
+		if ts == "" || !timestampOK(ts) {
+			return
+		}
+		// Any change to the body breaks the true signature.
+		if len(body) > 0 {
+			tampered := bytes.Clone(body)
+			tampered[len(tampered)/2] ^= 0x20
+			require.ErrorIs(t, v.Verify(headerWith(ts, good), tampered), webhooks.ErrSignatureMismatch)
+		}
+		require.ErrorIs(t, v.Verify(headerWith(ts, good), append(bytes.Clone(body), ' ')), webhooks.ErrSignatureMismatch)
 	})
 }
 
@@ -103,6 +146,9 @@ func FuzzParse(f *testing.F) {
 	f.Add("quote.accepted", []byte(`{"line_items": [{"quantity": 1e400}], "invoice_id": null}`))
 	f.Add("test", []byte(`{"timestamp": "2026-03-01T10:00:00+14:00"}`))
 	f.Add("invoice.created", []byte(` {"total": "-0.000"}`))
+	f.Add("invoice.paid", []byte(`{"invoice_id": "i", "paid_at": "2026-03-20T23:05:44.5+11:00"}`))
+	f.Add("bill.created", []byte(`{"bill_id": "", "created_at": "2026-03-20T23:05:44Z"}`))
+	f.Add("quote.viewed", []byte(`{"quote_id": "q", "viewed_at": null}`))
 
 	f.Fuzz(func(t *testing.T, eventType string, body []byte) {
 		original := bytes.Clone(body)
@@ -115,11 +161,20 @@ func FuzzParse(f *testing.F) {
 		}
 		require.True(t, json.Valid(body), "accepted invalid JSON")
 		require.Equal(t, webhooks.EventType(eventType), e.EventType())
-		if raw, ok := e.(*webhooks.RawEvent); ok {
+		key := (&webhooks.Delivery{Type: e.EventType(), Event: e}).EventKey()
+		switch e := e.(type) {
+		case *webhooks.RawEvent:
 			require.False(t, webhooks.EventType(eventType).Known())
-			require.Equal(t, body, []byte(raw.Body))
-		} else {
+			require.Equal(t, body, []byte(e.Body))
+			require.Empty(t, key)
+		case *webhooks.Test:
+			require.Empty(t, key)
+		default:
 			require.True(t, webhooks.EventType(eventType).Known())
+			// Every other known event has its id and time, hence a key.
+			prefix := eventType + "/"
+			require.True(t, strings.HasPrefix(key, prefix) && !strings.HasPrefix(key, prefix+"/"), "key %q", key)
+			require.False(t, strings.HasSuffix(key, "/0001-01-01T00:00:00Z"), "key %q", key)
 		}
 		// A parsed event can be stored again as JSON.
 		_, err = json.Marshal(e)

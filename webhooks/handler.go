@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 )
 
 // A HandlerOption configures the http.Handler built by Handler.
@@ -22,8 +23,9 @@ func WithDeduper(d Deduper) HandlerOption {
 
 // WithLogger makes the Handler log each delivery it refuses or fails to
 // process (at level Warn or Error, with the status, delivery id, event type
-// and error) and each one it processes (at level Debug). It never logs the
-// body or a secret. Without this option the Handler logs nothing.
+// and error; for a panic, its value and stack trace) and each one it
+// processes (at level Debug). It never logs the body or a secret. Without
+// this option the Handler logs nothing.
 func WithLogger(l *slog.Logger) HandlerOption {
 	return func(h *handler) { h.log = l }
 }
@@ -40,13 +42,17 @@ func WithLogger(l *slog.Logger) HandlerOption {
 //   - 400 for a verified delivery that cannot be used (no event or delivery
 //     header, or ErrInvalidPayload), or a body that could not be read;
 //   - 409 while another request processes the same delivery id;
-//   - 500 when fn, or the Deduper, returns an error, so the service retries.
+//   - 500 when fn, or the Deduper, returns an error, or fn panics, so the
+//     service retries.
 //
 // Any non-2xx answer makes the service retry the delivery later. The response
 // body is only the status text; error details go to the logger, if any.
 // fn runs with the request's context and should return within the 30 seconds
 // the service waits; it should return nil for deliveries it chooses to ignore.
-// Handler panics if v or fn is nil.
+// A panic in fn is recovered: the delivery is answered 500 and released from
+// the Deduper as not processed, and the Handler goes on serving. The
+// exception is http.ErrAbortHandler, which is panicked again for net/http to
+// abort the response. Handler panics if v or fn is nil.
 func Handler(v *Verifier, fn func(ctx context.Context, d *Delivery) error, opts ...HandlerOption) http.Handler {
 	if v == nil || fn == nil {
 		panic("webhooks: Handler needs a non-nil Verifier and function")
@@ -83,31 +89,34 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve handles a POST and returns the status to answer and the error behind
 // a non-200 status.
 func (h *handler) serve(r *http.Request) (int, error) {
-	body, err := h.v.readBody(r)
+	d, err := h.v.Read(r)
 	if err != nil {
-		if errors.Is(err, ErrBodyTooLarge) {
-			return http.StatusRequestEntityTooLarge, err
-		}
-		return http.StatusBadRequest, err
-	}
-	signedAt, err := h.v.verify(r.Header, body)
-	if err != nil {
-		if errors.Is(err, ErrBodyTooLarge) {
-			return http.StatusRequestEntityTooLarge, err
-		}
-		return http.StatusUnauthorized, err
-	}
-	d, err := h.v.parse(r.Header, body, signedAt)
-	if err != nil {
-		return http.StatusBadRequest, err
+		return RefusalStatus(err), err
 	}
 	return h.process(r.Context(), d)
+}
+
+// RefusalStatus returns the status Handler answers a request with when
+// Verifier.Read refused it with err, for receivers of their own that want
+// to answer alike: 413 for a body over the limit (ErrBodyTooLarge), 401 for
+// a request not verified (ErrNotVerified: no signature or timestamp, a bad
+// one, a stale one), and 400 for a verified delivery that cannot be used (no
+// event or delivery header, ErrInvalidPayload) or a body that could not be
+// read.
+func RefusalStatus(err error) int {
+	switch {
+	case errors.Is(err, ErrBodyTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrNotVerified):
+		return http.StatusUnauthorized
+	}
+	return http.StatusBadRequest
 }
 
 // process calls fn for d, through the Deduper when there is one.
 func (h *handler) process(ctx context.Context, d *Delivery) (int, error) {
 	if h.dedupe == nil {
-		if err := h.fn(ctx, d); err != nil {
+		if err := h.call(ctx, d); err != nil {
 			return http.StatusInternalServerError, err
 		}
 		return http.StatusOK, nil
@@ -136,11 +145,35 @@ func (h *handler) process(ctx context.Context, d *Delivery) (int, error) {
 			h.log.ErrorContext(ctx, "webhooks: releasing delivery id", "delivery_id", d.ID, "processed", processed, "error", rerr)
 		}
 	}()
-	if err := h.fn(ctx, d); err != nil {
+	if err := h.call(ctx, d); err != nil {
 		return http.StatusInternalServerError, err
 	}
 	processed = true
 	return http.StatusOK, nil
+}
+
+// call calls fn, turning a panic other than http.ErrAbortHandler into a
+// *panicError.
+func (h *handler) call(ctx context.Context, d *Delivery) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			err = &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return h.fn(ctx, d)
+}
+
+// panicError is a panic recovered from the Handler's function.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string {
+	return fmt.Sprintf("webhooks: delivery function panicked: %v", e.value)
 }
 
 // logResult logs the outcome of a POST. The delivery id and event type are
@@ -156,7 +189,11 @@ func (h *handler) logResult(r *http.Request, status int, err error) {
 		"event", r.Header.Get(h.v.headers.event),
 	}
 	ctx := r.Context()
+	var panicked *panicError
 	switch {
+	case errors.As(err, &panicked):
+		h.log.ErrorContext(ctx, "webhooks: delivery function panicked",
+			append(attrs, "panic", fmt.Sprint(panicked.value), "stack", string(panicked.stack))...)
 	case err == nil:
 		h.log.DebugContext(ctx, "webhooks: delivery handled", attrs...)
 	case status >= 500:

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -228,20 +229,101 @@ func TestHandlerConcurrentDuplicate(t *testing.T) {
 	require.Equal(t, int32(1), calls.Load())
 }
 
-func TestHandlerPanicReleasesClaim(t *testing.T) {
-	body := fixture(t, "test.json")
+func TestHandlerRecoversPanic(t *testing.T) {
+	body := fixture(t, "quote.accepted.json")
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	var calls atomic.Int32
+	f := &fakeDeduper{}
 	h := webhooks.Handler(newVerifier(t), func(context.Context, *webhooks.Delivery) error {
 		if calls.Add(1) == 1 {
 			panic("boom")
 		}
 		return nil
-	}, webhooks.WithDeduper(webhooks.NewMemoryDeduper(time.Hour)))
+	}, webhooks.WithDeduper(f), webhooks.WithLogger(logger))
 
-	require.PanicsWithValue(t, "boom", func() {
+	w := serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body))
+	require.Equal(t, http.StatusInternalServerError, w.Code)
+	require.Equal(t, []bool{false}, f.released, "the claim is released as not processed")
+
+	// The handler keeps serving.
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)).Code)
+	require.Equal(t, int32(2), calls.Load())
+	require.Equal(t, []bool{false, true}, f.released)
+
+	out := logs.String()
+	assert.Contains(t, out, `level=ERROR msg="webhooks: delivery function panicked" status=500 delivery_id=dlv_01HQ7Z3K8M2N4P6R8T0V event=quote.accepted panic=boom stack=`)
+	assert.Contains(t, out, "handler_test.go", "the stack trace reaches the panicking function")
+	assert.Equal(t, 1, strings.Count(out, "level=ERROR"), "one line per panic")
+	assert.NotContains(t, out, testSecret)
+	assert.NotContains(t, out, "Harbour Lane", "the body is not logged")
+}
+
+func TestHandlerRecoversPanicWithoutDeduper(t *testing.T) {
+	body := fixture(t, "test.json")
+	h := webhooks.Handler(newVerifier(t), func(_ context.Context, d *webhooks.Delivery) error {
+		var none []byte
+		_ = none[len(d.Body)] // a runtime error: index out of range
+		return nil
+	})
+	require.NotPanics(t, func() {
+		require.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)).Code)
+	})
+}
+
+func TestHandlerRecoversPanicAfterRetry(t *testing.T) {
+	// With the MemoryDeduper, a delivery whose processing panicked is
+	// processed again when the service retries it.
+	body := fixture(t, "test.json")
+	var calls atomic.Int32
+	h := webhooks.Handler(newVerifier(t), func(context.Context, *webhooks.Delivery) error {
+		if calls.Add(1) == 1 {
+			panic(errors.New("boom"))
+		}
+		return nil
+	}, webhooks.WithDeduper(webhooks.NewMemoryDeduper(time.Hour)))
+	require.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)).Code)
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)).Code)
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)).Code)
+	require.Equal(t, int32(2), calls.Load(), "processed once after the panic, then a duplicate")
+}
+
+func TestHandlerRepanicsErrAbortHandler(t *testing.T) {
+	body := fixture(t, "test.json")
+	f := &fakeDeduper{}
+	h := webhooks.Handler(newVerifier(t), func(context.Context, *webhooks.Delivery) error {
+		panic(http.ErrAbortHandler)
+	}, webhooks.WithDeduper(f))
+	require.PanicsWithValue(t, http.ErrAbortHandler, func() {
 		serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body))
 	})
-	require.Equal(t, http.StatusOK, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)).Code)
+	require.Equal(t, []bool{false}, f.released, "the claim is released all the same")
+}
+
+// TestHandlerPanicOverHTTP runs the handler in a real server: after a panic
+// the client gets a 500, and the next request on the same connection works.
+func TestHandlerPanicOverHTTP(t *testing.T) {
+	body := fixture(t, "test.json")
+	var calls atomic.Int32
+	h := webhooks.Handler(newVerifier(t, webhooks.WithoutTimestampCheck()), func(context.Context, *webhooks.Delivery) error {
+		if calls.Add(1) == 1 {
+			panic("boom")
+		}
+		return nil
+	}, webhooks.WithDeduper(webhooks.NewMemoryDeduper(time.Hour)))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	for _, want := range []int{http.StatusInternalServerError, http.StatusOK} {
+		r := signedRequest(testSecret, testTimestamp, webhooks.EventTest, body)
+		req, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header = r.Header
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode)
+	}
 	require.Equal(t, int32(2), calls.Load())
 }
 

@@ -1,8 +1,9 @@
 package webhooks
 
-// DefaultHeaderPrefix is the prefix of the four delivery headers as API.md
-// documents them. It carries a neutral word in place of the product's name;
-// use WithHeaderPrefix when deliveries arrive with another prefix.
+// DefaultHeaderPrefix is the prefix of the four delivery headers as the API
+// documentation names them. It carries a neutral word in place of the
+// product's name; use WithHeaderPrefix when deliveries arrive with another
+// prefix.
 const DefaultHeaderPrefix = "X-Service-"
 
 // The delivery headers under DefaultHeaderPrefix.
@@ -22,8 +23,8 @@ const (
 // are and parse into a *RawEvent.
 type EventType string
 
-// Event types documented by the API (section 6.1), and the type of the test
-// delivery sent from the webhook settings page.
+// Event types documented by the API, and the type of the test delivery sent
+// from the webhook settings page.
 const (
 	EventInvoiceCreated  EventType = "invoice.created"
 	EventInvoiceSent     EventType = "invoice.sent"
@@ -48,7 +49,7 @@ type headerNames struct {
 }
 
 // Known reports whether t is one of the event types this package parses into
-// a typed event (the thirteen of API.md section 6.1 and EventTest).
+// a typed event (the thirteen documented event kinds and EventTest).
 func (t EventType) Known() bool {
 	switch t {
 	case EventInvoiceCreated, EventInvoiceSent, EventInvoiceUpdated, EventInvoicePaid,

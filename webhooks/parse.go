@@ -11,12 +11,21 @@ import (
 // does not know gives a *RawEvent holding the type and a copy of the body, not
 // an error. Fields the package does not know are ignored.
 //
+// The body of every known type except EventTest must carry the event's own
+// id and time fields, non-empty: invoice_id for invoice.*, bill_id for bill.*,
+// contact_id for contact.created, payment_id for payment.received, quote_id
+// for quote.*, and the time the type is named for (created_at, sent_at,
+// updated_at, paid_at, approved_at, received_at, viewed_at, accepted_at or
+// unaccepted_at). Every body the service sends has them; the check refuses a
+// signed body replayed under the event type header of another kind of event,
+// which the signature does not cover.
+//
 // Parse does not verify anything: call it only on a body that passed
 // Verifier.Verify, or use Verifier.Read or Verifier.ParseDelivery, which do
 // both. It fails with an error wrapping ErrInvalidPayload when body is not a
-// JSON object or a known field has the wrong type or format (a money string
+// JSON object, a known field has the wrong type or format (a money string
 // that is not a decimal, a date that is not YYYY-MM-DD, a datetime that is
-// not RFC 3339).
+// not RFC 3339), or a required id or time field is absent, null or empty.
 func Parse(eventType EventType, body []byte) (Event, error) {
 	// A body that opens with '{' and decodes (or is valid JSON) is an object.
 	if !opensObject(body) {
@@ -31,6 +40,14 @@ func Parse(eventType EventType, body []byte) (Event, error) {
 	}
 	if err := json.Unmarshal(body, e); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPayload, eventType, err)
+	}
+	if e, ok := e.(identified); ok {
+		switch id := e.identity(); {
+		case id.id == "":
+			return nil, fmt.Errorf("%w: %s body has no %s", ErrInvalidPayload, eventType, id.idField)
+		case id.at.IsZero():
+			return nil, fmt.Errorf("%w: %s body has no %s", ErrInvalidPayload, eventType, id.atField)
+		}
 	}
 	return e, nil
 }

@@ -287,7 +287,7 @@ func TestParseOptionalFields(t *testing.T) {
 		assert.Nil(t, e.(*webhooks.QuoteCreated).QuotePublicURL)
 	})
 	t.Run("quote.viewed with a known viewer", func(t *testing.T) {
-		body := `{"quote_id": "q", "viewer": {"contact_id": "c-1", "contact_name": "Jane", "contact_email": "j@x.example", "contact_type": "to"}}`
+		body := `{"quote_id": "q", "viewed_at": "2026-03-05T09:14:21Z", "viewer": {"contact_id": "c-1", "contact_name": "Jane", "contact_email": "j@x.example", "contact_type": "to"}}`
 		e, err := webhooks.Parse(webhooks.EventQuoteViewed, []byte(body))
 		require.NoError(t, err)
 		require.NotNil(t, e.(*webhooks.QuoteViewed).Viewer.ContactID)
@@ -304,7 +304,7 @@ func TestParseMoneyIsExact(t *testing.T) {
 	assert.Equal(t, "0.10", amount.StringFixed(2))
 
 	// A JSON number is accepted too (decimal.Decimal decodes both).
-	e, err = webhooks.Parse(webhooks.EventInvoicePaid, []byte(`{"amount_paid": 12.5}`))
+	e, err = webhooks.Parse(webhooks.EventInvoicePaid, []byte(`{"invoice_id": "i", "paid_at": "2026-03-05T09:14:21Z", "amount_paid": 12.5}`))
 	require.NoError(t, err)
 	assert.True(t, dec("12.5").Equal(e.(*webhooks.InvoicePaid).AmountPaid))
 }
@@ -340,7 +340,7 @@ func TestParseIgnoresUnknownFields(t *testing.T) {
 }
 
 func TestParseKeepsUnknownEnumValues(t *testing.T) {
-	e, err := webhooks.Parse(webhooks.EventInvoiceCreated, []byte(`{"status": "partially_paid"}`))
+	e, err := webhooks.Parse(webhooks.EventInvoiceCreated, []byte(`{"invoice_id": "i", "created_at": "2026-03-05T09:14:21Z", "status": "partially_paid"}`))
 	require.NoError(t, err)
 	status := e.(*webhooks.InvoiceCreated).Status
 	assert.Equal(t, invoicing.InvoiceStatus("partially_paid"), status)
@@ -375,6 +375,72 @@ func TestParseInvalidPayloads(t *testing.T) {
 			require.ErrorIs(t, err, webhooks.ErrInvalidPayload)
 			require.Nil(t, e)
 		})
+	}
+}
+
+// identityFields maps every known event type but EventTest to the id and
+// time fields Parse requires of its body.
+var identityFields = map[webhooks.EventType][2]string{
+	webhooks.EventInvoiceCreated:  {"invoice_id", "created_at"},
+	webhooks.EventInvoiceSent:     {"invoice_id", "sent_at"},
+	webhooks.EventInvoiceUpdated:  {"invoice_id", "updated_at"},
+	webhooks.EventInvoicePaid:     {"invoice_id", "paid_at"},
+	webhooks.EventBillCreated:     {"bill_id", "created_at"},
+	webhooks.EventBillApproved:    {"bill_id", "approved_at"},
+	webhooks.EventContactCreated:  {"contact_id", "created_at"},
+	webhooks.EventPaymentReceived: {"payment_id", "received_at"},
+	webhooks.EventQuoteCreated:    {"quote_id", "created_at"},
+	webhooks.EventQuoteSent:       {"quote_id", "sent_at"},
+	webhooks.EventQuoteViewed:     {"quote_id", "viewed_at"},
+	webhooks.EventQuoteAccepted:   {"quote_id", "accepted_at"},
+	webhooks.EventQuoteUnaccepted: {"quote_id", "unaccepted_at"},
+}
+
+func TestParseRequiresIdentityFields(t *testing.T) {
+	for eventType, fields := range identityFields {
+		t.Run(string(eventType), func(t *testing.T) {
+			body := func(id, at string) []byte {
+				return []byte(`{"` + fields[0] + `": ` + id + `, "` + fields[1] + `": ` + at + `}`)
+			}
+			const id, at = `"1b7c"`, `"2026-03-05T09:14:21Z"`
+			_, err := webhooks.Parse(eventType, body(id, at))
+			require.NoError(t, err, "the two fields are enough")
+
+			for _, bad := range []string{`""`, `null`} {
+				_, err = webhooks.Parse(eventType, body(bad, at))
+				require.ErrorIs(t, err, webhooks.ErrInvalidPayload)
+				require.ErrorContains(t, err, fields[0])
+			}
+			for _, bad := range []string{`null`, `"0001-01-01T00:00:00Z"`} {
+				_, err = webhooks.Parse(eventType, body(id, bad))
+				require.ErrorIs(t, err, webhooks.ErrInvalidPayload)
+				require.ErrorContains(t, err, fields[1])
+			}
+			_, err = webhooks.Parse(eventType, []byte(`{"`+fields[0]+`": "1b7c"}`))
+			require.ErrorContains(t, err, fields[1])
+			_, err = webhooks.Parse(eventType, []byte(`{"`+fields[1]+`": "2026-03-05T09:14:21Z"}`))
+			require.ErrorContains(t, err, fields[0])
+		})
+	}
+	require.Len(t, identityFields, 13, "every documented event kind")
+
+	// The test delivery has no id of its own and needs none.
+	_, err := webhooks.Parse(webhooks.EventTest, []byte(`{}`))
+	require.NoError(t, err)
+}
+
+// TestParseRefusesBodiesOfOtherEvents replays every fixture under every
+// other documented event type: none fits, so none parses.
+func TestParseRefusesBodiesOfOtherEvents(t *testing.T) {
+	for name, own := range fixtures {
+		body := fixture(t, name)
+		for other := range identityFields {
+			if other == own {
+				continue
+			}
+			_, err := webhooks.Parse(other, body)
+			require.ErrorIs(t, err, webhooks.ErrInvalidPayload, "%s as %s", name, other)
+		}
 	}
 }
 

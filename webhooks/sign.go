@@ -13,7 +13,7 @@ import (
 // build signed deliveries for their own handlers. timestamp is truncated to
 // whole Unix seconds (one before 1970 gives a header no Verifier accepts).
 // Sign signs with any secret, even "" (which no Verifier accepts); it is not
-// needed to receive webhooks.
+// needed to receive webhooks. TestDelivery builds whole signed requests.
 //
 //	ts, sig := webhooks.Sign(secret, time.Now(), body)
 //	req.Header.Set(webhooks.HeaderTimestamp, ts)

@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"net/textproto"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // DefaultTolerance is how far, in either direction, a delivery's timestamp
 // may be from the Verifier's clock unless WithTolerance or
-// WithoutTimestampCheck says otherwise. API.md suggests five minutes.
+// WithoutTimestampCheck says otherwise. The API documentation suggests five
+// minutes.
 const DefaultTolerance = 5 * time.Minute
 
 // DefaultMaxBodyBytes is the largest body, in bytes, a Verifier accepts
@@ -24,6 +26,11 @@ const DefaultMaxBodyBytes = 1 << 20
 // maxUnixSeconds is 9999-12-31T23:59:59Z, the last second a timestamp may
 // name; it keeps every later time computation far from overflow.
 const maxUnixSeconds = 253402300799
+
+// maxSignatures is how many signature values Verify looks at, at most: the
+// first ones, across header lines and comma-separated values. It bounds the
+// work a request with thousands of signature lines can cause.
+const maxSignatures = 8
 
 // A Verifier checks that deliveries were signed with the webhook's secret and
 // are recent. Create it with NewVerifier; it is safe for concurrent use. The
@@ -54,7 +61,8 @@ type config struct {
 // WithSecrets makes the Verifier also accept signatures made with each of
 // secrets, so a receiver can be given a new secret before the old one is
 // rotated out (the service invalidates the old secret at once on rotation).
-// An empty secret makes NewVerifier fail with ErrEmptySecret.
+// A secret that is empty or only white space makes NewVerifier fail with
+// ErrEmptySecret.
 func WithSecrets(secrets ...string) Option {
 	return func(c *config) { c.secrets = append(c.secrets, secrets...) }
 }
@@ -98,8 +106,9 @@ func WithHeaderPrefix(prefix string) Option {
 }
 
 // NewVerifier returns a Verifier for the webhook signing secret, used as the
-// UTF-8 text it is shown as (never hex-decoded). It fails with ErrEmptySecret
-// when secret, or one given to WithSecrets, is empty, and with
+// UTF-8 text it is shown as (never hex-decoded), exactly as given: surrounding
+// white space is part of the key. It fails with ErrEmptySecret when secret, or
+// one given to WithSecrets, is empty or only white space, and with
 // ErrInvalidOption when an option's value is unusable.
 func NewVerifier(secret string, opts ...Option) (*Verifier, error) {
 	c := config{
@@ -114,7 +123,7 @@ func NewVerifier(secret string, opts ...Option) (*Verifier, error) {
 		opt(&c)
 	}
 	for i, s := range c.secrets {
-		if s == "" {
+		if strings.TrimSpace(s) == "" {
 			return nil, fmt.Errorf("%w (secret %d of %d)", ErrEmptySecret, i+1, len(c.secrets))
 		}
 	}
@@ -149,10 +158,17 @@ func NewVerifier(secret string, opts ...Option) (*Verifier, error) {
 
 // Verify checks the signature and timestamp headers against body, which must
 // be the request body exactly as received. It returns nil for an authentic
-// delivery, or an error wrapping ErrBodyTooLarge, ErrMissingHeader,
-// ErrMalformedSignature, ErrMalformedTimestamp, ErrSignatureMismatch or
-// ErrTimestampOutOfTolerance (checked only once the signature matched, so it
-// means a genuine but stale or early delivery).
+// delivery, or an error matching ErrNotVerified and one of ErrBodyTooLarge,
+// ErrMissingHeader, ErrMalformedSignature, ErrMalformedTimestamp,
+// ErrSignatureMismatch or ErrTimestampOutOfTolerance (checked only once the
+// signature matched, so it means a genuine but stale or early delivery).
+//
+// The signature header may hold several signatures, on several lines or
+// separated by commas (as a proxy may join repeated lines); the delivery is
+// authentic when any of the first eight matches under any of the secrets.
+// Signatures after the eighth are ignored, and so are empty values. When none
+// matches, the error wraps ErrSignatureMismatch if at least one of them was
+// well formed, and ErrMalformedSignature otherwise.
 func (v *Verifier) Verify(header http.Header, body []byte) error {
 	_, err := v.verify(header, body)
 	return err
@@ -160,29 +176,45 @@ func (v *Verifier) Verify(header http.Header, body []byte) error {
 
 // verify is Verify that also returns the signing time.
 func (v *Verifier) verify(header http.Header, body []byte) (time.Time, error) {
+	signedAt, err := v.check(header, body)
+	if err != nil {
+		return time.Time{}, notVerified{err}
+	}
+	return signedAt, nil
+}
+
+// notVerified is an error of verification: it matches its own sentinel and
+// ErrNotVerified, and reads as its own.
+type notVerified struct{ err error }
+
+func (e notVerified) Error() string   { return e.err.Error() }
+func (e notVerified) Unwrap() []error { return []error{e.err, ErrNotVerified} }
+
+// check does the checks of verify.
+func (v *Verifier) check(header http.Header, body []byte) (time.Time, error) {
 	if len(v.macs) == 0 {
 		return time.Time{}, ErrEmptySecret
 	}
 	if int64(len(body)) > v.maxBody {
 		return time.Time{}, fmt.Errorf("%w: %d bytes, limit %d", ErrBodyTooLarge, len(body), v.maxBody)
 	}
-	sigHeader := header.Get(v.headers.signature)
-	if sigHeader == "" {
+	var sigs [maxSignatures][sha256.Size]byte
+	wellFormed, seen := v.signatures(header, &sigs)
+	if seen == 0 {
 		return time.Time{}, fmt.Errorf("%w: %s", ErrMissingHeader, v.headers.signature)
 	}
 	tsHeader := header.Get(v.headers.timestamp)
 	if tsHeader == "" {
 		return time.Time{}, fmt.Errorf("%w: %s", ErrMissingHeader, v.headers.timestamp)
 	}
-	sig, ok := parseSignature(sigHeader)
-	if !ok {
+	if wellFormed == 0 {
 		return time.Time{}, fmt.Errorf("%w: %s is not sha256=<64 hex digits>", ErrMalformedSignature, v.headers.signature)
 	}
 	sec, ok := parseTimestamp(tsHeader)
 	if !ok {
 		return time.Time{}, fmt.Errorf("%w: %s is not a Unix time in seconds", ErrMalformedTimestamp, v.headers.timestamp)
 	}
-	if !v.signatureMatches(&sig, tsHeader, body) {
+	if !v.signatureMatches(sigs[:wellFormed], tsHeader, body) {
 		return time.Time{}, ErrSignatureMismatch
 	}
 	signedAt := time.Unix(sec, 0).UTC()
@@ -195,16 +227,44 @@ func (v *Verifier) verify(header http.Header, body []byte) (time.Time, error) {
 	return signedAt, nil
 }
 
-// signatureMatches reports whether sig is the HMAC-SHA256 of
-// "<timestamp>.<body>" under any of the secrets, comparing in constant time.
-func (v *Verifier) signatureMatches(sig *[sha256.Size]byte, timestamp string, body []byte) bool {
+// signatures reads the first maxSignatures non-empty values of the signature
+// header, splitting each line at commas and trimming spaces and tabs. It puts
+// the well-formed ones in sigs[:wellFormed] and returns how many values it
+// looked at in seen.
+func (v *Verifier) signatures(header http.Header, sigs *[maxSignatures][sha256.Size]byte) (wellFormed, seen int) {
+	for _, line := range header.Values(v.headers.signature) {
+		for value := range strings.SplitSeq(line, ",") {
+			value = strings.Trim(value, " \t")
+			if value == "" {
+				continue
+			}
+			if seen == maxSignatures {
+				return wellFormed, seen
+			}
+			seen++
+			if sig, ok := parseSignature(value); ok {
+				sigs[wellFormed] = sig
+				wellFormed++
+			}
+		}
+	}
+	return wellFormed, seen
+}
+
+// signatureMatches reports whether any of sigs is the HMAC-SHA256 of
+// "<timestamp>.<body>" under any of the secrets. It computes one HMAC per
+// secret and compares every pair in constant time, without stopping early.
+func (v *Verifier) signatureMatches(sigs [][sha256.Size]byte, timestamp string, body []byte) bool {
 	matched := false
+	var sum [sha256.Size]byte
 	for _, newMAC := range v.macs {
 		mac := newMAC()
 		writeSigned(mac, timestamp, body)
-		var sum [sha256.Size]byte
-		if hmac.Equal(mac.Sum(sum[:0]), sig[:]) {
-			matched = true
+		want := mac.Sum(sum[:0])
+		for i := range sigs {
+			if hmac.Equal(want, sigs[i][:]) {
+				matched = true
+			}
 		}
 	}
 	return matched

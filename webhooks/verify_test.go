@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -288,8 +289,8 @@ func TestVerifyMalformedSignature(t *testing.T) {
 		"sha256=" + good + "0",       // long
 		"sha256=" + good[:62] + "zz", // not hex
 		"sha256= " + good[1:],        // space
-		"sha256=" + good + "," + "sha256=" + good,
-		"t=1772702061,v1=" + good,
+		"t=1772702061,v1=" + good,    // two values, neither well formed
+		"sha256=" + good + ";sha256=" + good,
 	} {
 		err := v.Verify(headerWith(testTimestamp, sig), body)
 		require.ErrorIs(t, err, webhooks.ErrMalformedSignature, sig)
@@ -327,6 +328,62 @@ func TestVerifyBodyLimit(t *testing.T) {
 	require.ErrorIs(t, def.Verify(headerWith(testTimestamp, hmacSignature(testSecret, testTimestamp, big)), big), webhooks.ErrBodyTooLarge)
 }
 
+// headerLines returns timestamp and signature headers with one signature
+// header line per sig.
+func headerLines(ts string, sigs ...string) http.Header {
+	return http.Header{webhooks.HeaderTimestamp: {ts}, webhooks.HeaderSignature: sigs}
+}
+
+func TestVerifySeveralSignatures(t *testing.T) {
+	const oldSecret = "9c0b2f6e1d8a4735b6c2e9f01a3d5b7c8e4f6a2b0d1c3e5f7a9b8c6d4e2f0a1b"
+	body := []byte(inlineBody)
+	good := hmacSignature(testSecret, testTimestamp, body)
+	old := hmacSignature(oldSecret, testTimestamp, body)
+	wrong := hmacSignature("another secret", testTimestamp, body)
+	const malformed = "sha256=not-hex"
+	v := newVerifier(t)
+	rotating := newVerifier(t, webhooks.WithSecrets(oldSecret))
+	eight := func(last string) []string {
+		return append(slices.Repeat([]string{wrong}, 7), last)
+	}
+
+	tests := []struct {
+		name  string
+		v     *webhooks.Verifier
+		lines []string
+		want  error // nil: accepted
+	}{
+		{"good then wrong", v, []string{good, wrong}, nil},
+		{"wrong then good", v, []string{wrong, good}, nil},
+		{"malformed then good", v, []string{malformed, good}, nil},
+		{"good then malformed", v, []string{good, malformed}, nil},
+		{"empty line then good", v, []string{"", good}, nil},
+		{"good in a comma-joined line", v, []string{wrong + ", " + good}, nil},
+		{"good among empty values", v, []string{" ,," + good + ", "}, nil},
+		{"the old secret's signature second", rotating, []string{wrong, old}, nil},
+		{"good eighth", v, eight(good), nil},
+		{"good ninth is ignored", v, append(eight(wrong), good), webhooks.ErrSignatureMismatch},
+		{"good ninth after eight malformed", v, append(slices.Repeat([]string{malformed}, 8), good), webhooks.ErrMalformedSignature},
+		{"good ninth in a joined line", v, []string{strings.Repeat(wrong+",", 8) + good}, webhooks.ErrSignatureMismatch},
+		{"good after empty values is not ninth", v, append(slices.Repeat([]string{"", " , "}, 20), eight(good)...), nil},
+		{"the old secret's signature to a verifier without it", v, []string{wrong, old}, webhooks.ErrSignatureMismatch},
+		{"all wrong", v, []string{wrong, old}, webhooks.ErrSignatureMismatch},
+		{"wrong and malformed", v, []string{malformed, wrong, malformed}, webhooks.ErrSignatureMismatch},
+		{"all malformed", v, []string{malformed, "sha1=00", good[7:]}, webhooks.ErrMalformedSignature},
+		{"all empty", v, []string{"", " ", " , "}, webhooks.ErrMissingHeader},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.v.Verify(headerLines(testTimestamp, tt.lines...), body)
+			if tt.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.want)
+		})
+	}
+}
+
 func TestVerifyRotation(t *testing.T) {
 	const oldSecret = "9c0b2f6e1d8a4735b6c2e9f01a3d5b7c8e4f6a2b0d1c3e5f7a9b8c6d4e2f0a1b"
 	v := newVerifier(t, webhooks.WithSecrets(oldSecret))
@@ -343,6 +400,19 @@ func TestNewVerifierRefusesBadConfiguration(t *testing.T) {
 	require.ErrorIs(t, err, webhooks.ErrEmptySecret)
 	_, err = webhooks.NewVerifier(testSecret, webhooks.WithSecrets("other", ""))
 	require.ErrorIs(t, err, webhooks.ErrEmptySecret)
+	for _, blank := range []string{" ", "\t", "\n", " \r\n ", "\u00a0", "\u3000"} {
+		v, err := webhooks.NewVerifier(blank)
+		require.ErrorIs(t, err, webhooks.ErrEmptySecret, "%q", blank)
+		require.Nil(t, v)
+		_, err = webhooks.NewVerifier(testSecret, webhooks.WithSecrets(blank))
+		require.ErrorIs(t, err, webhooks.ErrEmptySecret, "%q", blank)
+	}
+	// A secret with white space around it is used as given, spaces included.
+	v, err := webhooks.NewVerifier(" "+testSecret+"\n", webhooks.WithoutTimestampCheck())
+	require.NoError(t, err)
+	body := []byte(inlineBody)
+	require.NoError(t, v.Verify(headerWith(testTimestamp, hmacSignature(" "+testSecret+"\n", testTimestamp, body)), body))
+	require.ErrorIs(t, v.Verify(headerWith(testTimestamp, hmacSignature(testSecret, testTimestamp, body)), body), webhooks.ErrSignatureMismatch)
 
 	for name, opt := range map[string]webhooks.Option{
 		"zero tolerance":     webhooks.WithTolerance(0),
