@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +29,7 @@ func TestAccountsListTypeFilter(t *testing.T) {
 
 	require.Len(t, got, 2)
 	a0, a1 := got[0], got[1]
-	assert.Equal(t, uuid.MustParse(accountID), a0.ID)
+	assert.Equal(t, accountID, a0.ID)
 	assert.Equal(t, "200", a0.Code)
 	assert.Equal(t, "Sales", a0.Name)
 	assert.Equal(t, invoicing.AccountTypeRevenue, a0.Type)
@@ -85,7 +84,7 @@ func TestTaxCodesListPageRegion(t *testing.T) {
 	resAssertGET(t, api.last(t), "/tax-codes", "region=AU")
 	require.Len(t, pg.Items, 2)
 	gst, fre := pg.Items[0], pg.Items[1]
-	assert.Equal(t, uuid.MustParse(taxCodeID), gst.ID)
+	assert.Equal(t, taxCodeID, gst.ID)
 	assert.Equal(t, "GST", gst.Code)
 	assert.Equal(t, "GST on Income", gst.Name)
 	assert.True(t, gst.Rate.Equal(decimal.NewFromInt(10)))

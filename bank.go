@@ -5,40 +5,41 @@ import (
 	"iter"
 	"net/url"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
 // BankAccountService reads the business's bank accounts (GET
-// /bank-accounts; API.md lists no endpoint for one bank account). API.md
-// shows no parameters, fields or scope; see BankAccount for what the SDK
-// guesses.
+// /bank-accounts; the service has no endpoint for one bank account). The
+// service documents bank data only in outline; see the package
+// documentation for what that means for these types.
 type BankAccountService service
 
 // BankTransactionService reads bank transactions (GET /bank-transactions,
-// GET /bank-transactions/{id}). API.md shows no parameters, fields or scope;
-// see BankTransaction for what the SDK guesses.
+// GET /bank-transactions/{id}). The service documents bank data only in
+// outline; see the package documentation for what that means for these
+// types.
 type BankTransactionService service
 
 // BankAccount is one of the business's bank accounts. Money is exact.
 //
-// API.md does not show the fields of a bank account: the typed fields are
-// guesses. Every field the service sends is kept in the embedded RawObject
-// (a.Get("bsb", &bsb)); a field the service does not send is left zero.
+// The service documents bank accounts only in outline; see the package
+// documentation for what that means for these fields. Every field the
+// service sends is kept in the embedded RawObject (a.Get("bsb", &bsb)); a
+// field the service does not send is left zero.
 type BankAccount struct {
 	RawObject
-	// ID identifies the bank account. It is a string, not a uuid.UUID:
-	// API.md has no path taking a bank account id, so unlike the other
-	// records' ids it is not documented as a UUID.
+	// ID identifies the bank account. No endpoint takes it in its path, so
+	// unlike the other records' ids it is not known to be a UUID and the
+	// SDK does not check it.
 	ID string `json:"id"`
-	// Name is the account's name; this field is a guess.
+	// Name is the account's name.
 	Name string `json:"name"`
-	// AccountNumber is the bank's account number; this field is a guess.
+	// AccountNumber is the bank's account number.
 	AccountNumber string `json:"account_number"`
-	// Currency is a currency code; this field is a guess.
+	// Currency is a currency code such as "AUD".
 	Currency string `json:"currency"`
-	// Balance is the account's balance in Currency; this field is a guess
-	// (zero when the service does not send it: check Has("balance")).
+	// Balance is the account's balance in Currency; zero when the service
+	// does not send it (check Has("balance")).
 	Balance decimal.Decimal `json:"balance"`
 }
 
@@ -57,7 +58,7 @@ func (a BankAccount) MarshalJSON() ([]byte, error) {
 }
 
 // BankAccountListParams are the query parameters of GET /bank-accounts.
-// API.md shows no filters; pass any through Extra.
+// The SDK knows no filters for this list; pass any through Extra.
 type BankAccountListParams struct {
 	ListParams
 	// Extra holds query parameters the SDK does not know, sent as given.
@@ -67,51 +68,44 @@ type BankAccountListParams struct {
 
 func (p *BankAccountListParams) encode(q url.Values) error { return mergeListQuery(q, p.Extra) }
 
-type bankAccountList struct {
-	listEnvelope[BankAccount]
-	BankAccounts []BankAccount `json:"bank_accounts"`
-}
-
-func (l *bankAccountList) page() *Page[BankAccount] { return l.pageOf(l.BankAccounts) }
-
 // List iterates over every bank account (p may be nil), fetching pages of
-// 100 lazily. The records are read from the key "bank_accounts" (a guess) or
-// "items". Stop early with break; a failure is yielded as the last error.
-func (s *BankAccountService) List(ctx context.Context, p *BankAccountListParams) iter.Seq2[*BankAccount, error] {
-	return listAll[BankAccount, bankAccountList](ctx, s.c, "/bank-accounts", orNew(p))
+// 100 lazily. The records are read from the key "bank_accounts" or "items".
+// Stop early with break; a failure is yielded as the last error.
+func (s *BankAccountService) List(ctx context.Context, p *BankAccountListParams, opts ...RequestOption) iter.Seq2[*BankAccount, error] {
+	return listAll[BankAccount](ctx, s.c, "/bank-accounts", "bank_accounts", orNew(p), opts)
 }
 
 // ListPage fetches one page of bank accounts (nil p for the first page with
 // the service's default size).
-func (s *BankAccountService) ListPage(ctx context.Context, p *BankAccountListParams) (*Page[BankAccount], error) {
-	return listPage[BankAccount, bankAccountList](ctx, s.c, "/bank-accounts", orNew(p))
+func (s *BankAccountService) ListPage(ctx context.Context, p *BankAccountListParams, opts ...RequestOption) (*Page[BankAccount], error) {
+	return listPage[BankAccount](ctx, s.c, "/bank-accounts", "bank_accounts", orNew(p), opts)
 }
 
 // BankTransaction is a transaction on one of the business's bank accounts.
 // Money is exact.
 //
-// API.md does not show the fields of a bank transaction: the typed fields
-// are guesses. Every field the service sends is kept in the embedded
-// RawObject; a field the service does not send is left zero.
+// The service documents bank transactions only in outline; see the package
+// documentation for what that means for these fields. Every field the
+// service sends is kept in the embedded RawObject; a field the service does
+// not send is left zero.
 type BankTransaction struct {
 	RawObject
-	// ID identifies the transaction (API.md: path ids are UUIDs).
-	ID uuid.UUID `json:"id"`
-	// BankAccountID is the bank account's id; this field is a guess.
+	// ID identifies the transaction, a UUID.
+	ID string `json:"id"`
+	// BankAccountID is the ID of the BankAccount the transaction is on.
 	BankAccountID string `json:"bank_account_id"`
-	// Date is the transaction's date; this field is a guess.
+	// Date is the transaction's date.
 	Date Date `json:"date"`
-	// Description is the bank's text for the transaction; this field is a
-	// guess.
+	// Description is the bank's text for the transaction.
 	Description string `json:"description"`
-	// Amount is positive for money in and negative for money out; the field
-	// and its sign convention are guesses (a service sending a separate
-	// direction field has it in Raw).
+	// Amount is the transaction's amount, positive for money in and
+	// negative for money out. A direction the service sends as a field of
+	// its own is in Raw.
 	Amount decimal.Decimal `json:"amount"`
-	// Reference is the transaction's reference; this field is a guess.
+	// Reference is the transaction's reference.
 	Reference string `json:"reference"`
-	// Status is the transaction's status (e.g. reconciled or not), as the
-	// service sends it; the field and its values are guesses.
+	// Status is the transaction's status (e.g. whether it is reconciled),
+	// as the service sends it.
 	Status string `json:"status"`
 }
 
@@ -129,15 +123,15 @@ func (t BankTransaction) MarshalJSON() ([]byte, error) {
 	return encodeRaw(t.RawObject, alias(t))
 }
 
-// BankTransactionListParams filters GET /bank-transactions. API.md shows no
-// filters: the typed ones are guesses (named as the invoice list's filters),
-// and others go in Extra. Zero fields are not sent.
+// BankTransactionListParams filters GET /bank-transactions. The typed
+// filters are named as the invoice list's; others go in Extra. Zero fields
+// are not sent.
 type BankTransactionListParams struct {
 	ListParams
-	// BankAccountID is sent as bank_account_id (a guess).
+	// BankAccountID is sent as bank_account_id.
 	BankAccountID string
-	// FromDate and ToDate are sent as from_date and to_date (guesses). A
-	// ToDate before FromDate is a *ParamError.
+	// FromDate and ToDate are sent as from_date and to_date. A ToDate
+	// before FromDate is a *ParamError.
 	FromDate Date
 	ToDate   Date
 	// Extra holds query parameters the SDK does not know, sent as given. A
@@ -155,29 +149,22 @@ func (p *BankTransactionListParams) encode(q url.Values) error {
 	return mergeListQuery(q, p.Extra)
 }
 
-type bankTransactionList struct {
-	listEnvelope[BankTransaction]
-	BankTransactions []BankTransaction `json:"bank_transactions"`
-}
-
-func (l *bankTransactionList) page() *Page[BankTransaction] { return l.pageOf(l.BankTransactions) }
-
 // List iterates over every bank transaction matching p (nil for all),
 // fetching pages of 100 lazily. The records are read from the key
-// "bank_transactions" (a guess) or "items". Stop early with break; a failure
-// is yielded as the last error.
-func (s *BankTransactionService) List(ctx context.Context, p *BankTransactionListParams) iter.Seq2[*BankTransaction, error] {
-	return listAll[BankTransaction, bankTransactionList](ctx, s.c, "/bank-transactions", orNew(p))
+// "bank_transactions" or "items". Stop early with break; a failure is
+// yielded as the last error.
+func (s *BankTransactionService) List(ctx context.Context, p *BankTransactionListParams, opts ...RequestOption) iter.Seq2[*BankTransaction, error] {
+	return listAll[BankTransaction](ctx, s.c, "/bank-transactions", "bank_transactions", orNew(p), opts)
 }
 
 // ListPage fetches one page of bank transactions matching p (nil for the
 // first page with the service's default size).
-func (s *BankTransactionService) ListPage(ctx context.Context, p *BankTransactionListParams) (*Page[BankTransaction], error) {
-	return listPage[BankTransaction, bankTransactionList](ctx, s.c, "/bank-transactions", orNew(p))
+func (s *BankTransactionService) ListPage(ctx context.Context, p *BankTransactionListParams, opts ...RequestOption) (*Page[BankTransaction], error) {
+	return listPage[BankTransaction](ctx, s.c, "/bank-transactions", "bank_transactions", orNew(p), opts)
 }
 
 // Get fetches one bank transaction. An unknown id is ErrNotFound; an id that
 // is not a UUID is a *ParamError.
-func (s *BankTransactionService) Get(ctx context.Context, id string) (*BankTransaction, error) {
-	return getOne[BankTransaction](ctx, s.c, "/bank-transactions", id)
+func (s *BankTransactionService) Get(ctx context.Context, id string, opts ...RequestOption) (*BankTransaction, error) {
+	return getOne[BankTransaction](ctx, s.c, "/bank-transactions", id, opts)
 }

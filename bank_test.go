@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,7 +64,7 @@ func TestBankTransactionsListPageFilters(t *testing.T) {
 		"bank_account_id=acc-op-1&from_date=2026-11-01&page=1&page_size=20&status=unreconciled&to_date=2026-11-30")
 	require.Len(t, pg.Items, 2)
 	out, in := pg.Items[0], pg.Items[1]
-	assert.Equal(t, uuid.MustParse(bankTxID), out.ID)
+	assert.Equal(t, bankTxID, out.ID)
 	assert.Equal(t, "acc-op-1", out.BankAccountID)
 	assert.Equal(t, invoicing.NewDate(2026, time.November, 3), out.Date)
 	assert.Equal(t, "Paper Supplies Co", out.Description)

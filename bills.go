@@ -6,23 +6,22 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
 // BillService reads and creates bills, the business's purchase invoices from
-// suppliers (GET /bills, GET /bills/{id}, POST /bills). API.md lists these
-// endpoints without their fields, parameters or scopes; see Bill and the
-// params types for what the SDK guesses.
+// suppliers (GET /bills, GET /bills/{id}, POST /bills). The service
+// documents bills only in outline; see the package documentation for what
+// that means for these types.
 type BillService service
 
-// BillStatus is the status of a bill. API.md shows neither the states of a
-// bill nor their values (only the events bill.created and bill.approved):
-// the constants are guesses. Values the SDK does not know are kept as they
-// are, so compare against the constants rather than switching exhaustively.
+// BillStatus is the status of a bill, as in the bill.created webhook. The
+// service does not list a bill's statuses, so a bill may carry others than
+// the constants: values the SDK does not know are kept as they are, so
+// compare against the constants rather than switching exhaustively.
 type BillStatus string
 
-// Bill statuses guessed by the SDK (API.md does not list them).
+// Bill statuses the SDK knows. A bill may carry others; see BillStatus.
 const (
 	BillStatusDraft            BillStatus = "draft"
 	BillStatusAwaitingApproval BillStatus = "awaiting_approval"
@@ -30,7 +29,7 @@ const (
 	BillStatusPaid             BillStatus = "paid"
 )
 
-// Known reports whether s is one of the statuses the SDK guesses.
+// Known reports whether s is one of the statuses above.
 func (s BillStatus) Known() bool {
 	switch s {
 	case BillStatusDraft, BillStatusAwaitingApproval, BillStatusApproved, BillStatusPaid:
@@ -41,43 +40,43 @@ func (s BillStatus) Known() bool {
 
 // Bill is a bill from a supplier. Money is exact; amounts are in Currency.
 //
-// API.md does not show the fields of a bill: bill_number, supplier_id, total
-// and status come from the bill.created event, and the rest are guesses
-// modelled on Invoice. Every field the service sends is kept in the
-// embedded RawObject (b.Get("reference", &ref)); a field the service does
-// not send is left zero (b.Has tells absent from zero).
+// The service documents bills only in outline; see the package
+// documentation for what that means for these fields. BillNumber,
+// SupplierID, Status, Total and CreatedAt are named as in the bill.created
+// webhook, the other fields as on Invoice. Every field the service sends is
+// kept in the embedded RawObject (b.Get("reference", &ref)); a field the
+// service does not send is left zero (b.Has tells absent from zero).
 type Bill struct {
 	RawObject
-	// ID identifies the bill (API.md: path ids are UUIDs).
-	ID uuid.UUID `json:"id"`
-	// BillNumber is the supplier's bill number (as in bill.created).
+	// ID identifies the bill, a UUID.
+	ID string `json:"id"`
+	// BillNumber is the supplier's bill number.
 	BillNumber string `json:"bill_number"`
-	// SupplierID is the supplier's id (as in bill.created).
+	// SupplierID is the id of the supplier the bill is from (see
+	// Client.Suppliers).
 	SupplierID string `json:"supplier_id"`
-	// SupplierName is the supplier's name; this field is a guess.
+	// SupplierName is the supplier's name.
 	SupplierName string `json:"supplier_name"`
-	// Status is the bill's status (as in bill.created; its values are
-	// guesses).
+	// Status is the bill's status.
 	Status BillStatus `json:"status"`
-	// IssueDate is the bill's date; this field is a guess.
+	// IssueDate is the bill's date.
 	IssueDate Date `json:"issue_date"`
-	// DueDate is when payment is due; this field is a guess.
+	// DueDate is when payment is due.
 	DueDate Date `json:"due_date"`
-	// Currency is a currency code such as "AUD"; this field is a guess.
+	// Currency is a currency code such as "AUD".
 	Currency string `json:"currency"`
-	// Subtotal is before tax; this field is a guess.
+	// Subtotal is the bill's total before tax.
 	Subtotal decimal.Decimal `json:"subtotal"`
-	// TaxTotal is the total tax; this field is a guess.
+	// TaxTotal is the total tax.
 	TaxTotal decimal.Decimal `json:"tax_total"`
-	// Total includes tax (as in bill.created).
+	// Total is the bill's total including tax.
 	Total decimal.Decimal `json:"total"`
-	// LineItems are the bill's lines (API.md: "one bill with line items";
-	// the key "line_items" is a guess).
+	// LineItems are the bill's lines, which Get returns with the bill.
 	LineItems []BillLineItem `json:"line_items"`
-	// CreatedAt is when the bill was created (as in bill.created).
+	// CreatedAt is when the bill was created.
 	CreatedAt time.Time `json:"created_at"`
-	// UpdatedAt is nil when the service sends null or nothing; this field is
-	// a guess.
+	// UpdatedAt is when the bill was last updated; nil when the service
+	// sends null or nothing.
 	UpdatedAt *time.Time `json:"updated_at"`
 }
 
@@ -96,9 +95,8 @@ func (b Bill) MarshalJSON() ([]byte, error) {
 	return encodeRaw(b.RawObject, alias(b))
 }
 
-// BillLineItem is one line of a Bill. API.md does not show it: the fields
-// are guesses modelled on InvoiceLineItem, and the whole line is kept in the
-// embedded RawObject.
+// BillLineItem is one line of a Bill, with fields named as on
+// InvoiceLineItem. The whole line is kept in the embedded RawObject.
 type BillLineItem struct {
 	RawObject
 	// ID identifies the line.
@@ -109,7 +107,7 @@ type BillLineItem struct {
 	Quantity decimal.Decimal `json:"quantity"`
 	// UnitPrice is the price per unit before tax.
 	UnitPrice decimal.Decimal `json:"unit_price"`
-	// Amount is the line total including tax (as for invoices; a guess).
+	// Amount is the line total including tax, as for invoices.
 	Amount decimal.Decimal `json:"amount"`
 	// TaxAmount is the line's tax.
 	TaxAmount decimal.Decimal `json:"tax_amount"`
@@ -134,14 +132,13 @@ func (l BillLineItem) MarshalJSON() ([]byte, error) {
 	return encodeRaw(l.RawObject, alias(l))
 }
 
-// BillListParams filters GET /bills. API.md shows no filters for bills: the
-// typed ones are guesses (modelled on the invoice list); others go in Extra.
-// Zero fields are not sent.
+// BillListParams filters GET /bills. The typed filters are named as the
+// invoice list's; others go in Extra. Zero fields are not sent.
 type BillListParams struct {
 	ListParams
-	// Status is sent as status (a guess).
+	// Status is sent as status.
 	Status BillStatus
-	// SupplierID is sent as supplier_id (a guess).
+	// SupplierID is sent as supplier_id.
 	SupplierID string
 	// Extra holds query parameters the SDK does not know (from_date, say),
 	// sent as given. A name a typed field also sets, page or page_size is a
@@ -155,39 +152,32 @@ func (p *BillListParams) encode(q url.Values) error {
 	return mergeListQuery(q, p.Extra)
 }
 
-type billList struct {
-	listEnvelope[Bill]
-	Bills []Bill `json:"bills"`
-}
-
-func (l *billList) page() *Page[Bill] { return l.pageOf(l.Bills) }
-
-// BillCreateParams is the body of POST /bills. API.md says only that a bill
-// is created with line items: the fields are guesses modelled on
-// InvoiceCreateParams, and empty ones are not sent. The SDK does not enforce
-// the guessed requirements (a supplier, at least one line, an account and a
-// tax code on each line or through the defaults): the service reports what
-// it actually requires, as *Error.
+// BillCreateParams is the body of POST /bills, which creates a bill with its
+// line items. Its fields are named as on InvoiceCreateParams, and empty ones
+// are not sent. Unlike an invoice create, the SDK checks none of the
+// requirements (a supplier, at least one line, an account and a tax code on
+// each line or through the defaults): the service reports what it
+// requires, as *Error.
 type BillCreateParams struct {
-	// SupplierID is the supplier the bill is from; presumably required.
+	// SupplierID is the id of the supplier the bill is from.
 	SupplierID string `json:"supplier_id,omitempty"`
-	// BillNumber is the supplier's bill number (as in bill.created).
+	// BillNumber is the supplier's bill number (bill_number, as in the
+	// bill.created webhook).
 	BillNumber string `json:"bill_number,omitempty"`
-	// IssueDate is the bill's date; this field is a guess.
+	// IssueDate is the bill's date.
 	IssueDate Date `json:"issue_date,omitzero"`
-	// DueDate is when payment is due; this field is a guess.
+	// DueDate is when payment is due.
 	DueDate Date `json:"due_date,omitzero"`
-	// Currency is a currency code; this field is a guess.
+	// Currency is a currency code such as "AUD".
 	Currency string `json:"currency,omitempty"`
-	// DefaultAccountID applies to lines without AccountID (for a bill, an
-	// expense account); this field is a guess.
+	// DefaultAccountID is the account (for a bill, an expense account)
+	// applied to lines without AccountID.
 	DefaultAccountID string `json:"default_account_id,omitempty"`
-	// DefaultTaxCodeID applies to lines without TaxCodeID; this field is a
-	// guess.
+	// DefaultTaxCodeID is the tax code applied to lines without TaxCodeID.
 	DefaultTaxCodeID string `json:"default_tax_code_id,omitempty"`
-	// Status is the status to create the bill in, when the service allows
-	// choosing it (as POST /invoices does); this field is a guess, not
-	// checked by the SDK.
+	// Status is the status to create the bill in, where the service lets
+	// the caller choose it (as POST /invoices does); the SDK does not check
+	// it.
 	Status BillStatus `json:"status,omitempty"`
 	// LineItems are the bill's lines, encoded as for invoices (unit_price
 	// always sent as an exact number); not sent when empty.
@@ -215,32 +205,32 @@ func (p *BillCreateParams) body() ([]byte, error) {
 }
 
 // List iterates over every bill matching p (nil for all), fetching pages of
-// 100 lazily. The records are read from the key "bills" (a guess) or
-// "items". Stop early with break; a failure is yielded as the last error.
-func (s *BillService) List(ctx context.Context, p *BillListParams) iter.Seq2[*Bill, error] {
-	return listAll[Bill, billList](ctx, s.c, "/bills", orNew(p))
+// 100 lazily. The records are read from the key "bills" or "items". Stop
+// early with break; a failure is yielded as the last error.
+func (s *BillService) List(ctx context.Context, p *BillListParams, opts ...RequestOption) iter.Seq2[*Bill, error] {
+	return listAll[Bill](ctx, s.c, "/bills", "bills", orNew(p), opts)
 }
 
 // ListPage fetches one page of bills matching p (nil for the first page with
 // the service's default size).
-func (s *BillService) ListPage(ctx context.Context, p *BillListParams) (*Page[Bill], error) {
-	return listPage[Bill, billList](ctx, s.c, "/bills", orNew(p))
+func (s *BillService) ListPage(ctx context.Context, p *BillListParams, opts ...RequestOption) (*Page[Bill], error) {
+	return listPage[Bill](ctx, s.c, "/bills", "bills", orNew(p), opts)
 }
 
 // Get fetches one bill with its line items. An unknown id is ErrNotFound; an
 // id that is not a UUID is a *ParamError.
-func (s *BillService) Get(ctx context.Context, id string) (*Bill, error) {
-	return getOne[Bill](ctx, s.c, "/bills", id)
+func (s *BillService) Get(ctx context.Context, id string, opts ...RequestOption) (*Bill, error) {
+	return getOne[Bill](ctx, s.c, "/bills", id, opts)
 }
 
 // Create creates a bill and returns it as the service does (201). The SDK
 // checks nothing but a nil p and Extra's clashes; the service's validation
 // errors come back as *Error (ErrValidation). Creates are never repeated
 // after a 5xx or a network error.
-func (s *BillService) Create(ctx context.Context, p *BillCreateParams) (*Bill, error) {
+func (s *BillService) Create(ctx context.Context, p *BillCreateParams, opts ...RequestOption) (*Bill, error) {
 	b, err := p.body()
 	if err != nil {
 		return nil, err
 	}
-	return createOne[Bill](ctx, s.c, "/bills", b)
+	return createOne[Bill](ctx, s.c, "/bills", b, opts)
 }

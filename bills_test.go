@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +23,7 @@ func TestBillsGetSendsRequestAndDecodes(t *testing.T) {
 	require.NoError(t, err)
 	resAssertGET(t, api.last(t), "/bills/"+billID, "")
 
-	assert.Equal(t, uuid.MustParse(billID), b.ID)
+	assert.Equal(t, billID, b.ID)
 	assert.Equal(t, "SUP-INV-7781", b.BillNumber)
 	assert.Equal(t, supplierID, b.SupplierID)
 	assert.Equal(t, "Paper Supplies Co", b.SupplierName)
@@ -156,7 +155,7 @@ func TestBillsCreateSendsExactBody(t *testing.T) {
 		DefaultAccountID: "6100",
 		DefaultTaxCodeID: "GST",
 		LineItems: []invoicing.LineItemParams{
-			{Description: "A4 paper, 80 boxes", Quantity: dec("80"), UnitPrice: dec("12.50")},
+			{Description: "A4 paper, 80 boxes", Quantity: invoicing.Ptr(dec("80")), UnitPrice: dec("12.50")},
 			{Description: "Free sample", UnitPrice: decimal.Zero, AccountID: "6200", TaxCodeID: "FRE"},
 			{UnitPrice: dec("0.1000000000000000000001")},
 		},
@@ -170,7 +169,7 @@ func TestBillsCreateSendsExactBody(t *testing.T) {
 			`{"description":"Free sample","unit_price":0,"account_id":"6200","tax_code_id":"FRE"},`+
 			`{"unit_price":0.1000000000000000000001}],`+
 			`"freight":15,"reference":"PO-2026-118"}`)
-	assert.Equal(t, uuid.MustParse(billID), b.ID)
+	assert.Equal(t, billID, b.ID)
 	assert.Len(t, b.LineItems, 2)
 	assert.Len(t, api.requests(), 1)
 }

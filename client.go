@@ -3,16 +3,20 @@ package invoicing
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"golang.org/x/time/rate"
 )
 
 // Default settings of a Client; each has an Option to change it.
@@ -21,6 +25,8 @@ const (
 	DefaultRetryWaitMin     = 500 * time.Millisecond
 	DefaultRetryWaitMax     = 30 * time.Second
 	DefaultMaxResponseBytes = 32 << 20
+	// DefaultTimeout is the deadline of each attempt (see WithTimeout).
+	DefaultTimeout = 60 * time.Second
 )
 
 // Client talks to the Invoicing Service External API. It is safe for
@@ -30,9 +36,9 @@ type Client struct {
 	Items    *ItemService
 	Quotes   *QuoteService
 
-	// The services below cover API.md section 4.5, whose fields and
-	// parameters API.md does not show: their records keep the raw JSON and
-	// their params accept Extra fields.
+	// The services below cover resources the service documents only in
+	// outline: their records keep the complete JSON the service sent (see
+	// RawObject) and their params accept Extra fields.
 	Clients          *ClientService
 	Suppliers        *SupplierService
 	Bills            *BillService
@@ -42,17 +48,29 @@ type Client struct {
 	BankAccounts     *BankAccountService
 	BankTransactions *BankTransactionService
 
-	base     string   // base URL without a trailing slash, e.g. https://host/api/v1/external
-	auth     []string // {"Bearer <key>"}: shared, never mutated
-	ua       []string
-	rc       *retryablehttp.Client
-	hc       *http.Client
-	log      *slog.Logger
-	maxBody  int
-	waitMax  time.Duration
-	now      func() time.Time
-	bufs     sync.Pool // *[]byte response buffers
-	services service
+	base string // base URL without a trailing slash, e.g. https://host/api/v1/external
+	// authorization returns the Authorization header value. The key lives
+	// only in this closure: fmt prints a func as its address under every
+	// verb, so no print of a Client, a service or a Client value shows it.
+	authorization func() []string
+	ua            []string
+	rc            *retryablehttp.Client
+	// hc is the caller's http.Client (or a default one) as the SDK uses
+	// it: the SDK's redirect rule before the caller's, and attemptTransport
+	// in front of the caller's transport, next.
+	hc   *http.Client
+	next http.RoundTripper
+	// first sends a request through the middleware to exchange.
+	first            func(*http.Request) (*http.Response, error)
+	log              *slog.Logger
+	maxBody          int
+	waitMin, waitMax time.Duration
+	defaults         callConfig // per-call settings unless a RequestOption says otherwise
+	limiter          *rate.Limiter
+	pausedUntil      atomic.Int64 // Unix nanoseconds (on clk) before which no request is sent, after a 429
+	clk              clock
+	bufs             sync.Pool // *[]byte response buffers
+	services         service
 }
 
 type service struct{ c *Client }
@@ -62,26 +80,70 @@ type options struct {
 	maxRetries   int
 	waitMin      time.Duration
 	waitMax      time.Duration
+	timeout      time.Duration
 	userAgent    string
 	log          *slog.Logger
 	insecureHTTP bool
 	maxBody      int
+	middleware   []Middleware
+	limiter      *rate.Limiter
+	clk          clock // tests only (see export_test.go)
+	err          error
 }
 
 // Option configures a Client in NewClient.
 type Option func(*options)
 
-// WithHTTPClient makes the Client send requests through hc (its Transport,
-// its redirect policy, its Timeout). The default client refuses redirects to
-// plain http on a non-loopback host (see WithInsecureHTTP); hc's own
-// CheckRedirect is used as it is. The Client closes hc's idle connections
-// when a retry wait is cut short by the context or retries give up. By default
-// each Client has its own http.Client with a clone of http.DefaultTransport.
+// WithHTTPClient makes the Client send requests through hc: its Transport,
+// Jar, Timeout and redirect policy. The SDK's own rule still applies on top
+// of hc's CheckRedirect (which runs after it): no redirect to plain http on
+// a non-loopback host, where the API key would travel in clear text (see
+// WithInsecureHTTP). hc itself is not modified. By default each Client has
+// its own http.Client with a clone of http.DefaultTransport.
 func WithHTTPClient(hc *http.Client) Option { return func(o *options) { o.hc = hc } }
 
 // WithMaxRetries sets how many times a request may be repeated after the
-// first try (0 disables retries). Default DefaultMaxRetries.
+// first try (0 disables retries). Default DefaultMaxRetries; WithRetries
+// overrides it for one call.
 func WithMaxRetries(n int) Option { return func(o *options) { o.maxRetries = n } }
+
+// WithTimeout sets the deadline of each attempt of every call (default
+// DefaultTimeout), so that no call waits forever on a server that stops
+// answering, even with a context that has no deadline. It covers
+// connecting, the response headers and, for JSON responses, the whole body;
+// for PDFs, which stream, it bounds the wait for the headers and then each
+// wait for more of the body. An attempt that runs out is a network error:
+// retried where retrying is safe. WithRequestTimeout overrides it for one
+// call; the context's deadline, if sooner, still applies. d must be positive.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithMiddleware adds middleware that sees every attempt of every call, in
+// the order given (the first is the outermost). See Middleware.
+func WithMiddleware(mw ...Middleware) Option {
+	return func(o *options) { o.middleware = append(o.middleware, mw...) }
+}
+
+// WithRateLimit keeps the Client under perSecond requests a second on
+// average, with bursts of up to burst requests, by making requests wait
+// before they are sent (each attempt counts), so that a bulk job stays
+// under the service's limit instead of bouncing off it. Waits end with the
+// call's context. perSecond must be positive and burst at least 1. Without
+// it the Client sends as fast as it is asked to, pausing only after a 429.
+func WithRateLimit(perSecond float64, burst int) Option {
+	return func(o *options) {
+		if !(perSecond > 0) || burst < 1 {
+			o.fail("rate limit %v/s with burst %d: want a positive rate and a burst of at least 1", perSecond, burst)
+			return
+		}
+		o.limiter = rate.NewLimiter(rate.Limit(perSecond), burst)
+	}
+}
+
+func (o *options) fail(format string, args ...any) {
+	if o.err == nil {
+		o.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+	}
+}
 
 // WithRetryWait sets the bounds of the wait between tries. Backoff grows from
 // min towards max with jitter. A 429 or 503 whose Retry-After asks for more than
@@ -94,9 +156,11 @@ func WithRetryWait(min, max time.Duration) Option {
 // WithUserAgent appends part (e.g. "myapp/1.2") to the SDK's User-Agent.
 func WithUserAgent(part string) Option { return func(o *options) { o.userAgent = part } }
 
-// WithLogger logs each attempt (method, path, attempt, status, duration) at
-// Debug level and retries at Info level. Headers are never logged, so the API
-// key cannot leak. By default nothing is logged.
+// WithLogger logs each attempt (route template such as "GET
+// /invoices/{id}", attempt number, status or error, duration) and each
+// call's outcome at Debug level, and retries at Info level. Headers and
+// bodies are never logged, so the API key cannot leak. By default nothing
+// is logged.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // WithInsecureHTTP allows a plain http:// base URL on a host that is not
@@ -113,12 +177,13 @@ func WithMaxResponseBytes(n int) Option { return func(o *options) { o.maxBody = 
 // and include the path prefix (e.g. https://host/api/v1/external), using
 // apiKey as the Bearer token. It fails for an empty key, a base URL that is
 // not absolute http(s), plain http to a non-loopback host (see
-// WithInsecureHTTP), and out-of-range options.
+// WithInsecureHTTP), and options out of range (ErrInvalidOption).
 func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	o := options{
 		maxRetries: DefaultMaxRetries,
 		waitMin:    DefaultRetryWaitMin,
 		waitMax:    DefaultRetryWaitMax,
+		timeout:    DefaultTimeout,
 		maxBody:    DefaultMaxResponseBytes,
 	}
 	for _, opt := range opts {
@@ -132,20 +197,22 @@ func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	switch {
+	case o.err != nil:
+		return nil, o.err
 	case o.maxRetries < 0:
-		return nil, errors.New("invoicing: max retries must not be negative")
+		return nil, fmt.Errorf("%w: max retries must not be negative", ErrInvalidOption)
 	case o.waitMin < 0 || o.waitMax < o.waitMin:
-		return nil, errors.New("invoicing: retry wait bounds must satisfy 0 <= min <= max")
+		return nil, fmt.Errorf("%w: retry wait bounds must satisfy 0 <= min <= max", ErrInvalidOption)
+	case o.timeout <= 0:
+		return nil, fmt.Errorf("%w: timeout %v is not positive", ErrInvalidOption, o.timeout)
 	case o.maxBody <= 0:
-		return nil, errors.New("invoicing: max response bytes must be positive")
+		return nil, fmt.Errorf("%w: max response bytes must be positive", ErrInvalidOption)
 	case strings.ContainsAny(o.userAgent, "\r\n"):
-		return nil, errors.New("invoicing: user agent must not contain line breaks")
+		return nil, fmt.Errorf("%w: user agent must not contain line breaks", ErrInvalidOption)
 	}
-	hc := o.hc
-	if hc == nil {
-		hc = &http.Client{
-			Transport:     http.DefaultTransport.(*http.Transport).Clone(),
-			CheckRedirect: redirectPolicy(o.insecureHTTP),
+	for _, mw := range o.middleware {
+		if mw == nil {
+			return nil, fmt.Errorf("%w: nil middleware", ErrInvalidOption)
 		}
 	}
 	ua := "invoicing-go/" + Version + " (" + runtime.Version() + ")"
@@ -153,27 +220,36 @@ func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		ua += " " + o.userAgent
 	}
 	c := &Client{
-		base:    base,
-		auth:    []string{"Bearer " + apiKey},
-		ua:      []string{ua},
-		hc:      hc,
-		log:     o.log,
-		maxBody: o.maxBody,
-		waitMax: o.waitMax,
-		now:     time.Now,
+		base:          base,
+		authorization: bearer("Bearer " + apiKey),
+		ua:            []string{ua},
+		log:           o.log,
+		maxBody:       o.maxBody,
+		waitMin:       o.waitMin,
+		waitMax:       o.waitMax,
+		defaults:      callConfig{timeout: o.timeout, retries: o.maxRetries},
+		limiter:       o.limiter,
+		clk:           o.clk,
+	}
+	if c.clk == nil {
+		c.clk = systemClock{}
+	}
+	c.hc, c.next = sdkHTTPClient(o.hc, o.insecureHTTP, c)
+	c.first = c.exchange
+	for i := len(o.middleware) - 1; i >= 0; i-- {
+		mw, next := o.middleware[i], c.first
+		c.first = func(req *http.Request) (*http.Response, error) { return mw(req, next) }
 	}
 	c.rc = &retryablehttp.Client{
-		HTTPClient:   hc,
-		Logger:       nil, // retryablehttp would otherwise print to stderr
-		RetryWaitMin: o.waitMin,
-		RetryWaitMax: o.waitMax,
-		RetryMax:     o.maxRetries,
+		HTTPClient: c.hc,
+		Logger:     nil, // retryablehttp would otherwise print to stderr
+		// checkRetry enforces each call's retry budget and computes its
+		// wait, which the gate of attemptTransport then waits (on the
+		// Client's clock): retryablehttp itself never sleeps.
+		RetryMax:     math.MaxInt32,
 		CheckRetry:   c.checkRetry,
-		Backoff:      c.backoff,
+		Backoff:      func(time.Duration, time.Duration, int, *http.Response) time.Duration { return 0 },
 		ErrorHandler: retryablehttp.PassthroughErrorHandler, // keep the last response
-	}
-	if c.log != nil {
-		c.rc.RequestLogHook = c.logAttempt
 	}
 	c.services.c = c
 	c.Invoices = (*InvoiceService)(&c.services)
@@ -191,9 +267,13 @@ func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 }
 
 // CloseIdleConnections closes the idle keep-alive connections of the
-// client's http.Client (see http.Client.CloseIdleConnections), e.g. when the
+// client's transport (see http.Client.CloseIdleConnections), e.g. when the
 // Client is no longer needed. The Client stays usable.
-func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	if ci, ok := c.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
 
 // BaseURL returns the base URL requests are sent to, without a trailing slash.
 func (c *Client) BaseURL() string { return c.base }
@@ -203,6 +283,17 @@ func (c *Client) String() string { return "invoicing.Client{" + c.base + "}" }
 
 // GoString describes the client without its API key, for %#v.
 func (c *Client) GoString() string { return c.String() }
+
+// Format prints the client as String does under every verb (%v, %+v, %s,
+// %q, %d, ...), so that no format can print its API key.
+func (c *Client) Format(f fmt.State, _ rune) { io.WriteString(f, c.String()) }
+
+// bearer returns the authorization func for the header value v: a shared
+// slice, never mutated.
+func bearer(v string) func() []string {
+	h := []string{v}
+	return func() []string { return h }
+}
 
 func checkKey(key string) error {
 	if strings.TrimSpace(key) == "" {
@@ -239,17 +330,43 @@ func checkBaseURL(raw string, insecure bool) (string, error) {
 // errInsecureRedirect stops a redirect that would downgrade to plain http.
 var errInsecureRedirect = errors.New("invoicing: refusing to follow a redirect to plain http (the API key would travel in clear text)")
 
-// redirectPolicy is the default client's CheckRedirect: at most 10
-// redirects, and none to plain http on a non-loopback host unless insecure
-// is set. (net/http already drops the Authorization header on a redirect to
-// another host, but keeps it on an https-to-http redirect to the same one.)
-func redirectPolicy(insecure bool) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 10 {
-			return errors.New("invoicing: stopped after 10 redirects")
+// sdkHTTPClient returns the http.Client the SDK sends through and the
+// transport under it. With no hc, that is a new client over a clone of
+// http.DefaultTransport; otherwise a copy of hc (sharing its Transport,
+// Jar and Timeout; hc itself is not modified). Either way its redirect
+// policy is the SDK's rule followed by hc's own, and its Transport is
+// attemptTransport in front of the real one.
+func sdkHTTPClient(hc *http.Client, insecure bool, c *Client) (*http.Client, http.RoundTripper) {
+	var cp http.Client
+	var next http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
+	if hc != nil {
+		cp = *hc
+		if hc.Transport != nil {
+			next = hc.Transport
+		} else {
+			next = http.DefaultTransport // what hc would use
 		}
+	}
+	cp.CheckRedirect = redirectPolicy(insecure, cp.CheckRedirect)
+	cp.Transport = attemptTransport{c}
+	return &cp, next
+}
+
+// redirectPolicy is the SDK's CheckRedirect: no redirect to plain http on a
+// non-loopback host unless insecure is set, then next (the caller's
+// policy), or net/http's default of at most 10 redirects when next is nil.
+// (net/http already drops the Authorization header on a redirect to another
+// host, but keeps it on an https-to-http redirect to the same one.)
+func redirectPolicy(insecure bool, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
 		if req.URL.Scheme != "https" && !insecure && !isLoopback(req.URL.Hostname()) {
 			return errInsecureRedirect
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("invoicing: stopped after 10 redirects")
 		}
 		return nil
 	}
@@ -261,9 +378,4 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func (c *Client) logAttempt(_ retryablehttp.Logger, req *http.Request, attempt int) {
-	c.log.LogAttrs(req.Context(), slog.LevelDebug, "invoicing: request",
-		slog.String("method", req.Method), slog.String("path", req.URL.Path), slog.Int("attempt", attempt+1))
 }

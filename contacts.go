@@ -5,49 +5,45 @@ import (
 	"iter"
 	"net/url"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // ClientService reads and creates the business's clients (GET /clients,
-// GET /clients/{id}, POST /clients). API.md lists these endpoints without
-// their fields, parameters or scopes; see Contact and the params types for
-// what the SDK guesses.
+// GET /clients/{id}, POST /clients). The service documents clients only in
+// outline; see the package documentation for what that means for these
+// types.
 type ClientService service
 
 // SupplierService reads and creates the business's suppliers (GET
-// /suppliers, GET /suppliers/{id}, POST /suppliers). API.md lists these
-// endpoints without their fields, parameters or scopes; see Contact and the
-// params types for what the SDK guesses.
+// /suppliers, GET /suppliers/{id}, POST /suppliers). The service documents
+// suppliers only in outline; see the package documentation for what that
+// means for these types.
 type SupplierService service
 
 // Contact is a client or a supplier of the business; ClientService and
-// SupplierService both return it. (API.md's contact.created event covers
-// both kinds, with contact_type "client" or "supplier"; the name Client is
-// the SDK's API client.)
+// SupplierService both return it. (The service's contact.created webhook
+// covers both kinds, with contact_type "client" or "supplier"; the name
+// Client is the SDK's API client.)
 //
-// API.md does not show the fields of a client or supplier record: the typed
-// fields are guesses (name and email as in the contact.created event).
-// Every field the service sends, typed or not, is kept in the embedded
-// RawObject: read an address, say, with c.Get("address", &addr). A field the
-// service does not send is left zero.
+// The service documents clients and suppliers only in outline; see the
+// package documentation for what that means for these fields. Every field
+// the service sends, typed or not, is kept in the embedded RawObject: read
+// an address, say, with c.Get("address", &addr). A field the service does
+// not send is left zero.
 type Contact struct {
 	RawObject
-	// ID identifies the contact (API.md: path ids are UUIDs).
-	ID uuid.UUID `json:"id"`
-	// Name is the contact's name (as in the contact.created event; the key
-	// "name" is a guess).
+	// ID identifies the contact, a UUID.
+	ID string `json:"id"`
+	// Name is the contact's name, as in the contact.created webhook.
 	Name string `json:"name"`
-	// Email is the contact's email address (as in the contact.created event;
-	// the key "email" is a guess).
+	// Email is the contact's email address, as in the contact.created
+	// webhook.
 	Email string `json:"email"`
-	// Phone is the contact's phone number; this field is a guess.
+	// Phone is the contact's phone number.
 	Phone string `json:"phone"`
-	// CreatedAt is when the contact was created; the key "created_at" is a
-	// guess modelled on the documented resources.
+	// CreatedAt is when the contact was created.
 	CreatedAt time.Time `json:"created_at"`
-	// UpdatedAt is nil when the service sends null or nothing; this field is
-	// a guess modelled on the documented resources.
+	// UpdatedAt is when the contact was last updated; nil when the service
+	// sends null or nothing.
 	UpdatedAt *time.Time `json:"updated_at"`
 }
 
@@ -66,9 +62,9 @@ func (c Contact) MarshalJSON() ([]byte, error) {
 	return encodeRaw(c.RawObject, alias(c))
 }
 
-// ContactListParams filters GET /clients and GET /suppliers. API.md shows no
-// filters for these lists (a guess would be a search by name or email): pass
-// any through Extra.
+// ContactListParams filters GET /clients and GET /suppliers. The SDK knows
+// no filters for these lists: pass any (a search by name or email, say)
+// through Extra.
 type ContactListParams struct {
 	ListParams
 	// Extra holds query parameters the SDK does not know, sent as given.
@@ -79,16 +75,15 @@ type ContactListParams struct {
 func (p *ContactListParams) encode(q url.Values) error { return mergeListQuery(q, p.Extra) }
 
 // ContactCreateParams is the body of POST /clients and POST /suppliers.
-// API.md does not show this payload: the typed fields are guesses, and
-// empty ones are not sent. Anything else (an address, a tax number, ...)
+// Empty fields are not sent. Anything else (an address, a tax number, ...)
 // goes in Extra.
 type ContactCreateParams struct {
-	// Name is the contact's name; presumably required (a guess, not checked
-	// by the SDK: a missing name is the service's error to report).
+	// Name is the contact's name. The SDK does not require it: a missing
+	// name is the service's error to report.
 	Name string `json:"name,omitempty"`
-	// Email is the contact's email address; this field is a guess.
+	// Email is the contact's email address.
 	Email string `json:"email,omitempty"`
-	// Phone is the contact's phone number; this field is a guess.
+	// Phone is the contact's phone number.
 	Phone string `json:"phone,omitempty"`
 	// Extra holds body fields the SDK does not know, e.g.
 	// {"address": map[string]any{"city": "Sydney"}}, added after the typed
@@ -112,78 +107,64 @@ func (p *ContactCreateParams) body() ([]byte, error) {
 	return p.MarshalJSON()
 }
 
-type clientList struct {
-	listEnvelope[Contact]
-	Clients []Contact `json:"clients"`
-}
-
-func (l *clientList) page() *Page[Contact] { return l.pageOf(l.Clients) }
-
-type supplierList struct {
-	listEnvelope[Contact]
-	Suppliers []Contact `json:"suppliers"`
-}
-
-func (l *supplierList) page() *Page[Contact] { return l.pageOf(l.Suppliers) }
-
 // List iterates over every client matching p (nil for all), fetching pages
-// of 100 lazily. The records are read from the key "clients" (a guess) or
-// "items". Stop early with break; a failure is yielded as the last error.
-func (s *ClientService) List(ctx context.Context, p *ContactListParams) iter.Seq2[*Contact, error] {
-	return listAll[Contact, clientList](ctx, s.c, "/clients", orNew(p))
+// of 100 lazily. The records are read from the key "clients" or "items".
+// Stop early with break; a failure is yielded as the last error.
+func (s *ClientService) List(ctx context.Context, p *ContactListParams, opts ...RequestOption) iter.Seq2[*Contact, error] {
+	return listAll[Contact](ctx, s.c, "/clients", "clients", orNew(p), opts)
 }
 
 // ListPage fetches one page of clients matching p (nil for the first page
 // with the service's default size).
-func (s *ClientService) ListPage(ctx context.Context, p *ContactListParams) (*Page[Contact], error) {
-	return listPage[Contact, clientList](ctx, s.c, "/clients", orNew(p))
+func (s *ClientService) ListPage(ctx context.Context, p *ContactListParams, opts ...RequestOption) (*Page[Contact], error) {
+	return listPage[Contact](ctx, s.c, "/clients", "clients", orNew(p), opts)
 }
 
 // Get fetches one client. An unknown id is ErrNotFound; an id that is not a
 // UUID is a *ParamError.
-func (s *ClientService) Get(ctx context.Context, id string) (*Contact, error) {
-	return getOne[Contact](ctx, s.c, "/clients", id)
+func (s *ClientService) Get(ctx context.Context, id string, opts ...RequestOption) (*Contact, error) {
+	return getOne[Contact](ctx, s.c, "/clients", id, opts)
 }
 
 // Create creates a client and returns it as the service does (201). The SDK
 // checks nothing but a nil p and Extra's clashes; the service's validation
 // errors come back as *Error (ErrValidation). Creates are never repeated
 // after a 5xx or a network error.
-func (s *ClientService) Create(ctx context.Context, p *ContactCreateParams) (*Contact, error) {
+func (s *ClientService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
 	b, err := p.body()
 	if err != nil {
 		return nil, err
 	}
-	return createOne[Contact](ctx, s.c, "/clients", b)
+	return createOne[Contact](ctx, s.c, "/clients", b, opts)
 }
 
 // List iterates over every supplier matching p (nil for all), fetching pages
-// of 100 lazily. The records are read from the key "suppliers" (a guess) or
-// "items". Stop early with break; a failure is yielded as the last error.
-func (s *SupplierService) List(ctx context.Context, p *ContactListParams) iter.Seq2[*Contact, error] {
-	return listAll[Contact, supplierList](ctx, s.c, "/suppliers", orNew(p))
+// of 100 lazily. The records are read from the key "suppliers" or "items".
+// Stop early with break; a failure is yielded as the last error.
+func (s *SupplierService) List(ctx context.Context, p *ContactListParams, opts ...RequestOption) iter.Seq2[*Contact, error] {
+	return listAll[Contact](ctx, s.c, "/suppliers", "suppliers", orNew(p), opts)
 }
 
 // ListPage fetches one page of suppliers matching p (nil for the first page
 // with the service's default size).
-func (s *SupplierService) ListPage(ctx context.Context, p *ContactListParams) (*Page[Contact], error) {
-	return listPage[Contact, supplierList](ctx, s.c, "/suppliers", orNew(p))
+func (s *SupplierService) ListPage(ctx context.Context, p *ContactListParams, opts ...RequestOption) (*Page[Contact], error) {
+	return listPage[Contact](ctx, s.c, "/suppliers", "suppliers", orNew(p), opts)
 }
 
 // Get fetches one supplier. An unknown id is ErrNotFound; an id that is not
 // a UUID is a *ParamError.
-func (s *SupplierService) Get(ctx context.Context, id string) (*Contact, error) {
-	return getOne[Contact](ctx, s.c, "/suppliers", id)
+func (s *SupplierService) Get(ctx context.Context, id string, opts ...RequestOption) (*Contact, error) {
+	return getOne[Contact](ctx, s.c, "/suppliers", id, opts)
 }
 
 // Create creates a supplier and returns it as the service does (201). The
 // SDK checks nothing but a nil p and Extra's clashes; the service's
 // validation errors come back as *Error (ErrValidation). Creates are never
 // repeated after a 5xx or a network error.
-func (s *SupplierService) Create(ctx context.Context, p *ContactCreateParams) (*Contact, error) {
+func (s *SupplierService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
 	b, err := p.body()
 	if err != nil {
 		return nil, err
 	}
-	return createOne[Contact](ctx, s.c, "/suppliers", b)
+	return createOne[Contact](ctx, s.c, "/suppliers", b, opts)
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,7 +73,7 @@ func TestContactsGetSendsRequestAndDecodes(t *testing.T) {
 			resAssertGET(t, api.last(t), tc.path+tc.id, "")
 			assert.Len(t, api.requests(), 1)
 
-			assert.Equal(t, uuid.MustParse(tc.id), ct.ID)
+			assert.Equal(t, tc.id, ct.ID)
 			assert.NotEmpty(t, ct.Name)
 			assert.Contains(t, ct.Email, "@")
 			assert.NotEmpty(t, ct.Phone)
@@ -188,7 +187,7 @@ func TestContactsClientsListPage(t *testing.T) {
 	assert.Equal(t, 3, pg.Total)
 	assert.True(t, pg.HasMore)
 	require.Len(t, pg.Items, 2)
-	assert.Equal(t, uuid.MustParse(clientID), pg.Items[0].ID)
+	assert.Equal(t, clientID, pg.Items[0].ID)
 	assert.Equal(t, "Globex", pg.Items[1].Name)
 }
 
@@ -207,7 +206,7 @@ func TestContactsListPageQueryWithExtra(t *testing.T) {
 	assert.False(t, pg.HasMore)
 	require.Len(t, pg.Items, 1)
 	s := pg.Items[0]
-	assert.Equal(t, uuid.MustParse(supplierID), s.ID)
+	assert.Equal(t, supplierID, s.ID)
 	assert.Equal(t, "Paper Supplies Co", s.Name)
 	var abn string
 	require.NoError(t, s.Get("abn", &abn))
@@ -243,7 +242,7 @@ func TestContactsCreateSendsExactBody(t *testing.T) {
 	resAssertPOST(t, api.last(t), "/clients",
 		`{"name":"Acme Pty Ltd","email":"accounts@acme.example","phone":"+61 2 9000 0000",`+
 			`"address":{"address_line1":"1 George St","city":"Sydney"},"credit_limit":5000.1,"is_company":true,"tax_number":"51 824 753 556"}`)
-	assert.Equal(t, uuid.MustParse(clientID), ct.ID)
+	assert.Equal(t, clientID, ct.ID)
 	assert.True(t, ct.Has("tax_number"))
 }
 
@@ -286,7 +285,7 @@ func TestContactsCreateRejectsBadParamsBeforeSending(t *testing.T) {
 		{"not encodable", &invoicing.ContactCreateParams{Name: "A", Extra: map[string]any{"hook": func() {}}}, "hook"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, create := range []func(context.Context, *invoicing.ContactCreateParams) (*invoicing.Contact, error){
+			for _, create := range []func(context.Context, *invoicing.ContactCreateParams, ...invoicing.RequestOption) (*invoicing.Contact, error){
 				c.Clients.Create, c.Suppliers.Create,
 			} {
 				ct, err := create(ctx, tc.p)

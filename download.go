@@ -6,7 +6,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // File is a downloaded document, streamed: read it like any io.Reader and
@@ -25,16 +27,18 @@ type File struct {
 
 // downloadPDF GETs collection/id/pdf and returns the PDF stream. A 2xx
 // response whose media type is not application/pdf (an HTML page, say) is an
-// error.
-func (c *Client) downloadPDF(ctx context.Context, collection, id string) (*File, error) {
+// error. Error statuses come back as JSON {detail} bodies, since the request
+// accepts application/json too.
+func (c *Client) downloadPDF(ctx context.Context, collection, id string, opts []RequestOption) (*File, error) {
 	path, err := resourcePath(collection, id, "/pdf")
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.send(ctx, &request{method: http.MethodGet, path: path, accept: hdrPDF})
+	resp, cl, err := c.send(ctx, &request{method: http.MethodGet, path: path, pdf: true, opts: opts})
 	if err != nil {
 		return nil, err
 	}
+	c.release(cl) // nothing pooled: the body streams
 	ct := resp.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/pdf" {
 		resp.Body.Close()
@@ -48,8 +52,15 @@ func (c *Client) downloadPDF(ctx context.Context, collection, id string) (*File,
 	}, nil
 }
 
+// maxFilename is the longest file name dispositionFilename returns, in
+// bytes: the limit of common file systems.
+const maxFilename = 255
+
 // dispositionFilename returns the filename parameter of a Content-Disposition
-// value, without any directory part or control characters.
+// value reduced to a name that is safe to create: no directory part, no
+// control characters (C0 and C1), no bidirectional overrides or isolates
+// (which can make "fdp.exe" display as "exe.pdf"), at most 255 bytes (cut
+// before the extension, which is kept), and never "." or "..".
 func dispositionFilename(v string) string {
 	if v == "" {
 		return ""
@@ -63,13 +74,36 @@ func dispositionFilename(v string) string {
 		name = name[i+1:]
 	}
 	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		switch {
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f), // C0, DEL and C1 controls
+			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, // bidi embeddings, overrides, isolates
+			r == 0x200e || r == 0x200f || r == 0x061c, // bidi marks
+			r == utf8.RuneError:
 			return -1
 		}
 		return r
 	}, name)
-	if name == "." || name == ".." {
+	name = truncateName(name, maxFilename)
+	if strings.Trim(name, ".") == "" {
 		return ""
 	}
 	return name
+}
+
+// truncateName cuts name to at most max bytes on a character boundary,
+// keeping a short extension (".pdf") when it has one.
+func truncateName(name string, max int) string {
+	if len(name) <= max {
+		return name
+	}
+	ext := path.Ext(name)
+	if len(ext) > 16 {
+		ext = ""
+	}
+	stem := name[:len(name)-len(ext)]
+	keep := max - len(ext)
+	for keep > 0 && !utf8.RuneStart(stem[keep]) {
+		keep--
+	}
+	return stem[:keep] + ext
 }

@@ -28,8 +28,8 @@ var (
 	ErrServer = errors.New("invoicing: server error (5xx)")
 )
 
-// Sentinels for the item errors whose detail texts API.md section 7 documents.
-// An *Error matches one when both its status and its detail are the
+// Sentinels for the item errors whose detail texts the API documentation
+// gives. An *Error matches one when both its status and its detail are the
 // documented ones; it still matches ErrConflict or ErrValidation too.
 var (
 	// ErrItemCodeExists: POST /items with an item_code already in use (409).
@@ -52,8 +52,9 @@ const maxErrorBody = 64 << 10
 // Error is a non-2xx response from the service. Use errors.As to read it and
 // errors.Is to compare it with the sentinels (ErrNotFound, ...).
 type Error struct {
-	// StatusCode is the HTTP status of the response.
-	StatusCode int
+	// Response is the final response: StatusCode, Header, RequestID, and
+	// how many Attempts the call made in how long (Duration).
+	Response
 	// Method and Path identify the request (Path excludes the base URL and query).
 	Method, Path string
 	// Detail is the service's `detail` message. When the service sent a list
@@ -69,8 +70,6 @@ type Error struct {
 	RetryAfter time.Duration
 	// Body is the raw response body, truncated to 64 KiB.
 	Body []byte
-	// Header is the response's header.
-	Header http.Header
 }
 
 // Problem is one entry of a validation error list.
@@ -93,7 +92,9 @@ func (p Problem) Field() string {
 	return strings.Join(loc, ".")
 }
 
-// Error returns "invoicing: METHOD PATH: STATUS: detail".
+// Error returns `invoicing: METHOD PATH: STATUS: "detail"`. The service's
+// detail is quoted (control characters escaped) so that it cannot forge
+// log lines; the Detail field keeps it verbatim.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("invoicing: ")
@@ -110,7 +111,7 @@ func (e *Error) Error() string {
 	}
 	if e.Detail != "" && e.Detail != http.StatusText(e.StatusCode) {
 		b.WriteString(": ")
-		b.WriteString(e.Detail)
+		b.WriteString(strconv.Quote(e.Detail))
 	}
 	if e.RetryAfter > 0 {
 		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
@@ -155,15 +156,15 @@ func statusSentinel(code int) error {
 }
 
 // newError builds the *Error for a non-2xx response from its (capped) body.
+// body must be the Error's own copy.
 func newError(method, path string, resp *http.Response, body []byte, now time.Time) *Error {
 	e := &Error{
-		StatusCode: resp.StatusCode,
 		Method:     method,
 		Path:       path,
 		Body:       body,
-		Header:     resp.Header,
 		RetryAfter: retryAfter(resp.Header, now),
 	}
+	e.Response.fill(resp, 0, 0)
 	e.Detail, e.Problems = parseDetail(body)
 	if e.Detail == "" {
 		e.Detail = http.StatusText(resp.StatusCode)
@@ -229,15 +230,18 @@ const maxRetryAfter = 365 * 24 * time.Hour
 
 // retryAfter reads a Retry-After header given in seconds or as an HTTP date.
 // It returns 0 when the header is absent, malformed or in the past, and at
-// most maxRetryAfter.
+// most maxRetryAfter (which a number of seconds too large to parse also
+// gives: it asks for longer than any wait).
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := h.Get("Retry-After")
+	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0
 	}
 	var d time.Duration
-	if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
 		d = time.Duration(min(max(secs, 0), int64(maxRetryAfter/time.Second))) * time.Second
+	} else if errors.Is(err, strconv.ErrRange) && v[0] != '-' {
+		d = maxRetryAfter
 	} else if t, err := http.ParseTime(v); err == nil {
 		d = t.Sub(now)
 	}

@@ -54,7 +54,7 @@ func TestUnauthorizedAndForbidden(t *testing.T) {
 	c, _ := newTestAPI(t, always(401, `{"detail": "Invalid API key"}`))
 	_, err := c.Items.Get(context.Background(), invoiceID)
 	assert.ErrorIs(t, err, invoicing.ErrUnauthorized)
-	assert.EqualError(t, err, "invoicing: GET /items/"+invoiceID+": 401 Unauthorized: Invalid API key")
+	assert.EqualError(t, err, "invoicing: GET /items/"+invoiceID+": 401 Unauthorized: \"Invalid API key\"")
 
 	c, api := newTestAPI(t, always(403, `{"detail": "Missing required scope: items:write"}`))
 	_, err = c.Items.Create(context.Background(), &invoicing.ItemCreateParams{Name: "x", AccountID: "a", TaxCodeID: "t", UnitPrice: invoicing.Ptr(dec("1"))})

@@ -45,7 +45,7 @@ func ExampleInvoiceService_Create() {
 		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
 		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
 		LineItems: []invoicing.LineItemParams{
-			{Description: "Consulting", Quantity: decimal.RequireFromString("10.5"), UnitPrice: decimal.RequireFromString("150")},
+			{Description: "Consulting", Quantity: invoicing.Ptr(decimal.RequireFromString("10.5")), UnitPrice: decimal.RequireFromString("150")},
 		},
 	}
 	first, err := c.Invoices.Create(ctx, params)
@@ -147,7 +147,7 @@ func ExampleInvoiceService_PDF() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err := c.Invoices.PDF(ctx, res.ID.String())
+	f, err := c.Invoices.PDF(ctx, res.ID)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -94,12 +94,26 @@ func FuzzInvoicePage(f *testing.F) {
 		"line_items": [{"quantity": 2, "account_id": null}], "updated_at": null}], "total": 1, "page": 1, "page_size": 100, "has_more": false}`))
 	f.Add([]byte(`{"items": [{"amount_due": "12.30"}], "has_more": true}`))
 	f.Add([]byte(`{"invoices": null, "items": []}`))
+	f.Add([]byte(`{"invoices": [], "meta": {"a": [1, "x"]}, "items": null}`))
+	f.Add([]byte(`{"invoices": [], "total": 1`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var env invoiceList
-		if json.Unmarshal(b, &env) != nil {
+		env := listEnvelope[Invoice]{key: "invoices", limit: MaxPageSize}
+		err := env.decodeJSON(b) // as the pipeline calls it, on unvalidated bytes
+		if err == nil && !json.Valid(b) {
+			t.Fatalf("accepted invalid JSON %q", b)
+		}
+		var viaJSON listEnvelope[Invoice]
+		viaJSON.key, viaJSON.limit = "invoices", MaxPageSize
+		if errJSON := json.Unmarshal(b, &viaJSON); (errJSON == nil) != (err == nil) {
+			t.Fatalf("direct decode %v, through encoding/json %v", err, errJSON)
+		}
+		if err != nil {
 			return
 		}
-		p := env.page()
+		p := &env.page
+		if len(p.Items) > MaxPageSize {
+			t.Fatalf("decoded %d records, over the limit", len(p.Items))
+		}
 		for i := range p.Items {
 			inv := &p.Items[i]
 			if _, err := json.Marshal(inv); err != nil && utf8.Valid(b) {

@@ -8,6 +8,7 @@ require (
 	github.com/jarcoal/httpmock v1.4.2
 	github.com/shopspring/decimal v1.6.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/time v0.14.0
 )
 
 require (

@@ -1,6 +1,7 @@
 package invoicing_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -111,4 +112,74 @@ func fixture(t testing.TB, name string) string {
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
 	return string(b)
+}
+
+// fakeClock is a Client clock (invoicing.WithClock) on which waiting takes
+// no time: Sleep records the wait and moves the clock forward by it. With
+// hold set, Sleep first signals on sleeping and waits until hold is closed
+// (or its context ends), for tests of what happens during a wait.
+type fakeClock struct {
+	mu       sync.Mutex
+	now      time.Time
+	sleeps   []time.Duration
+	hold     chan struct{}
+	sleeping chan time.Duration
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Now(), sleeping: make(chan time.Duration, 64)}
+}
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	f.mu.Lock()
+	f.sleeps = append(f.sleeps, d)
+	hold := f.hold
+	f.mu.Unlock()
+	if hold != nil {
+		f.sleeping <- d
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if end := f.now.Add(d); end.After(f.now) {
+		f.now = end
+	}
+	f.mu.Unlock()
+	return nil
+}
+
+// holdSleeps makes every later Sleep wait until the returned func is called.
+func (f *fakeClock) holdSleeps() (release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hold = make(chan struct{})
+	h := f.hold
+	return func() {
+		f.mu.Lock()
+		f.hold = nil
+		f.mu.Unlock()
+		close(h)
+	}
+}
+
+// waits returns the waits slept so far.
+func (f *fakeClock) waits() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Duration(nil), f.sleeps...)
 }

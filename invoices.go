@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
@@ -17,7 +16,7 @@ type InvoiceService service
 
 // Invoice is a sales invoice. Money is exact; amounts are in Currency.
 type Invoice struct {
-	ID            uuid.UUID     `json:"id"`
+	ID            string        `json:"id"`
 	InvoiceNumber string        `json:"invoice_number"`
 	ClientID      string        `json:"client_id"`
 	ClientName    string        `json:"client_name"`
@@ -34,8 +33,9 @@ type Invoice struct {
 	Currency string `json:"currency"`
 	// Notes are shown on the invoice.
 	Notes string `json:"notes"`
-	// Reference is the external reference given at creation. API.md lists it
-	// as a request field only; it is filled when the service returns it.
+	// Reference is the external reference given at creation. The service
+	// documents it as a request field only; it is filled when the service
+	// returns it, and empty otherwise.
 	Reference string            `json:"reference,omitempty"`
 	LineItems []InvoiceLineItem `json:"line_items"`
 	CreatedAt time.Time         `json:"created_at"`
@@ -75,35 +75,28 @@ func (p *InvoiceListParams) encode(q url.Values) error {
 	return encodeDocFilters(q, p.Status, p.ClientID, p.FromDate, p.ToDate)
 }
 
-type invoiceList struct {
-	listEnvelope[Invoice]
-	Invoices []Invoice `json:"invoices"`
-}
-
-func (l *invoiceList) page() *Page[Invoice] { return l.pageOf(l.Invoices) }
-
 // List iterates over every invoice matching p (nil for all), fetching pages of
 // 100 lazily. Stop early with break; a failure is yielded as the last error.
-func (s *InvoiceService) List(ctx context.Context, p *InvoiceListParams) iter.Seq2[*Invoice, error] {
-	return listAll[Invoice, invoiceList](ctx, s.c, "/invoices", orNew(p))
+func (s *InvoiceService) List(ctx context.Context, p *InvoiceListParams, opts ...RequestOption) iter.Seq2[*Invoice, error] {
+	return listAll[Invoice](ctx, s.c, "/invoices", "invoices", orNew(p), opts)
 }
 
 // ListPage fetches one page of invoices matching p (nil for the first page
 // with the service's default size).
-func (s *InvoiceService) ListPage(ctx context.Context, p *InvoiceListParams) (*Page[Invoice], error) {
-	return listPage[Invoice, invoiceList](ctx, s.c, "/invoices", orNew(p))
+func (s *InvoiceService) ListPage(ctx context.Context, p *InvoiceListParams, opts ...RequestOption) (*Page[Invoice], error) {
+	return listPage[Invoice](ctx, s.c, "/invoices", "invoices", orNew(p), opts)
 }
 
 // Get fetches one invoice with its line items. An unknown id is ErrNotFound;
 // an id that is not a UUID is a *ParamError.
-func (s *InvoiceService) Get(ctx context.Context, id string) (*Invoice, error) {
-	return getOne[Invoice](ctx, s.c, "/invoices", id)
+func (s *InvoiceService) Get(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
+	return getOne[Invoice](ctx, s.c, "/invoices", id, opts)
 }
 
 // PDF streams the invoice as a PDF; File.Filename is "Invoice-<number>.pdf"
 // as the service names it. The caller must Close the File.
-func (s *InvoiceService) PDF(ctx context.Context, id string) (*File, error) {
-	return s.c.downloadPDF(ctx, "/invoices", id)
+func (s *InvoiceService) PDF(ctx context.Context, id string, opts ...RequestOption) (*File, error) {
+	return s.c.downloadPDF(ctx, "/invoices", id, opts)
 }
 
 // InvoiceCreateParams is the body of POST /invoices. Empty optional fields
@@ -168,15 +161,15 @@ type InvoiceCreateResult struct {
 
 // Create creates an invoice. With a Reference already used by the business it
 // returns the existing invoice with Created false instead of a duplicate. A
-// duplicate InvoiceNumber is ErrConflict; a request API.md makes certainly
-// invalid (no client, no lines, a line without account or tax code) is a
-// *ParamError returned before anything is sent.
-func (s *InvoiceService) Create(ctx context.Context, p *InvoiceCreateParams) (*InvoiceCreateResult, error) {
+// duplicate InvoiceNumber is ErrConflict; a request that cannot succeed (no
+// client, no lines, a line without account or tax code) is a *ParamError
+// returned before anything is sent.
+func (s *InvoiceService) Create(ctx context.Context, p *InvoiceCreateParams, opts ...RequestOption) (*InvoiceCreateResult, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	inv := new(Invoice)
-	status, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/invoices", body: p, repeatable: p.Reference != ""}, inv)
+	status, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/invoices", body: p, object: true, repeatable: p.Reference != "", opts: opts}, inv)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +34,7 @@ func TestInvoicesGetSendsRequestAndDecodes(t *testing.T) {
 	assert.Regexp(t, `^invoicing-go/\d+\.\d+\.\d+ \(go`, r.Header.Get("User-Agent"))
 	assert.Empty(t, r.Body)
 
-	assert.Equal(t, uuid.MustParse(invoiceID), inv.ID)
+	assert.Equal(t, invoiceID, inv.ID)
 	assert.Equal(t, "INV-0042", inv.InvoiceNumber)
 	assert.Equal(t, invoicing.InvoiceStatusAwaitingPayment, inv.Status)
 	assert.Equal(t, invoicing.NewDate(2026, time.November, 1), inv.IssueDate)
@@ -164,10 +163,10 @@ func TestInvoicesCreateSendsExactBody(t *testing.T) {
 		DefaultTaxCodeID: "GST",
 		Status:           invoicing.InvoiceStatusAwaitingPayment,
 		LineItems: []invoicing.LineItemParams{
-			{Description: "Consulting", Quantity: dec("10.50"), UnitPrice: dec("0.1"), AccountID: "4100", TaxCodeID: "FRE",
-				ItemID: uuid.MustParse("9d7e6f5a-4b3c-4d2e-8f10-112233445566")},
+			{Description: "Consulting", Quantity: invoicing.Ptr(dec("10.50")), UnitPrice: dec("0.1"), AccountID: "4100", TaxCodeID: "FRE",
+				ItemID: "9d7e6f5a-4b3c-4d2e-8f10-112233445566"},
 			{UnitPrice: dec("0")},
-			{Quantity: dec("3"), UnitPrice: dec("123456789012345678901234567890.123456789")},
+			{Quantity: invoicing.Ptr(dec("3")), UnitPrice: dec("123456789012345678901234567890.123456789")},
 		},
 	})
 	require.NoError(t, err)
@@ -274,7 +273,7 @@ func TestInvoicesPDFStreamsWithFilename(t *testing.T) {
 	assert.Equal(t, pdf, string(b))
 	r := api.last(t)
 	assert.Equal(t, "/invoices/"+invoiceID+"/pdf", r.Path)
-	assert.Equal(t, "application/pdf", r.Header.Get("Accept"))
+	assert.Equal(t, "application/pdf, application/json", r.Header.Get("Accept"), "error statuses come back as JSON details")
 }
 
 func TestPDFRejectsNonPDFAndErrors(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
@@ -18,7 +17,7 @@ type ItemService service
 
 // Item is a catalog item.
 type Item struct {
-	ID uuid.UUID `json:"id"`
+	ID string `json:"id"`
 	// ItemCode is unique within the business.
 	ItemCode    string   `json:"item_code"`
 	Name        string   `json:"name"`
@@ -47,26 +46,20 @@ func (p *ItemListParams) encode(q url.Values) error {
 	return nil
 }
 
-type itemList struct {
-	listEnvelope[Item] // the resource key is the general key, `items`
-}
-
-func (l *itemList) page() *Page[Item] { return l.pageOf(nil) }
-
 // List iterates over every catalog item matching p (nil for all), fetching
 // pages of 100 lazily.
-func (s *ItemService) List(ctx context.Context, p *ItemListParams) iter.Seq2[*Item, error] {
-	return listAll[Item, itemList](ctx, s.c, "/items", orNew(p))
+func (s *ItemService) List(ctx context.Context, p *ItemListParams, opts ...RequestOption) iter.Seq2[*Item, error] {
+	return listAll[Item](ctx, s.c, "/items", "items", orNew(p), opts)
 }
 
 // ListPage fetches one page of catalog items matching p.
-func (s *ItemService) ListPage(ctx context.Context, p *ItemListParams) (*Page[Item], error) {
-	return listPage[Item, itemList](ctx, s.c, "/items", orNew(p))
+func (s *ItemService) ListPage(ctx context.Context, p *ItemListParams, opts ...RequestOption) (*Page[Item], error) {
+	return listPage[Item](ctx, s.c, "/items", "items", orNew(p), opts)
 }
 
 // Get fetches one catalog item. An unknown id is ErrNotFound.
-func (s *ItemService) Get(ctx context.Context, id string) (*Item, error) {
-	return getOne[Item](ctx, s.c, "/items", id)
+func (s *ItemService) Get(ctx context.Context, id string, opts ...RequestOption) (*Item, error) {
+	return getOne[Item](ctx, s.c, "/items", id, opts)
 }
 
 // ItemCreateParams is the body of POST /items.
@@ -132,12 +125,12 @@ func (p *ItemCreateParams) validate() error {
 // ErrConflict). A SALES or PURCHASE item without UnitPrice, or an unknown
 // ItemType, fails before sending with a *ParamError that also matches
 // ErrUnitPriceRequired or ErrInvalidItemType, as the service's 422 would.
-func (s *ItemService) Create(ctx context.Context, p *ItemCreateParams) (*Item, error) {
+func (s *ItemService) Create(ctx context.Context, p *ItemCreateParams, opts ...RequestOption) (*Item, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	it := new(Item)
-	if _, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/items", body: p}, it); err != nil {
+	if _, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/items", body: p, object: true, opts: opts}, it); err != nil {
 		return nil, err
 	}
 	return it, nil

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -23,7 +22,7 @@ func TestItemsGetDecodes(t *testing.T) {
 	it, err := c.Items.Get(context.Background(), itemID)
 	require.NoError(t, err)
 	assert.Equal(t, "/items/"+itemID, api.last(t).Path)
-	assert.Equal(t, uuid.MustParse(itemID), it.ID)
+	assert.Equal(t, itemID, it.ID)
 	assert.Equal(t, "WIDGET-01", it.ItemCode)
 	assert.Equal(t, invoicing.ItemTypeSales, it.ItemType)
 	assert.Equal(t, "19.999", it.UnitPrice.String())

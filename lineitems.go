@@ -13,47 +13,53 @@ type LineItemParams struct {
 	// Description is the line's text; optional (a linked catalog item
 	// supplies it on quotes).
 	Description string
-	// Quantity defaults to 1 on the service when zero (a zero quantity is not
-	// sent).
-	Quantity decimal.Decimal
+	// Quantity is the number of units; nil means not sent, and the service
+	// uses 1. A quantity you set is always sent, zero included:
+	// Quantity: invoicing.Ptr(decimal.Zero) bills nothing for the line.
+	Quantity *decimal.Decimal
 	// UnitPrice is the price per unit before tax. Required: a zero price is
 	// sent as 0.
 	UnitPrice decimal.Decimal
-	// AccountID is the revenue (or, on bills, expense) account; required unless the request sets
-	// DefaultAccountID.
+	// AccountID is the revenue (or, on bills, expense) account; required
+	// unless the request sets DefaultAccountID.
 	AccountID string
 	// TaxCodeID is the tax code, whose rate the service looks up; required
 	// unless the request sets DefaultTaxCodeID.
 	TaxCodeID string
-	// ItemID links the line to a catalog item; optional (uuid.Nil = none).
-	ItemID uuid.UUID
+	// ItemID links the line to a catalog item by its id (a UUID); optional.
+	ItemID string
 }
 
 // MarshalJSON encodes the line with decimals as exact JSON numbers and
-// optional fields omitted. A line never carries an id of its own.
+// unset optional fields omitted. A line never carries an id of its own.
 func (l LineItemParams) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Description string    `json:"description,omitempty"`
-		Quantity    number    `json:"quantity,omitzero"`
-		UnitPrice   number    `json:"unit_price"`
-		AccountID   string    `json:"account_id,omitempty"`
-		TaxCodeID   string    `json:"tax_code_id,omitempty"`
-		ItemID      uuid.UUID `json:"item_id,omitzero"`
-	}{l.Description, number(l.Quantity), number(l.UnitPrice), l.AccountID, l.TaxCodeID, l.ItemID})
+		Description string  `json:"description,omitempty"`
+		Quantity    *number `json:"quantity,omitempty"`
+		UnitPrice   number  `json:"unit_price"`
+		AccountID   string  `json:"account_id,omitempty"`
+		TaxCodeID   string  `json:"tax_code_id,omitempty"`
+		ItemID      string  `json:"item_id,omitempty"`
+	}{l.Description, (*number)(l.Quantity), number(l.UnitPrice), l.AccountID, l.TaxCodeID, l.ItemID})
 }
 
-// validateLines checks what API.md makes certain: at least one line, and an
-// account and a tax code on each line or through the request defaults.
+// validateLines checks what the API makes certain: at least one line, an
+// account and a tax code on each line or through the request defaults, and
+// an item id that is a UUID when one is given.
 func validateLines(lines []LineItemParams, defaultAccount, defaultTaxCode string) error {
 	if len(lines) == 0 {
 		return paramErr("line_items", "at least one line item is required")
 	}
 	for i, l := range lines {
+		field := "line_items[" + strconv.Itoa(i) + "]."
 		if l.AccountID == "" && defaultAccount == "" {
-			return paramErr("line_items["+strconv.Itoa(i)+"].account_id", "required unless default_account_id is set")
+			return paramErr(field+"account_id", "required unless default_account_id is set")
 		}
 		if l.TaxCodeID == "" && defaultTaxCode == "" {
-			return paramErr("line_items["+strconv.Itoa(i)+"].tax_code_id", "required unless default_tax_code_id is set")
+			return paramErr(field+"tax_code_id", "required unless default_tax_code_id is set")
+		}
+		if l.ItemID != "" && uuid.Validate(l.ItemID) != nil {
+			return paramErr(field+"item_id", strconv.Quote(l.ItemID)+" is not a UUID")
 		}
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 
 // peakLiveHeap ranges over n invoices and returns the largest live heap
 // (after a GC) seen every 500 invoices.
-func peakLiveHeap(t *testing.T, n int) uint64 {
+func peakLiveHeap(t *testing.T, n int, opts ...invoicing.RequestOption) uint64 {
 	srv := httptest.NewServer(pagedInvoices(n, "invoices")) // records nothing, unlike newTestAPI
 	defer srv.Close()
 	c, err := invoicing.NewClient(srv.URL+prefix, testKey)
@@ -22,7 +22,7 @@ func peakLiveHeap(t *testing.T, n int) uint64 {
 	var peak uint64
 	var ms runtime.MemStats
 	i := 0
-	for inv, err := range c.Invoices.List(context.Background(), nil) {
+	for inv, err := range c.Invoices.List(context.Background(), nil, opts...) {
 		require.NoError(t, err)
 		require.NotEmpty(t, inv.InvoiceNumber)
 		if i++; i%500 == 0 {

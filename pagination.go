@@ -2,14 +2,28 @@ package invoicing
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
+	"reflect"
+	"slices"
 	"strconv"
 )
 
 // MaxPageSize is the largest page_size the API accepts; List uses it.
 const MaxPageSize = 100
+
+// ErrInconsistentList matches (with errors.Is) the error that ends a list
+// when the service's answers contradict the request or each other: a page
+// other than the one asked for, a page repeating the previous page's
+// records, more records on a page than its page_size, or has_more still
+// true on an empty page or once every one of total records was listed. A list that ends with
+// it may be missing records: the service, or a proxy in front of it,
+// ignored the paging parameters.
+var ErrInconsistentList = errors.New("invoicing: inconsistent list pages")
 
 // ListParams are the paging parameters every list endpoint takes. Embed them
 // in a resource's list params.
@@ -40,7 +54,8 @@ type Page[T any] struct {
 	Items []T
 	// Total is the number of records matching the filters, on all pages.
 	Total int
-	// Page is this page's 1-based number.
+	// Page is this page's 1-based number, as the service echoed it (0 when
+	// it did not).
 	Page int
 	// PageSize is the page size the service applied.
 	PageSize int
@@ -48,31 +63,71 @@ type Page[T any] struct {
 	HasMore bool
 }
 
-// listEnvelope is the wire shape of a list response, with the records under
-// the general key `items`. Each resource embeds it beside a field for its
-// own key (`invoices`, `quotes`, ...): both keys are accepted.
+// listEnvelope decodes one list response into page. The records may be
+// under the resource's own key or under the general key `items`; both are
+// accepted, the resource's key first. A page holding more than limit
+// records is refused before any record is decoded.
 type listEnvelope[T any] struct {
-	Items    []T  `json:"items"`
-	Total    int  `json:"total"`
-	Page     int  `json:"page"`
-	PageSize int  `json:"page_size"`
-	HasMore  bool `json:"has_more"`
+	key   string // the resource's own key, e.g. "invoices"
+	limit int
+	page  Page[T]
 }
 
-// pageOf returns the page, taking the records from named (the resource's own
-// key) when the response had it and from `items` otherwise.
-func (e *listEnvelope[T]) pageOf(named []T) *Page[T] {
-	items := named
-	if items == nil {
-		items = e.Items
+// UnmarshalJSON decodes a list response (see decodeJSON).
+func (e *listEnvelope[T]) UnmarshalJSON(b []byte) error { return e.decodeJSON(b) }
+
+// decodeJSON decodes a list response, checking its JSON as it goes: the
+// pipeline calls it on the raw body, to spare encoding/json's validation
+// pass over the whole page before the records are decoded (which validates
+// them once).
+func (e *listEnvelope[T]) decodeJSON(b []byte) error {
+	var named, general []byte
+	err := eachMember(b, func(key string, v []byte) error {
+		switch key {
+		case e.key:
+			named = v
+		case "items":
+			general = v
+		case "total":
+			return json.Unmarshal(v, &e.page.Total)
+		case "page":
+			return json.Unmarshal(v, &e.page.Page)
+		case "page_size":
+			return json.Unmarshal(v, &e.page.PageSize)
+		case "has_more":
+			return json.Unmarshal(v, &e.page.HasMore)
+		default:
+			if !json.Valid(v) {
+				return errSyntax
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list response: %w", err)
 	}
-	return &Page[T]{Items: items, Total: e.Total, Page: e.Page, PageSize: e.PageSize, HasMore: e.HasMore}
-}
-
-// pageBody is implemented by each resource's list envelope.
-type pageBody[T, E any] interface {
-	*E
-	page() *Page[T]
+	records, key, unused := named, e.key, general
+	if records == nil || string(records) == "null" {
+		records, key, unused = general, "items", named
+	}
+	if unused != nil && !json.Valid(unused) {
+		return fmt.Errorf("list response: %w", errSyntax)
+	}
+	if records == nil || string(records) == "null" {
+		return nil
+	}
+	if records[0] != '[' {
+		return fmt.Errorf("list response: %q is not an array", key)
+	}
+	n := countElements(records)
+	if n > e.limit {
+		return fmt.Errorf("%w: the page holds %d records, more than the page_size of %d", ErrInconsistentList, n, e.limit)
+	}
+	e.page.Items = make([]T, 0, n)
+	if err := json.Unmarshal(records, &e.page.Items); err != nil {
+		return fmt.Errorf("field %s: %w", joinPath(key, fieldPath(records, reflect.TypeOf(e.page.Items))), err)
+	}
+	return nil
 }
 
 // listQuery is implemented by every list params type: paging plus filters.
@@ -81,76 +136,199 @@ type listQuery interface {
 	encode(q url.Values) error
 }
 
+// lister fetches the pages of one list.
+type lister[T any] struct {
+	c     *Client
+	path  string
+	key   string     // the resource's key in the response
+	q     url.Values // the filters and page_size, without page
+	cfg   callConfig // the call's settings, for every page
+	start int        // the first page
+	size  int        // records a page, as asked
+}
+
+func newLister[T any](c *Client, path, key string, p listQuery, opts []RequestOption) (*lister[T], error) {
+	q, lp, cfg, err := c.listValues(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	size := lp.PageSize
+	if size == 0 {
+		size = MaxPageSize
+	}
+	q.Set("page_size", strconv.Itoa(size))
+	return &lister[T]{c: c, path: path, key: key, q: q, cfg: cfg, start: max(lp.Page, 1), size: size}, nil
+}
+
+// pageResult is one fetched page, its response (for WithResponseInto) and
+// its error.
+type pageResult[T any] struct {
+	page *Page[T]
+	resp Response
+	err  error
+}
+
+// fetch gets page number n. It may run on several goroutines at once.
+func (l *lister[T]) fetch(ctx context.Context, n int) pageResult[T] {
+	q := make(url.Values, len(l.q)+1)
+	for k, vs := range l.q {
+		q[k] = vs
+	}
+	q.Set("page", strconv.Itoa(n))
+	var res pageResult[T]
+	cfg := l.cfg
+	cfg.into = &res.resp
+	res.page, res.err = fetchPage[T](ctx, l.c, l.path, l.key, q, l.size, &cfg)
+	return res
+}
+
+// report fills the caller's WithResponseInto with a page's response.
+func (l *lister[T]) report(res *pageResult[T]) {
+	if l.cfg.into != nil {
+		*l.cfg.into = res.resp
+	}
+}
+
+func fetchPage[T any](ctx context.Context, c *Client, path, key string, q url.Values, limit int, cfg *callConfig) (*Page[T], error) {
+	env := listEnvelope[T]{key: key, limit: limit}
+	if _, err := c.do(ctx, &request{method: http.MethodGet, path: path, query: q, object: true, paged: true, cfg: cfg}, &env); err != nil {
+		return nil, err
+	}
+	return &env.page, nil
+}
+
 // listPage fetches one page of path with p's filters.
-func listPage[T, E any, PE pageBody[T, E]](ctx context.Context, c *Client, path string, p listQuery) (*Page[T], error) {
-	q, lp, err := listValues(p)
+func listPage[T any](ctx context.Context, c *Client, path, key string, p listQuery, opts []RequestOption) (*Page[T], error) {
+	q, lp, cfg, err := c.listValues(p, opts)
 	if err != nil {
 		return nil, err
 	}
 	if lp.Page > 0 {
 		q.Set("page", strconv.Itoa(lp.Page))
 	}
+	limit := MaxPageSize
 	if lp.PageSize > 0 {
 		q.Set("page_size", strconv.Itoa(lp.PageSize))
+		limit = lp.PageSize
 	}
-	return fetchPage[T, E, PE](ctx, c, path, q)
+	return fetchPage[T](ctx, c, path, key, q, limit, &cfg)
 }
 
-func fetchPage[T, E any, PE pageBody[T, E]](ctx context.Context, c *Client, path string, q url.Values) (*Page[T], error) {
-	var env E
-	if _, err := c.do(ctx, &request{method: http.MethodGet, path: path, query: q}, &env); err != nil {
-		return nil, err
-	}
-	return PE(&env).page(), nil
-}
-
-// listAll returns an iterator over every record of path matching p, fetching
-// pages lazily (page_size 100 unless p sets one). It stops fetching when the
-// caller breaks, when a page says has_more is false, and when a page comes
-// back empty (so a server claiming has_more forever cannot loop it). An
-// error is yielded once, as the last value.
-func listAll[T, E any, PE pageBody[T, E]](ctx context.Context, c *Client, path string, p listQuery) iter.Seq2[*T, error] {
+// listAll returns an iterator over every record of path matching p,
+// fetching pages lazily (page_size 100 unless p sets one), one at a time or
+// ahead of the caller with WithPrefetch. It ends when the caller breaks,
+// when a page says has_more is false, and with an error matching
+// ErrInconsistentList when the pages contradict the request or each other
+// (see checkPage and yieldPage), so no server can make it loop forever. An error is
+// yielded once, as the last value.
+func listAll[T any](ctx context.Context, c *Client, path, key string, p listQuery, opts []RequestOption) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		q, lp, err := listValues(p)
+		l, err := newLister[T](c, path, key, p, opts)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		page, size := max(lp.Page, 1), lp.PageSize
-		if size == 0 {
-			size = MaxPageSize
+		if l.cfg.prefetch > 0 {
+			l.prefetched(ctx, yield)
+			return
 		}
-		q.Set("page_size", strconv.Itoa(size))
-		for {
-			q.Set("page", strconv.Itoa(page))
-			pg, err := fetchPage[T, E, PE](ctx, c, path, q)
+		rules := pageRules{start: l.start, size: l.size}
+		for n := l.start; ; n++ {
+			res := l.fetch(ctx, n)
+			l.report(&res)
+			more, err := false, checkPage(&rules, n, res)
+			if err == nil {
+				more, err = yieldPage(&rules, n, res.page, yield)
+			}
 			if err != nil {
 				yield(nil, err)
+			}
+			if !more {
 				return
 			}
-			for i := range pg.Items {
-				if !yield(&pg.Items[i], nil) {
-					return
-				}
-			}
-			if !pg.HasMore || len(pg.Items) == 0 {
-				return
-			}
-			page++
 		}
 	}
 }
 
-func listValues(p listQuery) (url.Values, ListParams, error) {
+// pageRules are the checks that end a list on any server, applied to its
+// pages in order.
+type pageRules struct {
+	start, size int
+	seen        int      // records yielded so far
+	prevIDs     []string // the ids of the previous page
+}
+
+// checkPage returns the error of page n (res), or the error that ends the
+// list when the page is not the one asked for or repeats the previous page.
+func checkPage[T any](r *pageRules, n int, res pageResult[T]) error {
+	if res.err != nil {
+		return res.err
+	}
+	pg := res.page
+	if pg.Page != 0 && pg.Page != n {
+		return fmt.Errorf("%w: asked for page %d, the service answered page %d", ErrInconsistentList, n, pg.Page)
+	}
+	ids := recordIDs(pg.Items)
+	if len(ids) > 0 && slices.Equal(ids, r.prevIDs) {
+		return fmt.Errorf("%w: page %d repeats the records of page %d", ErrInconsistentList, n, n-1)
+	}
+	r.prevIDs = ids
+	return nil
+}
+
+// yieldPage yields the records of page n, which passed check, and reports
+// whether the list goes on. It returns the error to yield last when the
+// page's has_more contradicts it or the total; more is false then.
+func yieldPage[T any](r *pageRules, n int, pg *Page[T], yield func(*T, error) bool) (more bool, err error) {
+	for i := range pg.Items {
+		if !yield(&pg.Items[i], nil) {
+			return false, nil
+		}
+	}
+	r.seen += len(pg.Items)
+	if !pg.HasMore {
+		return false, nil
+	}
+	if len(pg.Items) == 0 {
+		return false, fmt.Errorf("%w: page %d is empty but says more records follow", ErrInconsistentList, n)
+	}
+	if listed := (r.start-1)*r.size + r.seen; pg.Total > 0 && listed >= pg.Total {
+		return false, fmt.Errorf("%w: page %d says more records follow, but all %d were listed", ErrInconsistentList, n, pg.Total)
+	}
+	return true, nil
+}
+
+// recordIDs returns the ids of records, or nil when T has none or a record
+// has an empty one (records that cannot be told apart are not compared).
+func recordIDs[T any](records []T) []string {
+	if len(records) == 0 {
+		return nil
+	}
+	if _, ok := any(&records[0]).(interface{ recordID() string }); !ok {
+		return nil
+	}
+	ids := make([]string, len(records))
+	for i := range records {
+		if ids[i] = any(&records[i]).(interface{ recordID() string }).recordID(); ids[i] == "" {
+			return nil
+		}
+	}
+	return ids
+}
+
+// listValues checks a list call's params and options and returns its
+// query (filters only), paging and settings.
+func (c *Client) listValues(p listQuery, opts []RequestOption) (url.Values, ListParams, callConfig, error) {
 	lp := p.paging()
 	if err := lp.validate(); err != nil {
-		return nil, lp, err
+		return nil, lp, callConfig{}, err
 	}
 	q := url.Values{}
 	if err := p.encode(q); err != nil {
-		return nil, lp, err
+		return nil, lp, callConfig{}, err
 	}
-	return q, lp, nil
+	cfg, err := c.config(opts)
+	return q, lp, cfg, err
 }
 
 // setDate, setString: optional query parameters.
@@ -182,3 +360,15 @@ func checkDateRange(from, to Date) error {
 	}
 	return nil
 }
+
+// recordID gives List the id of each record, to tell a repeated page (see
+// pageRules).
+func (v *Invoice) recordID() string         { return v.ID }
+func (v *Item) recordID() string            { return v.ID }
+func (v *Quote) recordID() string           { return v.ID }
+func (v *Contact) recordID() string         { return v.ID }
+func (v *Bill) recordID() string            { return v.ID }
+func (v *Account) recordID() string         { return v.ID }
+func (v *TaxCode) recordID() string         { return v.ID }
+func (v *BankAccount) recordID() string     { return v.ID }
+func (v *BankTransaction) recordID() string { return v.ID }

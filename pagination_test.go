@@ -3,6 +3,7 @@ package invoicing_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,7 +24,7 @@ func pagedInvoices(n int, key string) http.HandlerFunc {
 		page, size = max(page, 1), cmpOr(size, 50)
 		var items []string
 		for i := (page-1)*size + 1; i <= min(page*size, n); i++ {
-			items = append(items, fmt.Sprintf(`{"invoice_number": "INV-%d", "total": %d.10}`, i, i))
+			items = append(items, fmt.Sprintf(`{"id": "00000000-0000-4000-8000-%012d", "invoice_number": "INV-%d", "total": %d.10}`, i, i, i))
 		}
 		reply(w, 200, fmt.Sprintf(`{%q: [%s], "total": %d, "page": %d, "page_size": %d, "has_more": %t}`,
 			key, strings.Join(items, ","), n, page, size, page*size < n))
@@ -95,18 +96,35 @@ func TestListBreakStopsFetching(t *testing.T) {
 func TestListLyingHasMoreOnEmptyPageEnds(t *testing.T) {
 	c, api := newTestAPI(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("page") == "1" {
-			reply(w, 200, `{"invoices": [{"invoice_number": "A"}, {"invoice_number": "B"}], "total": 2, "page": 1, "page_size": 100, "has_more": true}`)
+			reply(w, 200, `{"invoices": [{"invoice_number": "A"}, {"invoice_number": "B"}], "total": 5, "page": 1, "page_size": 100, "has_more": true}`)
 			return
 		}
-		reply(w, 200, `{"invoices": [], "total": 2, "page": 2, "page_size": 100, "has_more": true}`)
+		reply(w, 200, `{"invoices": [], "total": 5, "page": 2, "page_size": 100, "has_more": true}`)
 	})
+	got, err := collectNumbers(c.Invoices.List(context.Background(), nil))
+	assert.Equal(t, []string{"A", "B"}, got)
+	require.ErrorIs(t, err, invoicing.ErrInconsistentList)
+	assert.Contains(t, err.Error(), "page 2 is empty but says more records follow")
+	assert.Len(t, api.requests(), 2)
+}
+
+// collectNumbers ranges over seq and returns the invoice numbers yielded
+// and the error yielded, failing the test when an error is not the last
+// value.
+func collectNumbers(seq iter.Seq2[*invoicing.Invoice, error]) ([]string, error) {
 	var got []string
-	for inv, err := range c.Invoices.List(context.Background(), nil) {
-		require.NoError(t, err)
+	var last error
+	for inv, err := range seq {
+		if last != nil {
+			panic("a value was yielded after the error")
+		}
+		if err != nil {
+			last = err
+			continue
+		}
 		got = append(got, inv.InvoiceNumber)
 	}
-	assert.Equal(t, []string{"A", "B"}, got)
-	assert.Len(t, api.requests(), 2)
+	return got, last
 }
 
 func TestListErrorMidwayYieldedOnceAsLast(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
@@ -19,7 +18,7 @@ type QuoteService service
 // client's saved agreement (excluded optional lines omitted, chosen
 // quantities); other quotes keep their offered lines.
 type Quote struct {
-	ID          uuid.UUID   `json:"id"`
+	ID          string      `json:"id"`
 	QuoteNumber string      `json:"quote_number"`
 	Title       string      `json:"title"`
 	ClientID    string      `json:"client_id"`
@@ -42,10 +41,10 @@ type Quote struct {
 
 // QuoteLineItem is one line of a Quote.
 type QuoteLineItem struct {
-	ID uuid.UUID `json:"id"`
+	ID string `json:"id"`
 	// ItemID, ItemCode and ItemName are set only when the line is linked to
-	// a catalog item (ItemID nil otherwise).
-	ItemID      *uuid.UUID      `json:"item_id"`
+	// a catalog item ("" otherwise). ItemID is kept as the service sends it.
+	ItemID      string          `json:"item_id"`
 	ItemCode    string          `json:"item_code"`
 	ItemName    string          `json:"item_name"`
 	Description string          `json:"description"`
@@ -71,33 +70,26 @@ func (p *QuoteListParams) encode(q url.Values) error {
 	return encodeDocFilters(q, p.Status, p.ClientID, p.FromDate, p.ToDate)
 }
 
-type quoteList struct {
-	listEnvelope[Quote]
-	Quotes []Quote `json:"quotes"`
-}
-
-func (l *quoteList) page() *Page[Quote] { return l.pageOf(l.Quotes) }
-
 // List iterates over every quote matching p (nil for all), fetching pages of
 // 100 lazily.
-func (s *QuoteService) List(ctx context.Context, p *QuoteListParams) iter.Seq2[*Quote, error] {
-	return listAll[Quote, quoteList](ctx, s.c, "/quotes", orNew(p))
+func (s *QuoteService) List(ctx context.Context, p *QuoteListParams, opts ...RequestOption) iter.Seq2[*Quote, error] {
+	return listAll[Quote](ctx, s.c, "/quotes", "quotes", orNew(p), opts)
 }
 
 // ListPage fetches one page of quotes matching p; Total counts all matches.
-func (s *QuoteService) ListPage(ctx context.Context, p *QuoteListParams) (*Page[Quote], error) {
-	return listPage[Quote, quoteList](ctx, s.c, "/quotes", orNew(p))
+func (s *QuoteService) ListPage(ctx context.Context, p *QuoteListParams, opts ...RequestOption) (*Page[Quote], error) {
+	return listPage[Quote](ctx, s.c, "/quotes", "quotes", orNew(p), opts)
 }
 
 // Get fetches one quote with its line items. An unknown id is ErrNotFound.
-func (s *QuoteService) Get(ctx context.Context, id string) (*Quote, error) {
-	return getOne[Quote](ctx, s.c, "/quotes", id)
+func (s *QuoteService) Get(ctx context.Context, id string, opts ...RequestOption) (*Quote, error) {
+	return getOne[Quote](ctx, s.c, "/quotes", id, opts)
 }
 
 // PDF streams the quote as a PDF; File.Filename is "Quote-<number>.pdf". It
 // never creates a share link. The caller must Close the File.
-func (s *QuoteService) PDF(ctx context.Context, id string) (*File, error) {
-	return s.c.downloadPDF(ctx, "/quotes", id)
+func (s *QuoteService) PDF(ctx context.Context, id string, opts ...RequestOption) (*File, error) {
+	return s.c.downloadPDF(ctx, "/quotes", id, opts)
 }
 
 // QuoteCreateParams is the body of POST /quotes. Empty optional fields are
@@ -136,15 +128,16 @@ func (p *QuoteCreateParams) validate() error {
 	return validateLines(p.LineItems, p.DefaultAccountID, p.DefaultTaxCodeID)
 }
 
-// Create creates a draft quote and returns it as GET would. A request API.md
-// makes certainly invalid is a *ParamError returned before sending. Creates
-// are never repeated after a 5xx or a network error (only after a 429).
-func (s *QuoteService) Create(ctx context.Context, p *QuoteCreateParams) (*Quote, error) {
+// Create creates a draft quote and returns it as GET would. A request that
+// cannot succeed (no client, no lines, a line without account or tax code)
+// is a *ParamError returned before sending. Creates are never repeated
+// after a 5xx or a network error (only after a 429).
+func (s *QuoteService) Create(ctx context.Context, p *QuoteCreateParams, opts ...RequestOption) (*Quote, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	q := new(Quote)
-	if _, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/quotes", body: p}, q); err != nil {
+	if _, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/quotes", body: p, object: true, opts: opts}, q); err != nil {
 		return nil, err
 	}
 	return q, nil

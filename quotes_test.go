@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -33,12 +32,12 @@ func TestQuotesGetDecodes(t *testing.T) {
 	assert.Equal(t, "101", q.Total.String())
 	require.Len(t, q.LineItems, 2)
 	linked, plain := q.LineItems[0], q.LineItems[1]
-	require.NotNil(t, linked.ItemID)
-	assert.Equal(t, uuid.MustParse(itemID), *linked.ItemID)
+	require.NotEmpty(t, linked.ItemID)
+	assert.Equal(t, itemID, linked.ItemID)
 	assert.Equal(t, "Widget", linked.ItemName)
 	assert.Equal(t, "101", linked.Amount.String())
 	assert.Equal(t, "1", linked.TaxAmount.String())
-	assert.Nil(t, plain.ItemID)
+	assert.Empty(t, plain.ItemID)
 	assert.Empty(t, plain.ItemCode)
 	assert.Equal(t, "0.5", plain.Quantity.String())
 	require.NotNil(t, q.UpdatedAt)
@@ -74,7 +73,7 @@ func TestQuotesCreateBody(t *testing.T) {
 	p.Notes = "private"
 	p.DefaultAccountID = "4000"
 	p.DefaultTaxCodeID = "GST"
-	p.LineItems = append(p.LineItems, invoicing.LineItemParams{ItemID: uuid.MustParse(itemID), Quantity: dec("2"), UnitPrice: dec("19.999")})
+	p.LineItems = append(p.LineItems, invoicing.LineItemParams{ItemID: itemID, Quantity: invoicing.Ptr(dec("2")), UnitPrice: dec("19.999")})
 	q, err := c.Quotes.Create(context.Background(), p)
 	require.NoError(t, err)
 	assert.Equal(t, "QU-0007", q.QuoteNumber)

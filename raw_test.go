@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,6 +94,7 @@ func TestRawObjectGetAndHas(t *testing.T) {
 func TestRawObjectZeroValue(t *testing.T) {
 	var ct invoicing.Contact
 	assert.Nil(t, ct.Raw())
+	assert.Nil(t, ct.MismatchedFields())
 	assert.False(t, ct.Has("id"))
 	assert.ErrorIs(t, ct.Get("id", new(string)), invoicing.ErrFieldMissing)
 	dst := map[string]any{"kept": true}
@@ -132,12 +132,35 @@ func TestRawObjectDecodeFailureIsAnError(t *testing.T) {
 		"bank account":     new(invoicing.BankAccount),
 		"bank transaction": new(invoicing.BankTransaction),
 	} {
-		assert.Error(t, json.Unmarshal([]byte(`[1, 2]`), v), name)
+		err := json.Unmarshal([]byte(`[1, 2]`), v)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "a record must be a JSON object, got an array", name)
 	}
+	// A field of another JSON type is no error: see lenient_test.go.
 	var ct invoicing.Contact
-	err := json.Unmarshal([]byte(`{"id":"`+clientID+`","phone":61290000000}`), &ct)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "phone")
+	require.NoError(t, json.Unmarshal([]byte(`{"id":"`+clientID+`","phone":61290000000}`), &ct))
+	assert.Equal(t, clientID, ct.ID)
+	assert.Empty(t, ct.Phone)
+	assert.Equal(t, []string{"phone"}, ct.MismatchedFields())
+}
+
+func TestRawObjectMismatchedFieldsOnReuse(t *testing.T) {
+	// Decoding into a value that was decoded before starts afresh: the
+	// mismatches of the earlier object are not carried over.
+	var a invoicing.Account
+	require.NoError(t, json.Unmarshal([]byte(`{"id":"`+accountID+`","code":200,"is_active":"yes"}`), &a))
+	names := a.MismatchedFields()
+	assert.Equal(t, []string{"code", "is_active"}, names)
+	names[0] = "changed"
+	assert.Equal(t, []string{"code", "is_active"}, a.MismatchedFields(), "the caller gets a copy")
+
+	require.NoError(t, json.Unmarshal([]byte(`{"id":"`+accountID+`","code":"200"}`), &a))
+	assert.Nil(t, a.MismatchedFields())
+	assert.Equal(t, "200", a.Code)
+	assert.Equal(t, `{"id":"`+accountID+`","code":"200"}`, string(a.Raw()))
+
+	require.NoError(t, json.Unmarshal([]byte(`null`), &a))
+	assert.Equal(t, "200", a.Code, "null leaves the value as it was")
 }
 
 func TestRawObjectEmbeddingDoesNotTakeOverTheStruct(t *testing.T) {
@@ -171,7 +194,7 @@ func TestRawObjectMarshalJSON(t *testing.T) {
 	assert.True(t, back.Bill.Total.Equal(b.Total))
 
 	// A value built in code marshals its typed fields.
-	built := invoicing.Contact{ID: uuid.MustParse(clientID), Name: "Built", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	built := invoicing.Contact{ID: clientID, Name: "Built", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	out, err = json.Marshal(built)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"id":"`+clientID+`","name":"Built","email":"","phone":"","created_at":"2026-01-02T03:04:05Z","updated_at":null}`, string(out))
@@ -201,6 +224,25 @@ func ExampleRawObject_Get() {
 	}
 	fmt.Println(ct.Name, addr.City, limit, ct.Has("phone"))
 	// Output: Acme Pty Ltd Sydney 5000.1 false
+}
+
+// A field the service sends with another JSON type than the SDK's is left
+// zero and named; the call does not fail, and the value is still in Raw.
+func ExampleRawObject_MismatchedFields() {
+	var a invoicing.Account
+	body := `{"id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "code": 200, "name": "Sales", "is_active": true}`
+	if err := json.Unmarshal([]byte(body), &a); err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s %t %q %q\n", a.Name, *a.IsActive, a.Code, a.MismatchedFields())
+	var code json.Number
+	if err := a.Get("code", &code); err != nil {
+		panic(err)
+	}
+	fmt.Println(code)
+	// Output:
+	// Sales true "" ["code"]
+	// 200
 }
 
 // Fields the SDK does not know are sent through Extra, after the typed ones.

@@ -33,7 +33,7 @@ func TestRedirectToPlainHTTPRefused(t *testing.T) {
 
 func TestRedirectPolicy(t *testing.T) {
 	req := func(u string) *http.Request { r, _ := http.NewRequest("GET", u, nil); return r }
-	strict, lax := redirectPolicy(false), redirectPolicy(true)
+	strict, lax := redirectPolicy(false, nil), redirectPolicy(true, nil)
 	assert.NoError(t, strict(req("https://other.example.test/x"), nil))
 	assert.NoError(t, strict(req("http://127.0.0.1:8080/x"), nil))
 	assert.ErrorIs(t, strict(req("http://api.example.test/x"), nil), errInsecureRedirect)

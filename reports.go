@@ -9,38 +9,36 @@ import (
 )
 
 // ReportService runs the accounting reports (GET /reports/trial-balance,
-// /reports/profit-loss and /reports/balance-sheet). API.md lists these
-// endpoints without their parameters, response shape or scope: see Report
-// and the params types for what the SDK guesses, and Extra for sending
-// parameters it does not know.
+// /reports/profit-loss and /reports/balance-sheet). The service documents
+// reports only in outline; see the package documentation for what that
+// means for these types. Each params type's Extra sends parameters the SDK
+// does not know.
 type ReportService service
 
-// Report is the result of a report endpoint.
+// Report is the result of a report endpoint: the report's name, its date
+// or period, its currency, one line per account and totals.
 //
-// API.md does not show the response of any report: the typed fields are
-// guesses (an object with the report's name, its period, its currency, one
-// line per account and totals). The whole object is kept in the embedded
-// RawObject, so a report whose shape differs from the guess is still fully
-// readable with Get or Decode; a field the service does not send is left
-// zero.
+// The service documents reports only in outline; see the package
+// documentation for what that means for these fields. The whole object is
+// kept in the embedded RawObject, so a report of another shape is still
+// fully readable with Get or Decode; a field the service does not send is
+// left zero.
 type Report struct {
 	RawObject
 	// Name identifies the report, e.g. "trial_balance", from the key
-	// "report"; this field is a guess.
+	// "report".
 	Name string `json:"report"`
-	// AsAt is the date of a trial balance or balance sheet; this field is a
-	// guess.
+	// AsAt is the date of a trial balance or balance sheet.
 	AsAt Date `json:"as_at"`
-	// FromDate and ToDate are the period of a profit and loss report; these
-	// fields are guesses.
+	// FromDate and ToDate are the period of a profit and loss report.
 	FromDate Date `json:"from_date"`
 	ToDate   Date `json:"to_date"`
-	// Currency is the currency of the amounts; this field is a guess.
+	// Currency is the currency code of the amounts.
 	Currency string `json:"currency"`
-	// Lines are the report's rows, one per account; this field is a guess.
+	// Lines are the report's rows, one per account.
 	Lines []ReportLine `json:"lines"`
-	// Totals are the report's totals, whose names API.md does not suggest:
-	// read them with Totals.Amount or Totals.Get.
+	// Totals are the report's totals, by name: read them with
+	// Totals.Amount or Totals.Get.
 	Totals ReportTotals `json:"totals"`
 }
 
@@ -58,9 +56,8 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	return encodeRaw(r.RawObject, alias(r))
 }
 
-// ReportLine is one row of a Report, for one account. All of its fields are
-// guesses; the whole row is kept in the embedded RawObject. Amounts are
-// exact.
+// ReportLine is one row of a Report, for one account. Amounts are exact;
+// the whole row is kept in the embedded RawObject.
 type ReportLine struct {
 	RawObject
 	// AccountID, AccountCode, AccountName and AccountType describe the
@@ -72,7 +69,7 @@ type ReportLine struct {
 	// Debit and Credit are the account's debit and credit amounts.
 	Debit  decimal.Decimal `json:"debit"`
 	Credit decimal.Decimal `json:"credit"`
-	// Balance is the account's balance (its sign convention is unknown).
+	// Balance is the account's balance, with the sign the service gives it.
 	Balance decimal.Decimal `json:"balance"`
 }
 
@@ -90,11 +87,11 @@ func (l ReportLine) MarshalJSON() ([]byte, error) {
 	return encodeRaw(l.RawObject, alias(l))
 }
 
-// ReportTotals holds a report's "totals" value, untyped because API.md gives
-// no hint of its fields (an object such as {"debit": 100, "credit": 100} is
-// the guess). Whatever JSON the service sends there is kept, so even a
-// totals value that is not an object is never a decoding error: Raw
-// returns it, and Get and Amount then find no fields.
+// ReportTotals holds a report's "totals" value, such as {"debit": 100,
+// "credit": 100}, untyped because the names of the totals vary by report.
+// Whatever JSON the service sends there is kept, so even a totals value
+// that is not an object is never a decoding error: Raw returns it, and Get
+// and Amount then find no fields.
 type ReportTotals struct {
 	RawObject
 }
@@ -127,9 +124,10 @@ func (t ReportTotals) MarshalJSON() ([]byte, error) {
 }
 
 // TrialBalanceParams are the query parameters of GET /reports/trial-balance.
-// API.md shows none: AsAt is a guess, and others go in Extra.
+// Parameters other than AsAt go in Extra.
 type TrialBalanceParams struct {
-	// AsAt is sent as as_at (YYYY-MM-DD) when set; this parameter is a guess.
+	// AsAt is the date of the trial balance, sent as as_at (YYYY-MM-DD) when
+	// set.
 	AsAt Date
 	// Extra holds query parameters the SDK does not know, sent as given. A
 	// name a typed field also sets is a *ParamError.
@@ -143,12 +141,12 @@ func (p *TrialBalanceParams) query() (url.Values, error) {
 }
 
 // ProfitAndLossParams are the query parameters of GET /reports/profit-loss.
-// API.md shows none: FromDate and ToDate are guesses (named as the invoice
-// list's date filters), and others go in Extra.
+// FromDate and ToDate are named as the invoice list's date filters; other
+// parameters go in Extra.
 type ProfitAndLossParams struct {
-	// FromDate is sent as from_date when set; this parameter is a guess.
+	// FromDate is the start of the period, sent as from_date when set.
 	FromDate Date
-	// ToDate is sent as to_date when set; this parameter is a guess. A
+	// ToDate is the end of the period, sent as to_date when set. A
 	// ToDate before FromDate is a *ParamError.
 	ToDate Date
 	// Extra holds query parameters the SDK does not know, sent as given. A
@@ -167,10 +165,10 @@ func (p *ProfitAndLossParams) query() (url.Values, error) {
 }
 
 // BalanceSheetParams are the query parameters of GET
-// /reports/balance-sheet. API.md shows none: AsAt is a guess, and others go
-// in Extra.
+// /reports/balance-sheet. Parameters other than AsAt go in Extra.
 type BalanceSheetParams struct {
-	// AsAt is sent as as_at (YYYY-MM-DD) when set; this parameter is a guess.
+	// AsAt is the date of the balance sheet, sent as as_at (YYYY-MM-DD)
+	// when set.
 	AsAt Date
 	// Extra holds query parameters the SDK does not know, sent as given. A
 	// name a typed field also sets is a *ParamError.
@@ -186,28 +184,28 @@ func (p *BalanceSheetParams) query() (url.Values, error) {
 // reportQuery is implemented by the report params types.
 type reportQuery interface{ query() (url.Values, error) }
 
-func (s *ReportService) run(ctx context.Context, path string, p reportQuery) (*Report, error) {
+func (s *ReportService) run(ctx context.Context, path string, p reportQuery, opts []RequestOption) (*Report, error) {
 	q, err := p.query()
 	if err != nil {
 		return nil, err
 	}
-	return getQuery[Report](ctx, s.c, path, q)
+	return getQuery[Report](ctx, s.c, path, q, opts)
 }
 
 // TrialBalance fetches the trial balance (nil p for the service's default
 // date). Server errors are retried like every GET.
-func (s *ReportService) TrialBalance(ctx context.Context, p *TrialBalanceParams) (*Report, error) {
-	return s.run(ctx, "/reports/trial-balance", orNew(p))
+func (s *ReportService) TrialBalance(ctx context.Context, p *TrialBalanceParams, opts ...RequestOption) (*Report, error) {
+	return s.run(ctx, "/reports/trial-balance", orNew(p), opts)
 }
 
 // ProfitAndLoss fetches the profit and loss report (nil p for the service's
 // default period).
-func (s *ReportService) ProfitAndLoss(ctx context.Context, p *ProfitAndLossParams) (*Report, error) {
-	return s.run(ctx, "/reports/profit-loss", orNew(p))
+func (s *ReportService) ProfitAndLoss(ctx context.Context, p *ProfitAndLossParams, opts ...RequestOption) (*Report, error) {
+	return s.run(ctx, "/reports/profit-loss", orNew(p), opts)
 }
 
 // BalanceSheet fetches the balance sheet (nil p for the service's default
 // date).
-func (s *ReportService) BalanceSheet(ctx context.Context, p *BalanceSheetParams) (*Report, error) {
-	return s.run(ctx, "/reports/balance-sheet", orNew(p))
+func (s *ReportService) BalanceSheet(ctx context.Context, p *BalanceSheetParams, opts ...RequestOption) (*Report, error) {
+	return s.run(ctx, "/reports/balance-sheet", orNew(p), opts)
 }

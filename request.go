@@ -1,15 +1,16 @@
 package invoicing
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,12 +18,13 @@ import (
 )
 
 // ErrResponseTooLarge is returned (wrapped) when a JSON response is larger
-// than the client's WithMaxResponseBytes limit.
+// than the client's WithMaxResponseBytes limit. It is never retried.
 var ErrResponseTooLarge = errors.New("invoicing: response body too large")
 
 var (
 	hdrJSON = []string{"application/json"}
-	hdrPDF  = []string{"application/pdf"}
+	// hdrPDF asks for the PDF, and for the JSON {detail} body of an error.
+	hdrPDF = []string{"application/pdf, application/json"}
 )
 
 // request is one API call: everything the pipeline needs to send it.
@@ -31,142 +33,267 @@ type request struct {
 	path   string     // relative to the base URL, already escaped: "/invoices/<uuid>"
 	query  url.Values // may be nil
 	body   any        // JSON-encoded when non-nil
-	accept []string   // Accept header; JSON when nil
+	// pdf marks a PDF download: a 2xx body is streamed to the caller rather
+	// than read by the pipeline.
+	pdf bool
+	// object marks a response whose 2xx body must be a JSON object (every
+	// SDK record and list); Client.Do accepts any JSON.
+	object bool
+	// paged marks a list request: page and page_size belong to ListParams,
+	// not to WithQuery.
+	paged bool
 	// repeatable marks a non-GET request as safe to send again after a 5xx
 	// or a network error (an invoice create carrying its reference).
 	repeatable bool
+	opts       []RequestOption
+	// cfg, when set, is the call's settings already resolved from opts (List
+	// resolves them once for all its pages).
+	cfg *callConfig
 }
 
-// noRepeatKey marks, in a request's context, a request that must not be
-// sent again after a 5xx or a network error.
-type noRepeatKey struct{}
+// call is the state of one call while it runs, shared by the pipeline's
+// stages through the request's context: its settings, how many attempts it
+// made, and the wait before its next one.
+type call struct {
+	method, path string
+	cfg          callConfig
+	pdf          bool
+	repeatable   bool
+	attempts     int
+	wait         time.Duration // before the next attempt; set by checkRetry
+	buf          *[]byte       // pooled buffer holding the latest JSON response body
+}
 
-// send runs the pipeline up to the response: encoding, auth, retries. A 2xx
-// response is returned with its body open; any other status becomes an
-// *Error (body read, capped, and closed).
-func (c *Client) send(ctx context.Context, r *request) (*http.Response, error) {
-	if ctx == nil {
-		return nil, errors.New("invoicing: nil context")
+type callKey struct{}
+
+func callFrom(ctx context.Context) *call {
+	cl, _ := ctx.Value(callKey{}).(*call)
+	return cl
+}
+
+// route is the call's route template, e.g. "GET /invoices/{id}".
+func (cl *call) route() string { return cl.method + " " + routeTemplate(cl.path) }
+
+// Route returns the route template of a request the SDK is sending, such as
+// "GET /invoices/{id}": the method, then the path relative to the base URL
+// with every UUID segment replaced by {id}. Middleware (see WithMiddleware)
+// use it to name spans and metrics without raw ids. It returns "" for a
+// request the SDK did not make.
+func Route(req *http.Request) string {
+	if cl := callFrom(req.Context()); cl != nil {
+		return cl.route()
 	}
-	u := c.base + r.path
-	if len(r.query) > 0 {
-		u += "?" + r.query.Encode()
+	return ""
+}
+
+// Attempt returns which attempt of its call a request the SDK is sending
+// is: 1 for the first try, 2 for the first retry, and so on (a redirect
+// followed within an attempt keeps its number). Middleware use it to tell
+// retries apart. It returns 0 for a request the SDK did not make.
+func Attempt(req *http.Request) int {
+	if cl := callFrom(req.Context()); cl != nil {
+		return cl.attempts
+	}
+	return 0
+}
+
+// routeTemplate replaces each UUID segment of path with {id}.
+func routeTemplate(path string) string {
+	if !strings.Contains(path, "-") {
+		return path
+	}
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if len(s) == 36 && uuid.Validate(s) == nil {
+			segs[i] = "{id}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// send runs the pipeline up to the response: options, encoding, auth,
+// retries. A 2xx response is returned with its body in memory (or, for a
+// PDF, open); the caller must pass the call to release when done with it.
+// Any other status becomes an *Error. The call's Response is filled for
+// WithResponseInto either way.
+func (c *Client) send(ctx context.Context, r *request) (*http.Response, *call, error) {
+	if ctx == nil {
+		return nil, nil, errors.New("invoicing: nil context")
+	}
+	cl := &call{method: r.method, path: r.path, pdf: r.pdf}
+	if r.cfg != nil {
+		cl.cfg = *r.cfg
+	} else {
+		var err error
+		if cl.cfg, err = c.config(r.opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	cl.repeatable = r.method == http.MethodGet || r.repeatable || cl.cfg.repeatable
+	u, err := c.url(r, cl.cfg.query)
+	if err != nil {
+		return nil, nil, err
 	}
 	var body any
 	if r.body != nil {
 		b, err := json.Marshal(r.body)
 		if err != nil {
-			return nil, fmt.Errorf("invoicing: encoding %s %s request: %w", r.method, r.path, err)
+			return nil, nil, fmt.Errorf("invoicing: encoding %s %s request: %w", r.method, r.path, err)
 		}
 		body = b
 	}
-	if r.method != http.MethodGet && !r.repeatable {
-		ctx = context.WithValue(ctx, noRepeatKey{}, true)
-	}
+	ctx = context.WithValue(ctx, callKey{}, cl)
 	req, err := retryablehttp.NewRequestWithContext(ctx, r.method, u, body)
 	if err != nil {
-		return nil, fmt.Errorf("invoicing: building %s %s request: %w", r.method, r.path, err)
+		return nil, nil, fmt.Errorf("invoicing: building %s %s request: %w", r.method, r.path, err)
 	}
 	h := req.Header
-	h["Authorization"] = c.auth
-	h["User-Agent"] = c.ua
-	h["Accept"] = hdrJSON
-	if r.accept != nil {
-		h["Accept"] = r.accept
+	for k, vs := range cl.cfg.header {
+		h[k] = vs
+	}
+	h["Authorization"] = c.authorization()
+	if h["User-Agent"] == nil {
+		h["User-Agent"] = c.ua
+	}
+	if h["Accept"] == nil {
+		h["Accept"] = hdrJSON
+		if r.pdf {
+			h["Accept"] = hdrPDF
+		}
 	}
 	if body != nil {
 		h["Content-Type"] = hdrJSON
 	}
-	var start time.Time
-	if c.log != nil {
-		start = time.Now()
-	}
+	start := c.clk.Now()
 	resp, err := c.rc.Do(req)
+	if err != nil && resp != nil {
+		resp.Body.Close() // the context ended after a response came
+		resp = nil
+	}
+	took := c.clk.Now().Sub(start)
+	if into := cl.cfg.into; into != nil {
+		into.fill(resp, cl.attempts, took)
+	}
 	if c.log != nil {
-		c.logResult(ctx, r, resp, err, time.Since(start))
+		c.logResult(ctx, cl, resp, err, took)
 	}
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-			err = fmt.Errorf("%w (%v)", ctxErr, err)
+		c.release(cl)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is the request's, said below
 		}
-		return nil, fmt.Errorf("invoicing: %s %s: %w", r.method, r.path, err)
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			err = fmt.Errorf("%w (%w)", ctxErr, err)
+		}
+		return nil, nil, fmt.Errorf("invoicing: %s %s: %w", r.method, r.path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return nil, newError(r.method, r.path, resp, b, c.now())
+		e := newError(r.method, r.path, resp, bytes.Clone(bodyBytes(resp)), c.clk.Now())
+		e.Response.fill(resp, cl.attempts, took)
+		resp.Body.Close()
+		c.release(cl)
+		return nil, nil, e
 	}
-	return resp, nil
+	return resp, cl, nil
+}
+
+// url returns the request's URL: base, path, the query the SDK sets and
+// the WithQuery extras (a clash between the two is a *ParamError).
+func (c *Client) url(r *request, extra url.Values) (string, error) {
+	u, q := c.base+r.path, r.query
+	if len(extra) > 0 {
+		merged := url.Values{}
+		for k, vs := range q {
+			merged[k] = vs
+		}
+		var reserved []string
+		if r.paged {
+			reserved = []string{"page", "page_size"}
+		}
+		if err := mergeQuery(merged, extra, reserved...); err != nil {
+			return "", err
+		}
+		q = merged
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u, nil
 }
 
 // do sends r and decodes a 2xx JSON response into out (unless out is nil).
 // It returns the response's status code.
 func (c *Client) do(ctx context.Context, r *request, out any) (int, error) {
-	resp, err := c.send(ctx, r)
+	resp, cl, err := c.send(ctx, r)
 	if err != nil {
 		return 0, err
 	}
+	defer c.release(cl)
 	defer resp.Body.Close()
-	bp := c.getBuf()
-	defer c.putBuf(bp)
-	*bp, err = readCapped(resp.Body, *bp, resp.ContentLength, c.maxBody)
+	b, err := c.readBody(resp, cl)
 	if err != nil {
 		return resp.StatusCode, fmt.Errorf("invoicing: reading %s %s response: %w", r.method, r.path, err)
 	}
-	if out != nil {
-		if err := json.Unmarshal(*bp, out); err != nil {
-			return resp.StatusCode, fmt.Errorf("invoicing: decoding %s %s response: %w", r.method, r.path, err)
+	if out == nil {
+		return resp.StatusCode, nil
+	}
+	if r.object && !opensObject(b) {
+		return resp.StatusCode, fmt.Errorf("invoicing: decoding %s %s response: want a JSON object, got %s", r.method, r.path, describeJSON(b))
+	}
+	if err := decodeJSON(b, out); err != nil {
+		if p := fieldPath(b, reflect.TypeOf(out)); p != "" {
+			err = fmt.Errorf("field %s: %w", p, err)
 		}
+		return resp.StatusCode, fmt.Errorf("invoicing: decoding %s %s response: %w", r.method, r.path, err)
 	}
 	return resp.StatusCode, nil
 }
 
-// maxPooledBuf is the largest response buffer kept for reuse.
-const maxPooledBuf = 1 << 20
-
-func (c *Client) getBuf() *[]byte {
-	if bp, ok := c.bufs.Get().(*[]byte); ok {
-		return bp
+// decodeJSON decodes b into out; a *[]byte or *json.RawMessage gets a copy
+// of b itself.
+func decodeJSON(b []byte, out any) error {
+	switch o := out.(type) {
+	case interface{ decodeJSON([]byte) error }: // a list page
+		return o.decodeJSON(b)
+	case *json.RawMessage:
+		*o = bytes.Clone(b)
+		return nil
+	case *[]byte:
+		*o = bytes.Clone(b)
+		return nil
 	}
-	return new([]byte)
+	return json.Unmarshal(b, out)
 }
 
-// putBuf returns a buffer for reuse unless it grew past maxPooledBuf.
-func (c *Client) putBuf(bp *[]byte) {
-	if cap(*bp) <= maxPooledBuf {
-		c.bufs.Put(bp)
+// opensObject reports whether the first byte of b after JSON white space
+// is '{'.
+func opensObject(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
+// describeJSON names the kind of JSON value b holds, for error messages.
+func describeJSON(b []byte) string {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	switch {
+	case len(b) == 0:
+		return "an empty body"
+	case b[0] == '[':
+		return "an array"
+	case b[0] == '"':
+		return "a string"
+	case b[0] == 'n':
+		return "null"
+	case b[0] == 't' || b[0] == 'f':
+		return "a boolean"
+	default:
+		return "a number or something that is not JSON"
 	}
 }
 
-// readCapped reads all of r into buf[:0], failing with ErrResponseTooLarge
-// beyond max bytes. size is the Content-Length (or -1) used as a hint.
-func readCapped(r io.Reader, buf []byte, size int64, max int) ([]byte, error) {
-	b := buf[:0]
-	if size > 0 && size <= int64(max) {
-		b = slices.Grow(b, int(size)+1) // +1: room to see EOF without growing
-	} else if cap(b) < 512 {
-		b = slices.Grow(b, 512)
-	}
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if len(b) > max {
-			return b[:0], fmt.Errorf("%w (over %d bytes)", ErrResponseTooLarge, max)
-		}
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b[:0], err
-		}
-		if len(b) == cap(b) {
-			b = slices.Grow(b, cap(b)) // double
-		}
-	}
-}
-
-func (c *Client) logResult(ctx context.Context, r *request, resp *http.Response, err error, took time.Duration) {
-	attrs := []slog.Attr{slog.String("method", r.method), slog.String("path", r.path), slog.Duration("took", took)}
+func (c *Client) logResult(ctx context.Context, cl *call, resp *http.Response, err error, took time.Duration) {
+	attrs := []slog.Attr{slog.String("route", cl.route()), slog.Int("attempts", cl.attempts), slog.Duration("took", took)}
 	if err != nil {
 		c.log.LogAttrs(ctx, slog.LevelDebug, "invoicing: request failed", append(attrs, slog.String("error", err.Error()))...)
 		return
@@ -183,18 +310,18 @@ func orNew[T any](p *T) *T {
 }
 
 // getOne fetches collection/id into a new T.
-func getOne[T any](ctx context.Context, c *Client, collection, id string) (*T, error) {
+func getOne[T any](ctx context.Context, c *Client, collection, id string, opts []RequestOption) (*T, error) {
 	path, err := resourcePath(collection, id, "")
 	if err != nil {
 		return nil, err
 	}
-	return getQuery[T](ctx, c, path, nil)
+	return getQuery[T](ctx, c, path, nil, opts)
 }
 
 // getQuery fetches path with the query q into a new T.
-func getQuery[T any](ctx context.Context, c *Client, path string, q url.Values) (*T, error) {
+func getQuery[T any](ctx context.Context, c *Client, path string, q url.Values, opts []RequestOption) (*T, error) {
 	v := new(T)
-	if _, err := c.do(ctx, &request{method: http.MethodGet, path: path, query: q}, v); err != nil {
+	if _, err := c.do(ctx, &request{method: http.MethodGet, path: path, query: q, object: true, opts: opts}, v); err != nil {
 		return nil, err
 	}
 	return v, nil

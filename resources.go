@@ -11,25 +11,27 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// This file holds what the services of API.md section 4.5 (clients,
-// suppliers, bills, accounts, tax codes, reports, bank accounts and bank
-// transactions) share. API.md lists those endpoints but shows none of their
-// query parameters, payloads or response fields, so:
+// This file holds what the services of the resources documented only in
+// outline (clients, suppliers, bills, accounts, tax codes, reports, bank
+// accounts and bank transactions) share. The API documentation lists those
+// endpoints but shows none of their query parameters, payloads or response
+// fields, so:
 //
 //   - every record embeds RawObject, keeping the whole object the service
-//     sent, whatever the SDK's typed fields guess;
+//     sent, whatever the SDK's typed fields assume;
 //   - every params type has an Extra field for query parameters (url.Values)
 //     or body fields (map[string]any) the SDK does not know;
 //   - the SDK checks only what cannot possibly work (a malformed id, a page
 //     size over 100, a date range ending before it starts, Extra clashing
-//     with a typed field): guessed requirements are left to the service to
-//     enforce, so a wrong guess never blocks a request.
+//     with a typed field): requirements the documentation does not state
+//     are left to the service to enforce, so a wrong assumption never
+//     blocks a request.
 
 // createOne POSTs the encoded body to path and decodes the response into a
 // new T. Creates are never repeated after a 5xx or a network error.
-func createOne[T any](ctx context.Context, c *Client, path string, body []byte) (*T, error) {
+func createOne[T any](ctx context.Context, c *Client, path string, body []byte, opts []RequestOption) (*T, error) {
 	v := new(T)
-	if _, err := c.do(ctx, &request{method: http.MethodPost, path: path, body: json.RawMessage(body)}, v); err != nil {
+	if _, err := c.do(ctx, &request{method: http.MethodPost, path: path, body: json.RawMessage(body), object: true, opts: opts}, v); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -43,7 +45,7 @@ func mergeListQuery(q, extra url.Values) error {
 
 // mergeQuery adds the Extra query parameters to q, which holds those the
 // typed fields set. A parameter name that is empty, reserved, or already set
-// by a typed field is a *ParamError: the SDK does not guess which value the
+// by a typed field is a *ParamError: the SDK does not pick which value the
 // caller meant. Names with no values are skipped.
 func mergeQuery(q, extra url.Values, reserved ...string) error {
 	for _, k := range slices.Sorted(maps.Keys(extra)) {
@@ -52,7 +54,7 @@ func mergeQuery(q, extra url.Values, reserved ...string) error {
 		case k == "":
 			return paramErr("Extra", "has an empty parameter name")
 		case slices.Contains(reserved, k):
-			return paramErr(k, "is set through ListParams, not Extra")
+			return paramErr(k, "is set through ListParams")
 		case q.Has(k):
 			return paramErr(k, "is set both by a typed field and in Extra")
 		case len(vs) == 0:

@@ -16,52 +16,60 @@ import (
 )
 
 func TestRateLimitedThenSuccessWaitsRetryAfter(t *testing.T) {
+	clk := newFakeClock()
 	c, api := newTestAPI(t, sequence(
 		always(429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "1"),
 		always(200, fixture(t, "invoice.json")),
-	), invoicing.WithRetryWait(time.Millisecond, 5*time.Second))
-	start := time.Now()
+	), invoicing.WithRetryWait(time.Millisecond, 5*time.Second), invoicing.WithClock(clk))
 	inv, err := c.Invoices.Get(context.Background(), invoiceID)
 	require.NoError(t, err)
 	assert.Equal(t, "INV-0042", inv.InvoiceNumber)
-	assert.GreaterOrEqual(t, time.Since(start), time.Second, "Retry-After: 1 must be honoured")
-	assert.Less(t, time.Since(start), 3*time.Second)
+	require.Len(t, clk.waits(), 1)
+	wait := clk.waits()[0]
+	assert.GreaterOrEqual(t, wait, time.Second, "Retry-After: 1 must be honoured")
+	assert.LessOrEqual(t, wait, 1100*time.Millisecond, "plus at most 10% jitter")
 	assert.Len(t, api.requests(), 2)
 }
 
 func TestRateLimitedRetryAfterHTTPDate(t *testing.T) {
+	clk := newFakeClock()
 	c, api := newTestAPI(t, sequence(
 		func(w http.ResponseWriter, _ *http.Request) {
-			reply(w, 429, `{"detail": "slow down"}`, "Retry-After", time.Now().Add(2*time.Second).UTC().Format(http.TimeFormat))
+			reply(w, 429, `{"detail": "slow down"}`, "Retry-After", clk.Now().Add(2*time.Second).UTC().Format(http.TimeFormat))
 		},
 		always(200, fixture(t, "invoice.json")),
-	), invoicing.WithRetryWait(time.Millisecond, 5*time.Second))
-	start := time.Now()
+	), invoicing.WithRetryWait(time.Millisecond, 5*time.Second), invoicing.WithClock(clk))
 	_, err := c.Invoices.Get(context.Background(), invoiceID)
 	require.NoError(t, err)
 	// HTTP dates have 1-second resolution: the wait is more than 1 s.
-	assert.Greater(t, time.Since(start), 900*time.Millisecond)
+	require.Len(t, clk.waits(), 1)
+	assert.Greater(t, clk.waits()[0], time.Second)
+	assert.LessOrEqual(t, clk.waits()[0], 2200*time.Millisecond)
 	assert.Len(t, api.requests(), 2)
 }
 
 func TestRateLimitStormReturnsLastTypedError(t *testing.T) {
-	c, api := newTestAPI(t, always(429, `{"detail": "Rate limit exceeded"}`), invoicing.WithMaxRetries(3))
+	clk := newFakeClock()
+	c, api := newTestAPI(t, always(429, `{"detail": "Rate limit exceeded"}`, "X-Request-Id", "req-9"), invoicing.WithMaxRetries(3), invoicing.WithClock(clk))
 	_, err := c.Invoices.Get(context.Background(), invoiceID)
 	require.ErrorIs(t, err, invoicing.ErrRateLimited)
 	var apiErr *invoicing.Error
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, "Rate limit exceeded", apiErr.Detail)
+	assert.Equal(t, 4, apiErr.Attempts)
+	assert.Equal(t, "req-9", apiErr.RequestID)
 	assert.NotContains(t, err.Error(), "giving up")
 	assert.Len(t, api.requests(), 4, "1 try + 3 retries")
+	assert.Len(t, clk.waits(), 3)
 }
 
 func TestRetryAfterBeyondMaxWaitReturnsAtOnce(t *testing.T) {
+	clk := newFakeClock()
 	c, api := newTestAPI(t, always(429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "120"),
-		invoicing.WithRetryWait(time.Millisecond, 10*time.Second))
-	start := time.Now()
+		invoicing.WithRetryWait(time.Millisecond, 10*time.Second), invoicing.WithClock(clk))
 	_, err := c.Invoices.Get(context.Background(), invoiceID)
 	require.ErrorIs(t, err, invoicing.ErrRateLimited)
-	assert.Less(t, time.Since(start), time.Second)
+	assert.Empty(t, clk.waits(), "no wait at all")
 	var apiErr *invoicing.Error
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 120*time.Second, apiErr.RetryAfter)
@@ -69,29 +77,75 @@ func TestRetryAfterBeyondMaxWaitReturnsAtOnce(t *testing.T) {
 	assert.Len(t, api.requests(), 1)
 }
 
+func TestRetryAfterTooLargeToParseMeansLongerThanMaxWait(t *testing.T) {
+	clk := newFakeClock()
+	c, api := newTestAPI(t, always(429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "99999999999999999999"),
+		invoicing.WithRetryWait(time.Millisecond, 10*time.Second), invoicing.WithClock(clk))
+	_, err := c.Invoices.Get(context.Background(), invoiceID)
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	assert.Empty(t, clk.waits(), "not \"retry now\"")
+	assert.Len(t, api.requests(), 1)
+	var apiErr *invoicing.Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 365*24*time.Hour, apiErr.RetryAfter)
+}
+
 func TestRetryAfterBeyondDeadlineReturnsAtOnce(t *testing.T) {
+	clk := newFakeClock()
 	c, api := newTestAPI(t, always(429, `{"detail": "x"}`, "Retry-After", "5"),
-		invoicing.WithRetryWait(time.Millisecond, time.Minute))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		invoicing.WithRetryWait(time.Millisecond, time.Minute), invoicing.WithClock(clk))
+	ctx, cancel := context.WithDeadline(context.Background(), clk.Now().Add(2*time.Second))
 	defer cancel()
-	start := time.Now()
 	_, err := c.Invoices.Get(ctx, invoiceID)
 	require.ErrorIs(t, err, invoicing.ErrRateLimited)
-	assert.Less(t, time.Since(start), time.Second)
+	assert.Empty(t, clk.waits())
 	assert.Len(t, api.requests(), 1)
 }
 
 func TestContextCancelledDuringBackoff(t *testing.T) {
+	clk := newFakeClock()
+	defer clk.holdSleeps()()
 	c, api := newTestAPI(t, always(503, `{"detail": "busy"}`, "Retry-After", "10"),
-		invoicing.WithRetryWait(time.Millisecond, 30*time.Second))
+		invoicing.WithRetryWait(time.Millisecond, 30*time.Second), invoicing.WithClock(clk))
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
-	start := time.Now()
+	go func() {
+		<-clk.sleeping // the client is waiting before its retry
+		cancel()
+	}()
 	_, err := c.Invoices.Get(ctx, invoiceID)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Less(t, time.Since(start), 2*time.Second, "the wait ends with the context")
-	assert.Len(t, api.requests(), 1)
+	require.Len(t, clk.waits(), 1)
+	assert.GreaterOrEqual(t, clk.waits()[0], 10*time.Second, "the wait was Retry-After's")
+	assert.Len(t, api.requests(), 1, "the wait ends with the context, and nothing more is sent")
 	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+invoiceID)
+}
+
+func TestBackoffGrowsFromASmallFirstWait(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		min, max time.Duration
+	}{{"min set", 100 * time.Millisecond, 10 * time.Second}, {"min zero", 0, 3200 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			c, _ := newTestAPI(t, always(503, `{"detail": "busy"}`),
+				invoicing.WithRetryWait(tc.min, tc.max), invoicing.WithMaxRetries(5), invoicing.WithClock(clk))
+			_, err := c.Invoices.Get(context.Background(), invoiceID)
+			require.ErrorIs(t, err, invoicing.ErrServer)
+			waits := clk.waits()
+			require.Len(t, waits, 5)
+			first := tc.min
+			if first == 0 {
+				first = tc.max / 32
+			}
+			// Equal jitter: retry n waits between half and all of first×2^(n-1).
+			for n, w := range waits {
+				d := min(first<<n, tc.max)
+				assert.GreaterOrEqual(t, w, d/2, "retry %d", n+1)
+				assert.LessOrEqual(t, w, d, "retry %d", n+1)
+			}
+			assert.Less(t, waits[0], tc.max/2, "the first wait is small, not the maximum")
+		})
+	}
 }
 
 func TestCancelledContextSendsNothing(t *testing.T) {

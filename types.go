@@ -209,6 +209,3 @@ type number decimal.Decimal
 
 // MarshalJSON writes the decimal's exact digits.
 func (n number) MarshalJSON() ([]byte, error) { return []byte(decimal.Decimal(n).String()), nil }
-
-// IsZero lets omitzero drop a zero number.
-func (n number) IsZero() bool { return decimal.Decimal(n).IsZero() }

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Scopes documented by API.md section 5.
+// Scopes documented by the service.
 const (
 	ScopeInvoicesRead  = "invoices:read"
 	ScopeInvoicesWrite = "invoices:write"
@@ -17,9 +17,10 @@ const (
 	ScopeQuotesWrite   = "quotes:write"
 )
 
-// Scopes this fake requires for the resources of API.md section 4.5, whose
-// scope names the document does not show. They follow the documented
-// <resource>:read / <resource>:write pattern.
+// Scopes this fake requires for clients, suppliers, bills, accounts, tax
+// codes, reports and bank data, whose scope names the service does not
+// document. They follow the documented <resource>:read / <resource>:write
+// pattern.
 const (
 	ScopeClientsRead    = "clients:read"
 	ScopeClientsWrite   = "clients:write"

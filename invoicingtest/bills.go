@@ -8,48 +8,48 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// Bill statuses.
-const (
-	BillDraft            = "draft"
-	BillAwaitingApproval = "awaiting_approval"
-	BillApproved         = "approved"
-	BillPaid             = "paid"
-)
-
-var billStatuses = []string{BillDraft, BillAwaitingApproval, BillApproved, BillPaid}
+// billStatuses are the statuses a bill of the fake goes through: draft or
+// awaiting_approval when created, approved (ApproveBill), paid (PayBill).
+var billStatuses = []invoicing.BillStatus{
+	invoicing.BillStatusDraft, invoicing.BillStatusAwaitingApproval,
+	invoicing.BillStatusApproved, invoicing.BillStatusPaid,
+}
 
 // billRequest is the body of POST /bills. Lines are like invoice lines;
 // account_id is an expense (or asset) account.
 type billRequest struct {
-	SupplierID       string            `json:"supplier_id"`
-	BillNumber       string            `json:"bill_number"`
-	IssueDate        string            `json:"issue_date"`
-	DueDate          string            `json:"due_date"`
-	Currency         string            `json:"currency"`
-	DefaultAccountID string            `json:"default_account_id"`
-	DefaultTaxCodeID string            `json:"default_tax_code_id"`
-	Status           string            `json:"status"`
-	LineItems        []json.RawMessage `json:"line_items"`
+	SupplierID       string               `json:"supplier_id"`
+	BillNumber       string               `json:"bill_number"`
+	IssueDate        string               `json:"issue_date"`
+	DueDate          string               `json:"due_date"`
+	Currency         string               `json:"currency"`
+	DefaultAccountID string               `json:"default_account_id"`
+	DefaultTaxCodeID string               `json:"default_tax_code_id"`
+	Status           invoicing.BillStatus `json:"status"`
+	LineItems        []json.RawMessage    `json:"line_items"`
 }
 
 // billJSON is a bill as the API shows it.
 type billJSON struct {
-	ID           string     `json:"id"`
-	BillNumber   string     `json:"bill_number"`
-	SupplierID   string     `json:"supplier_id"`
-	SupplierName string     `json:"supplier_name"`
-	Status       string     `json:"status"`
-	IssueDate    string     `json:"issue_date"`
-	DueDate      string     `json:"due_date"`
-	Currency     string     `json:"currency"`
-	Subtotal     money      `json:"subtotal"`
-	TaxTotal     money      `json:"tax_total"`
-	Total        money      `json:"total"`
-	LineItems    []lineJSON `json:"line_items"`
-	CreatedAt    string     `json:"created_at"`
-	UpdatedAt    *string    `json:"updated_at"`
+	ID           string               `json:"id"`
+	BillNumber   string               `json:"bill_number"`
+	SupplierID   string               `json:"supplier_id"`
+	SupplierName string               `json:"supplier_name"`
+	Status       invoicing.BillStatus `json:"status"`
+	IssueDate    string               `json:"issue_date"`
+	DueDate      string               `json:"due_date"`
+	Currency     string               `json:"currency"`
+	Subtotal     money                `json:"subtotal"`
+	TaxTotal     money                `json:"tax_total"`
+	Total        money                `json:"total"`
+	LineItems    []lineJSON           `json:"line_items"`
+	CreatedAt    string               `json:"created_at"`
+	UpdatedAt    *string              `json:"updated_at"`
 }
 
 // billView shows a bill. The caller holds s.mu.
@@ -107,7 +107,7 @@ func (s *Server) createBill(w http.ResponseWriter, r *http.Request) {
 	var ev event
 	if err == nil {
 		view = s.billView(b)
-		ev = s.newEvent(EventBillCreated, orderedObject{
+		ev = s.newEvent(webhooks.EventBillCreated, orderedObject{
 			{"bill_id", b.id},
 			{"bill_number", b.number},
 			{"supplier_id", b.supplierID},
@@ -137,9 +137,9 @@ func (s *Server) insertBill(req *billRequest, lineReqs []lineRequest) (*bill, *a
 	}
 	status := req.Status
 	if status == "" {
-		status = BillDraft
+		status = invoicing.BillStatusDraft
 	}
-	if status != BillDraft && status != BillAwaitingApproval {
+	if status != invoicing.BillStatusDraft && status != invoicing.BillStatusAwaitingApproval {
 		return nil, invalid("status must be one of: draft, awaiting_approval")
 	}
 	currency, err := checkCurrency(req.Currency)
@@ -185,7 +185,7 @@ func (s *Server) insertBill(req *billRequest, lineReqs []lineRequest) (*bill, *a
 func (s *Server) ApproveBill(billID string) error {
 	s.mu.Lock()
 	b, err := s.billFor(billID)
-	if err == nil && b.status != BillDraft && b.status != BillAwaitingApproval {
+	if err == nil && b.status != invoicing.BillStatusDraft && b.status != invoicing.BillStatusAwaitingApproval {
 		err = fmt.Errorf("%w: bill %s is %s", ErrInvalidState, b.number, b.status)
 	}
 	if err != nil {
@@ -193,10 +193,10 @@ func (s *Server) ApproveBill(billID string) error {
 		return err
 	}
 	now := s.now()
-	b.status = BillApproved
+	b.status = invoicing.BillStatusApproved
 	b.approvedAt = now
 	b.updatedAt = &now
-	ev := s.newEvent(EventBillApproved, orderedObject{
+	ev := s.newEvent(webhooks.EventBillApproved, orderedObject{
 		{"bill_id", b.id},
 		{"bill_number", b.number},
 		{"supplier_id", b.supplierID},
@@ -208,7 +208,8 @@ func (s *Server) ApproveBill(billID string) error {
 }
 
 // PayBill marks an approved bill paid in full at paidAt (the server's
-// current time when zero). API.md names no event for it, so none fires.
+// current time when zero). The service documents no event for it, so none
+// fires.
 func (s *Server) PayBill(billID string, paidAt time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -216,14 +217,14 @@ func (s *Server) PayBill(billID string, paidAt time.Time) error {
 	if err != nil {
 		return err
 	}
-	if b.status != BillApproved {
+	if b.status != invoicing.BillStatusApproved {
 		return fmt.Errorf("%w: bill %s is %s; only approved bills can be paid", ErrInvalidState, b.number, b.status)
 	}
 	now := s.now()
 	if paidAt.IsZero() {
 		paidAt = now
 	}
-	b.status = BillPaid
+	b.status = invoicing.BillStatusPaid
 	b.paidAt = paidAt.UTC()
 	b.updatedAt = &now
 	return nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
 // Contact is a client or a supplier of the business, as given to AddClient
@@ -37,20 +39,16 @@ type Address struct {
 // when Name is empty or the ID is taken, as these are mistakes in the
 // test's setup.
 func (s *Server) AddClient(c Contact) string {
-	return s.addContact(c, contactClient)
+	return s.addContact(c, webhooks.ContactTypeClient, "AddClient")
 }
 
 // AddSupplier adds a supplier like AddClient adds a client.
 func (s *Server) AddSupplier(c Contact) string {
-	return s.addContact(c, contactSupplier)
+	return s.addContact(c, webhooks.ContactTypeSupplier, "AddSupplier")
 }
 
-const (
-	contactClient   = "client"
-	contactSupplier = "supplier"
-)
-
-func (s *Server) addContact(c Contact, kind string) string {
+// addContact adds a client or a supplier (kind) for the helper fn.
+func (s *Server) addContact(c Contact, kind webhooks.ContactType, fn string) string {
 	s.mu.Lock()
 	rec, err := s.insertContact(c, kind)
 	var ev event
@@ -59,14 +57,14 @@ func (s *Server) addContact(c Contact, kind string) string {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		panic("invoicingtest: Add" + strings.ToUpper(kind[:1]) + kind[1:] + ": " + err.detail)
+		panic("invoicingtest: " + fn + ": " + err.detail)
 	}
 	s.publish(ev)
 	return rec.ID
 }
 
 // insertContact validates and stores a contact. The caller holds s.mu.
-func (s *Server) insertContact(c Contact, kind string) (*contact, *apiError) {
+func (s *Server) insertContact(c Contact, kind webhooks.ContactType) (*contact, *apiError) {
 	c.Name = strings.TrimSpace(c.Name)
 	if c.Name == "" {
 		return nil, invalid("name is required")
@@ -79,7 +77,7 @@ func (s *Server) insertContact(c Contact, kind string) (*contact, *apiError) {
 	}
 	rec := &contact{Contact: c, createdAt: s.now()}
 	tbl := &s.data.clients
-	if kind == contactSupplier {
+	if kind == webhooks.ContactTypeSupplier {
 		tbl = &s.data.suppliers
 	}
 	if !tbl.add(c.ID, rec) {
@@ -148,14 +146,14 @@ func (s *Server) getSupplier(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
-	s.createContact(w, r, contactClient)
+	s.createContact(w, r, webhooks.ContactTypeClient)
 }
 
 func (s *Server) createSupplier(w http.ResponseWriter, r *http.Request) {
-	s.createContact(w, r, contactSupplier)
+	s.createContact(w, r, webhooks.ContactTypeSupplier)
 }
 
-func (s *Server) createContact(w http.ResponseWriter, r *http.Request, kind string) {
+func (s *Server) createContact(w http.ResponseWriter, r *http.Request, kind webhooks.ContactType) {
 	var req contactRequest
 	if err := decodeBody(r, &req); err != nil {
 		writeError(w, err)
@@ -184,13 +182,13 @@ func (s *Server) createContact(w http.ResponseWriter, r *http.Request, kind stri
 
 // contactCreatedEvent builds the contact.created payload. The caller holds
 // s.mu.
-func (s *Server) contactCreatedEvent(c *contact, kind string) event {
-	return s.newEvent(EventContactCreated, struct {
-		ContactID   string `json:"contact_id"`
-		ContactType string `json:"contact_type"`
-		Name        string `json:"name"`
-		Email       string `json:"email"`
-		CreatedAt   string `json:"created_at"`
+func (s *Server) contactCreatedEvent(c *contact, kind webhooks.ContactType) event {
+	return s.newEvent(webhooks.EventContactCreated, struct {
+		ContactID   string               `json:"contact_id"`
+		ContactType webhooks.ContactType `json:"contact_type"`
+		Name        string               `json:"name"`
+		Email       string               `json:"email"`
+		CreatedAt   string               `json:"created_at"`
 	}{c.ID, kind, c.Name, c.Email, formatTime(c.createdAt)})
 }
 

@@ -1,6 +1,7 @@
 // Package invoicingtest is an in-memory fake of the Invoicing Service
 // External API, for trying the SDK without an account or a network and for
-// testing an integration against a server that follows API.md.
+// testing an integration against a server that follows the API
+// documentation.
 //
 // In a test, two lines give a server that is closed with the test, and an
 // SDK client wired to it:
@@ -9,25 +10,34 @@
 //	c := srv.Client()
 //
 // Outside tests (examples, demos) use NewServer and Close. The server
-// listens on a loopback address; Server.URL is the base URL including
-// /api/v1/external, under which the API is mounted (nothing answers at the
-// root). Server.FullKey has every scope, Server.ReadOnlyKey only the :read
+// listens on a loopback address (or on the listener given with
+// WithListener); Server.URL is the base URL including /api/v1/external,
+// under which the API is mounted (nothing answers at the root). SaveState
+// and LoadState carry the business's data and API keys over to a later
+// server, as a versioned JSON document. Server.FullKey has every scope, Server.ReadOnlyKey only the :read
 // scopes, and NewAPIKey mints keys with chosen scopes. The business starts
 // with seed data (clients, suppliers, accounts, tax codes, a catalog item,
 // bank accounts and transactions) under the well-known Seed* ids.
 //
 // Helpers drive what the API cannot: SendQuote, ViewQuote, AcceptQuote,
 // UnacceptQuote, SendInvoice, UpdateInvoice, RecordPayment, ApproveBill,
-// PayBill, and the Add* helpers for more data. Each fires the events of
-// API.md 6.1 to the endpoints added with AddWebhookEndpoint, signed as
-// API.md 6.4 says. Deliveries are synchronous: when an API call or a helper
-// returns, every first attempt has been made. Failed deliveries are retried
-// on the schedule of API.md 6.5 by the server's Clock; with a FakeClock
+// PayBill, and the Add* helpers for more data. Each fires the documented
+// events (webhooks.EventType) to the endpoints added with
+// AddWebhookEndpoint, signed with webhooks.Sign. Deliveries are
+// synchronous: when an API call or a helper returns, every first attempt
+// has been made. Failed deliveries are retried on the documented retry
+// schedule (RetrySchedule) by the server's Clock; with a FakeClock
 // (WithClock), Advance runs the retries that fall due, so tests never sleep.
 // InjectFault, RateLimitNext, FailNext and ProxyErrorNext make the next
-// requests fail as a rate limiter or a proxy would.
+// requests fail as a rate limiter or a proxy would. WithLatency and
+// SetLatency give every request a network-like delay, waited in parallel by
+// concurrent requests, to show what concurrency gains.
 //
-// # Choices where API.md is silent
+// Statuses and item types are the SDK's (invoicing.InvoiceStatus,
+// invoicing.QuoteStatus, invoicing.BillStatus, invoicing.ItemType); event
+// types are the webhooks package's.
+//
+// # Choices where the API documentation is silent
 //
 // Status codes:
 //   - 400: a body that is not a JSON object, or whose fields have the wrong
@@ -37,13 +47,13 @@
 //     from_date). page_size above 100 is refused, not clamped.
 //   - 422: a well-formed body that breaks a rule: a missing or unknown
 //     client_id or supplier_id (it does not belong to the business), no line
-//     items, a line without unit_price, a quantity of zero or less, a line
-//     with neither its own nor a default account_id or tax_code_id, an
-//     unknown account, tax code or item_id, a malformed date in the body, a
-//     due_date or valid_until before issue_date, a status other than draft or
-//     awaiting_payment on create, a currency that is not three capital
-//     letters, a quote line carrying its own "id". Item errors use the
-//     detail texts of API.md section 7 verbatim.
+//     items, a line without unit_price, a negative quantity (0 is accepted,
+//     see Money), a line with neither its own nor a default account_id or
+//     tax_code_id, an unknown account, tax code or item_id, a malformed date
+//     in the body, a due_date or valid_until before issue_date, a status
+//     other than draft or awaiting_payment on create, a currency that is not
+//     three capital letters, a quote line carrying its own "id". Item errors
+//     use the documented detail texts verbatim.
 //   - 404 {"detail": "Invoice not found"} (Quote, Item, ...) for an unknown
 //     or malformed id; 404 {"detail": "Not Found"} for an unknown path,
 //     before authentication; 405 with Allow for a known path and another
@@ -55,6 +65,8 @@
 //
 // Money: line net = quantity × unit_price rounded to cents; line tax =
 // quantity × unit_price × rate / 100 rounded to cents; amount = net + tax.
+// A quantity of 0 is accepted: the line is kept and bills nothing (net, tax
+// and amount 0); only a negative quantity is refused.
 // Rounding is half away from zero (2.525 becomes 2.53), per line; subtotal,
 // tax_total and total are sums of the rounded line values. API responses
 // write decimals as JSON numbers with at least two places for money
@@ -70,12 +82,12 @@
 // takes the catalog description, or name, when it has no description; its
 // price, account and tax code still come from the request.
 //
-// Scopes of the resources whose scopes API.md does not name: clients:read,
+// Scopes of the resources whose scopes are not documented: clients:read,
 // clients:write, suppliers:read, suppliers:write, bills:read, bills:write,
 // accounts:read, tax_codes:read, reports:read, banking:read.
 //
 // Lists are in creation order; has_more is true when a later page has
-// records; a page past the end is empty.
+// records; a page past the end, however large its number, is empty.
 //
 // Webhooks: retries wait 1 min, 5 min, 30 min, 2 h and 24 h after the
 // previous attempt; a delivery whose fifth retry fails is marked failed
@@ -83,7 +95,7 @@
 // and body, a fresh timestamp and a signature with the endpoint's current
 // secret. Events raised while an endpoint is paused are not delivered to it;
 // retries that fall due while paused wait for Resume. Test deliveries and
-// manual retries are tried once. There is no item event in API.md, so POST
+// manual retries are tried once. No item event is documented, so POST
 // /items fires none; quote acceptance fires quote.accepted and then
 // invoice.created for the converted invoice.
 //

@@ -4,42 +4,29 @@ import (
 	"bytes"
 	"encoding/json"
 	"time"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// Event types of API.md section 6.1, as sent in the X-Service-Event header.
-const (
-	EventInvoiceCreated  = "invoice.created"
-	EventInvoiceSent     = "invoice.sent"
-	EventInvoiceUpdated  = "invoice.updated"
-	EventInvoicePaid     = "invoice.paid"
-	EventBillCreated     = "bill.created"
-	EventBillApproved    = "bill.approved"
-	EventContactCreated  = "contact.created"
-	EventPaymentReceived = "payment.received"
-	EventQuoteCreated    = "quote.created"
-	EventQuoteSent       = "quote.sent"
-	EventQuoteViewed     = "quote.viewed"
-	EventQuoteAccepted   = "quote.accepted"
-	EventQuoteUnaccepted = "quote.unaccepted"
-	// EventTest is the event of a test delivery (WebhookEndpoint.Test); it
-	// cannot be subscribed to.
-	EventTest = "test"
-)
-
-// AllEvents returns every event type an endpoint can subscribe to.
-func AllEvents() []string {
-	return []string{
-		EventInvoiceCreated, EventInvoiceSent, EventInvoiceUpdated, EventInvoicePaid,
-		EventBillCreated, EventBillApproved, EventContactCreated, EventPaymentReceived,
-		EventQuoteCreated, EventQuoteSent, EventQuoteViewed, EventQuoteAccepted, EventQuoteUnaccepted,
+// AllEvents returns every event type an endpoint can subscribe to: the
+// thirteen documented event types, in the order the API documentation lists
+// them. webhooks.EventTest, the type of WebhookEndpoint.Test's deliveries,
+// is not among them.
+func AllEvents() []webhooks.EventType {
+	return []webhooks.EventType{
+		webhooks.EventInvoiceCreated, webhooks.EventInvoiceSent, webhooks.EventInvoiceUpdated, webhooks.EventInvoicePaid,
+		webhooks.EventBillCreated, webhooks.EventBillApproved, webhooks.EventContactCreated, webhooks.EventPaymentReceived,
+		webhooks.EventQuoteCreated, webhooks.EventQuoteSent, webhooks.EventQuoteViewed, webhooks.EventQuoteAccepted,
+		webhooks.EventQuoteUnaccepted,
 	}
 }
 
 // Event is a business event the server raised, whether or not any webhook
 // endpoint was subscribed to it.
 type Event struct {
-	// Name is the event type, e.g. EventInvoiceCreated.
-	Name string
+	// Name is the event type, e.g. webhooks.EventInvoiceCreated, as sent in
+	// the X-Service-Event header.
+	Name webhooks.EventType
 	// Body is the JSON payload exactly as delivered to webhook endpoints.
 	Body []byte
 	// At is when the event happened, on the server's clock.
@@ -59,17 +46,17 @@ func (s *Server) Events() []Event {
 
 // event is an event ready to publish: its name and its serialised body.
 type event struct {
-	name string
+	name webhooks.EventType
 	body []byte
 	at   time.Time
 }
 
 // newEvent serialises payload as an event body. The caller holds s.mu (for
 // the clock reading to be consistent with the change it reports).
-func (s *Server) newEvent(name string, payload any) event {
+func (s *Server) newEvent(name webhooks.EventType, payload any) event {
 	body, err := json.Marshal(payload)
 	if err != nil {
-		panic("invoicingtest: encoding " + name + " payload: " + err.Error())
+		panic("invoicingtest: encoding " + string(name) + " payload: " + err.Error())
 	}
 	return event{name: name, body: body, at: s.now()}
 }

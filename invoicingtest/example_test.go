@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
 // A fake server with a fake clock, a webhook receiver, and a quote accepted
@@ -30,7 +31,7 @@ func Example() {
 		fmt.Println(r.Header.Get("X-Service-Event"), ev.QuoteNumber, ev.Total, ev.InvoiceNumber)
 	}))
 	defer hooks.Close()
-	srv.AddWebhookEndpoint(hooks.URL, invoicingtest.EventQuoteAccepted)
+	srv.AddWebhookEndpoint(hooks.URL, webhooks.EventQuoteAccepted)
 
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/quotes", strings.NewReader(`{
 		"client_id": "`+invoicingtest.SeedClientID+`",

@@ -50,3 +50,49 @@ func FuzzCreateBodies(f *testing.F) {
 		}
 	})
 }
+
+// FuzzListQueries sends arbitrary query strings to the list endpoints: the
+// fake must never panic, and must answer 200 with a page or 400 with
+// {detail}.
+func FuzzListQueries(f *testing.F) {
+	for _, s := range []string{
+		"", "page=2&page_size=1", "page=922337203685477581&page_size=100", "page=0", "page_size=101",
+		"status=draft&client_id=" + SeedClientID, "from_date=2026-03-01&to_date=2026-02-01",
+		"item_type=TEXT", "type=revenue", "region=au", "bank_account_id=" + SeedBankAccountID, "%zz",
+	} {
+		f.Add(s)
+	}
+	srv := NewServer(WithClock(NewFakeClock(testStart)))
+	f.Cleanup(srv.Close)
+	h := srv.handler()
+	create := httptest.NewRequest(http.MethodPost, BasePath+"/invoices", strings.NewReader(
+		`{"client_id":"`+SeedClientID+`","default_account_id":"`+SeedRevenueAccountID+`","default_tax_code_id":"`+SeedGSTTaxCodeID+`","line_items":[{"unit_price":1}]}`))
+	create.Header.Set("Authorization", "Bearer "+srv.FullKey)
+	h.ServeHTTP(httptest.NewRecorder(), create)
+	paths := []string{"/invoices", "/quotes", "/items", "/bills", "/clients", "/accounts", "/tax-codes", "/bank-transactions"}
+	f.Fuzz(func(t *testing.T, query string) {
+		for _, p := range paths {
+			req := httptest.NewRequest(http.MethodGet, BasePath+p, nil)
+			req.URL.RawQuery = query
+			req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			var m map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+				t.Fatalf("GET %s?%s: body is not a JSON object: %s", p, query, rec.Body)
+			}
+			switch rec.Code {
+			case http.StatusOK:
+				if _, ok := m["has_more"].(bool); !ok {
+					t.Fatalf("GET %s?%s: not a page: %s", p, query, rec.Body)
+				}
+			case http.StatusBadRequest:
+				if _, ok := m["detail"].(string); !ok || len(m) != 1 {
+					t.Fatalf("GET %s?%s: error body %s", p, query, rec.Body)
+				}
+			default:
+				t.Fatalf("GET %s?%s: status %d", p, query, rec.Code)
+			}
+		}
+	})
+}

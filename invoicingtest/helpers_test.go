@@ -17,6 +17,8 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
 // These tests talk to the fake with plain net/http and encoding/json, never
@@ -208,10 +210,10 @@ func (rc *receiver) deliveries() []received {
 }
 
 // only returns the deliveries of one event type.
-func (rc *receiver) only(event string) []received {
+func (rc *receiver) only(event webhooks.EventType) []received {
 	var out []received
 	for _, d := range rc.deliveries() {
-		if d.header.Get("X-Service-Event") == event {
+		if d.header.Get("X-Service-Event") == string(event) {
 			out = append(out, d)
 		}
 	}

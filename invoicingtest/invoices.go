@@ -8,18 +8,17 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// Invoice statuses of API.md section 3.1.
-const (
-	InvoiceDraft           = "draft"
-	InvoiceAwaitingPayment = "awaiting_payment"
-	InvoicePaid            = "paid"
-	InvoiceOverdue         = "overdue"
-	InvoiceVoided          = "voided"
-)
-
-var invoiceStatuses = []string{InvoiceDraft, InvoiceAwaitingPayment, InvoicePaid, InvoiceOverdue, InvoiceVoided}
+// invoiceStatuses are the invoice statuses of API.md section 3.1, the
+// values of the status filter of GET /invoices.
+var invoiceStatuses = []invoicing.InvoiceStatus{
+	invoicing.InvoiceStatusDraft, invoicing.InvoiceStatusAwaitingPayment, invoicing.InvoiceStatusPaid,
+	invoicing.InvoiceStatusOverdue, invoicing.InvoiceStatusVoided,
+}
 
 const (
 	defaultCurrency = "AUD"
@@ -35,39 +34,39 @@ const (
 
 // invoiceRequest is the body of POST /invoices.
 type invoiceRequest struct {
-	ClientID         string            `json:"client_id"`
-	IssueDate        string            `json:"issue_date"`
-	DueDate          string            `json:"due_date"`
-	PaymentTermsDays *int              `json:"payment_terms_days"`
-	Currency         string            `json:"currency"`
-	Notes            string            `json:"notes"`
-	Reference        string            `json:"reference"`
-	InvoiceNumber    string            `json:"invoice_number"`
-	DefaultAccountID string            `json:"default_account_id"`
-	DefaultTaxCodeID string            `json:"default_tax_code_id"`
-	Status           string            `json:"status"`
-	LineItems        []json.RawMessage `json:"line_items"`
+	ClientID         string                  `json:"client_id"`
+	IssueDate        string                  `json:"issue_date"`
+	DueDate          string                  `json:"due_date"`
+	PaymentTermsDays *int                    `json:"payment_terms_days"`
+	Currency         string                  `json:"currency"`
+	Notes            string                  `json:"notes"`
+	Reference        string                  `json:"reference"`
+	InvoiceNumber    string                  `json:"invoice_number"`
+	DefaultAccountID string                  `json:"default_account_id"`
+	DefaultTaxCodeID string                  `json:"default_tax_code_id"`
+	Status           invoicing.InvoiceStatus `json:"status"`
+	LineItems        []json.RawMessage       `json:"line_items"`
 }
 
 // invoiceJSON is an invoice as the API shows it (API.md 2.1).
 type invoiceJSON struct {
-	ID            string     `json:"id"`
-	InvoiceNumber string     `json:"invoice_number"`
-	ClientID      string     `json:"client_id"`
-	ClientName    string     `json:"client_name"`
-	Status        string     `json:"status"`
-	IssueDate     string     `json:"issue_date"`
-	DueDate       string     `json:"due_date"`
-	Subtotal      money      `json:"subtotal"`
-	TaxTotal      money      `json:"tax_total"`
-	Total         money      `json:"total"`
-	AmountPaid    money      `json:"amount_paid"`
-	AmountDue     money      `json:"amount_due"`
-	Currency      string     `json:"currency"`
-	Notes         string     `json:"notes"`
-	LineItems     []lineJSON `json:"line_items"`
-	CreatedAt     string     `json:"created_at"`
-	UpdatedAt     *string    `json:"updated_at"`
+	ID            string                  `json:"id"`
+	InvoiceNumber string                  `json:"invoice_number"`
+	ClientID      string                  `json:"client_id"`
+	ClientName    string                  `json:"client_name"`
+	Status        invoicing.InvoiceStatus `json:"status"`
+	IssueDate     string                  `json:"issue_date"`
+	DueDate       string                  `json:"due_date"`
+	Subtotal      money                   `json:"subtotal"`
+	TaxTotal      money                   `json:"tax_total"`
+	Total         money                   `json:"total"`
+	AmountPaid    money                   `json:"amount_paid"`
+	AmountDue     money                   `json:"amount_due"`
+	Currency      string                  `json:"currency"`
+	Notes         string                  `json:"notes"`
+	LineItems     []lineJSON              `json:"line_items"`
+	CreatedAt     string                  `json:"created_at"`
+	UpdatedAt     *string                 `json:"updated_at"`
 }
 
 // invoiceView shows an invoice. The caller holds s.mu.
@@ -119,7 +118,7 @@ func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		view = s.invoiceView(inv)
 		if created {
-			events = append(events, s.invoiceEvent(EventInvoiceCreated, inv))
+			events = append(events, s.invoiceEvent(webhooks.EventInvoiceCreated, inv))
 		}
 	}
 	s.mu.Unlock()
@@ -150,9 +149,9 @@ func (s *Server) insertInvoice(req *invoiceRequest, lineReqs []lineRequest) (*in
 	}
 	status := req.Status
 	if status == "" {
-		status = InvoiceDraft
+		status = invoicing.InvoiceStatusDraft
 	}
-	if status != InvoiceDraft && status != InvoiceAwaitingPayment {
+	if status != invoicing.InvoiceStatusDraft && status != invoicing.InvoiceStatusAwaitingPayment {
 		return nil, false, invalid("status must be one of: draft, awaiting_payment")
 	}
 	currency, err := checkCurrency(req.Currency)
@@ -276,10 +275,10 @@ func (s *Server) nextInvoiceNumber() string {
 
 // invoiceEvent builds the invoice.created or invoice.updated payload. The
 // caller holds s.mu.
-func (s *Server) invoiceEvent(name string, inv *invoice) event {
+func (s *Server) invoiceEvent(name webhooks.EventType, inv *invoice) event {
 	at := inv.createdAt
 	stampKey := "created_at"
-	if name == EventInvoiceUpdated {
+	if name == webhooks.EventInvoiceUpdated {
 		stampKey = "updated_at"
 		if inv.updatedAt != nil {
 			at = *inv.updatedAt

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
 func TestCreateInvoiceDefaultsAndTotals(t *testing.T) {
@@ -72,6 +74,25 @@ func TestCreateInvoiceRoundsTaxPerLineToCents(t *testing.T) {
 	assert.Equal(t, num("28.28"), inv["total"])
 }
 
+func TestCreateInvoiceZeroQuantityLineBillsNothing(t *testing.T) {
+	srv, _ := newServer(t)
+	inv := createInvoice(t, srv, map[string]any{
+		"default_tax_code_id": SeedGSTTaxCodeID,
+		"line_items": []any{
+			map[string]any{"description": "Billed", "quantity": 1, "unit_price": 100},
+			map[string]any{"description": "Not billed", "quantity": 0, "unit_price": 100},
+		},
+	})
+	assert.Equal(t, num("100.00"), inv["subtotal"])
+	assert.Equal(t, num("10.00"), inv["tax_total"])
+	assert.Equal(t, num("110.00"), inv["total"])
+	zero := list(t, inv, "line_items")[1]
+	assert.Equal(t, num("0"), zero["quantity"])
+	assert.Equal(t, num("100.00"), zero["unit_price"])
+	assert.Equal(t, num("0.00"), zero["tax_amount"])
+	assert.Equal(t, num("0.00"), zero["amount"])
+}
+
 func TestCreateInvoiceKeepsUnitPricePrecision(t *testing.T) {
 	srv, _ := newServer(t)
 	inv := createInvoice(t, srv, map[string]any{
@@ -113,7 +134,7 @@ func TestCreateInvoiceStatusAndCurrency(t *testing.T) {
 func TestInvoiceReferenceIsIdempotent(t *testing.T) {
 	srv, _ := newServer(t)
 	rc := newReceiver(t)
-	srv.AddWebhookEndpoint(rc.URL, EventInvoiceCreated)
+	srv.AddWebhookEndpoint(rc.URL, webhooks.EventInvoiceCreated)
 
 	first := post(t, srv, "/invoices", invoiceBody(map[string]any{"reference": "IMPORT-42"})).requireStatus(t, http.StatusCreated).object(t)
 	// A retried import with the same reference (even a different body) gets
@@ -126,7 +147,7 @@ func TestInvoiceReferenceIsIdempotent(t *testing.T) {
 
 	all := get(t, srv, "/invoices").object(t)
 	assert.Equal(t, num("1"), all["total"])
-	assert.Len(t, rc.only(EventInvoiceCreated), 1, "no invoice.created for the idempotent repeat")
+	assert.Len(t, rc.only(webhooks.EventInvoiceCreated), 1, "no invoice.created for the idempotent repeat")
 
 	other := post(t, srv, "/invoices", invoiceBody(map[string]any{"reference": "IMPORT-43"})).requireStatus(t, http.StatusCreated).object(t)
 	assert.NotEqual(t, first["id"], other["id"])
@@ -161,8 +182,8 @@ func TestCreateInvoiceValidation(t *testing.T) {
 		{"lines omitted", map[string]any{"client_id": SeedClientID}, "line_items must contain at least one line"},
 		{"no unit price", invoiceBody(map[string]any{"line_items": []any{map[string]any{"description": "x"}}}),
 			"line_items[0]: unit_price is required"},
-		{"zero quantity", invoiceBody(map[string]any{"line_items": []any{map[string]any{"quantity": 0, "unit_price": 1}}}),
-			"line_items[0]: quantity must be greater than 0"},
+		{"negative quantity", invoiceBody(map[string]any{"line_items": []any{map[string]any{"quantity": -1, "unit_price": 1}}}),
+			"line_items[0]: quantity must not be negative"},
 		{"no account anywhere", invoiceBody(map[string]any{"default_account_id": ""}),
 			"line_items[0]: account_id is required: set it on the line or as default_account_id"},
 		{"no tax code anywhere", invoiceBody(map[string]any{"default_tax_code_id": ""}),
@@ -282,6 +303,9 @@ func TestListInvoicesPagination(t *testing.T) {
 	assert.Empty(t, list(t, beyond, "invoices"))
 	assert.Equal(t, false, beyond["has_more"])
 	assert.Equal(t, num("5"), beyond["total"])
+	far := get(t, srv, "/invoices?page=922337203685477581&page_size=100").requireStatus(t, http.StatusOK).object(t)
+	assert.Empty(t, list(t, far, "invoices"), "(page-1) x page_size overflowing an int is still a page past the end")
+	assert.Equal(t, false, far["has_more"])
 
 	get(t, srv, "/invoices?page_size=100").requireStatus(t, http.StatusOK)
 	for _, q := range []string{"page_size=101", "page_size=0", "page_size=x", "page=0", "page=-1", "page=two"} {

@@ -2,20 +2,17 @@ package invoicingtest
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
 )
 
-// Item types of API.md section 2.2.
-const (
-	ItemSales    = "SALES"
-	ItemPurchase = "PURCHASE"
-	ItemText     = "TEXT"
-)
-
-var itemTypes = []string{ItemSales, ItemPurchase, ItemText}
+// itemTypes are the item types of API.md section 2.2.
+var itemTypes = []invoicing.ItemType{invoicing.ItemTypeSales, invoicing.ItemTypePurchase, invoicing.ItemTypeText}
 
 // Detail texts of the item errors, verbatim from API.md section 7.
 const (
@@ -26,30 +23,30 @@ const (
 
 // itemRequest is the body of POST /items.
 type itemRequest struct {
-	Name        string     `json:"name"`
-	ItemCode    string     `json:"item_code"`
-	Description string     `json:"description"`
-	ItemType    *string    `json:"item_type"`
-	UnitPrice   reqDecimal `json:"unit_price"`
-	IsTaxable   *bool      `json:"is_taxable"`
-	AccountID   string     `json:"account_id"`
-	TaxCodeID   string     `json:"tax_code_id"`
+	Name        string              `json:"name"`
+	ItemCode    string              `json:"item_code"`
+	Description string              `json:"description"`
+	ItemType    *invoicing.ItemType `json:"item_type"`
+	UnitPrice   reqDecimal          `json:"unit_price"`
+	IsTaxable   *bool               `json:"is_taxable"`
+	AccountID   string              `json:"account_id"`
+	TaxCodeID   string              `json:"tax_code_id"`
 }
 
 // itemJSON is a catalog item as the API shows it (API.md 2.2).
 type itemJSON struct {
-	ID          string  `json:"id"`
-	ItemCode    string  `json:"item_code"`
-	Name        string  `json:"name"`
-	Description string  `json:"description"`
-	ItemType    string  `json:"item_type"`
-	UnitPrice   money   `json:"unit_price"`
-	IsTaxable   bool    `json:"is_taxable"`
-	AccountID   string  `json:"account_id"`
-	TaxCodeID   string  `json:"tax_code_id"`
-	IsActive    bool    `json:"is_active"`
-	CreatedAt   string  `json:"created_at"`
-	UpdatedAt   *string `json:"updated_at"`
+	ID          string             `json:"id"`
+	ItemCode    string             `json:"item_code"`
+	Name        string             `json:"name"`
+	Description string             `json:"description"`
+	ItemType    invoicing.ItemType `json:"item_type"`
+	UnitPrice   money              `json:"unit_price"`
+	IsTaxable   bool               `json:"is_taxable"`
+	AccountID   string             `json:"account_id"`
+	TaxCodeID   string             `json:"tax_code_id"`
+	IsActive    bool               `json:"is_active"`
+	CreatedAt   string             `json:"created_at"`
+	UpdatedAt   *string            `json:"updated_at"`
 }
 
 func itemView(it *item) itemJSON {
@@ -69,8 +66,8 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	typ := q.Get("item_type")
-	if typ != "" && !contains(itemTypes, typ) {
+	typ := invoicing.ItemType(q.Get("item_type"))
+	if typ != "" && !slices.Contains(itemTypes, typ) {
 		writeError(w, badRequest("%s", detailItemTypeNotAllowed))
 		return
 	}
@@ -115,11 +112,11 @@ func (s *Server) insertItem(req *itemRequest) (*item, *apiError) {
 	if name == "" {
 		return nil, invalid("name is required")
 	}
-	typ := ItemSales
+	typ := invoicing.ItemTypeSales
 	if req.ItemType != nil {
 		typ = *req.ItemType
 	}
-	if !contains(itemTypes, typ) {
+	if !slices.Contains(itemTypes, typ) {
 		return nil, invalid(detailItemTypeNotAllowed)
 	}
 	var price decimal.Decimal
@@ -128,7 +125,7 @@ func (s *Server) insertItem(req *itemRequest) (*item, *apiError) {
 		if msg := checkDecimal("unit_price", price); msg != "" {
 			return nil, invalid("%s", msg)
 		}
-	} else if typ != ItemText {
+	} else if typ != invoicing.ItemTypeText {
 		return nil, invalid(detailUnitPriceRequired)
 	}
 	if req.AccountID == "" {

@@ -90,10 +90,10 @@ type lineDefaults struct {
 
 // buildLines validates line requests against the business's catalog,
 // accounts and tax codes and computes their amounts. Rules (all 422):
-// at least one line; unit_price required; quantity (default 1) greater than
-// zero; account_id and tax_code_id from the line or the defaults, naming an
-// existing account and tax code; item_id naming a catalog item. The caller
-// holds s.mu.
+// at least one line; unit_price required; quantity (default 1) not negative
+// (a line of quantity 0 bills nothing); account_id and tax_code_id from the
+// line or the defaults, naming an existing account and tax code; item_id
+// naming a catalog item. The caller holds s.mu.
 func (s *Server) buildLines(reqs []lineRequest, defs lineDefaults) ([]line, *apiError) {
 	if len(reqs) == 0 {
 		return nil, invalid("line_items must contain at least one line")
@@ -121,8 +121,8 @@ func (s *Server) buildLine(req lineRequest, defs lineDefaults) (line, error) {
 	if req.quantity.set {
 		l.quantity = req.quantity.value
 	}
-	if !l.quantity.IsPositive() {
-		return l, fmt.Errorf("quantity must be greater than 0")
+	if l.quantity.IsNegative() {
+		return l, fmt.Errorf("quantity must not be negative")
 	}
 	if msg := checkDecimal("quantity", l.quantity); msg != "" {
 		return l, fmt.Errorf("%s", msg)

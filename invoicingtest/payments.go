@@ -6,10 +6,14 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// Payment methods; API.md says payment_method values include bank_transfer
-// and a value naming the card payment processor, among others.
+// Payment methods, the payment_method of payment.received. The service
+// documents bank_transfer and says another value names the card payment
+// processor and that others exist.
 const (
 	PaymentBankTransfer = "bank_transfer"
 	PaymentCard         = "stripe"
@@ -48,7 +52,7 @@ func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, er
 	if err != nil {
 		return "", nil, err
 	}
-	if inv.status != InvoiceAwaitingPayment && inv.status != InvoiceOverdue {
+	if inv.status != invoicing.InvoiceStatusAwaitingPayment && inv.status != invoicing.InvoiceStatusOverdue {
 		return "", nil, fmt.Errorf("%w: invoice %s is %s; payments go to awaiting_payment or overdue invoices", ErrInvalidState, inv.number, inv.status)
 	}
 	due := inv.amountDue()
@@ -80,10 +84,10 @@ func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, er
 	if inv.reference != "" {
 		body = append(body, field{"reference", inv.reference})
 	}
-	events := []event{s.newEvent(EventPaymentReceived, body)}
+	events := []event{s.newEvent(webhooks.EventPaymentReceived, body)}
 	if inv.amountDue().IsZero() {
-		inv.status = InvoicePaid
-		events = append(events, s.newEvent(EventInvoicePaid, orderedObject{
+		inv.status = invoicing.InvoiceStatusPaid
+		events = append(events, s.newEvent(webhooks.EventInvoicePaid, orderedObject{
 			{"invoice_id", inv.id},
 			{"invoice_number", inv.number},
 			{"client_id", inv.clientID},
@@ -100,7 +104,7 @@ func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, er
 func (s *Server) SendInvoice(invoiceID string) error {
 	s.mu.Lock()
 	inv, err := s.invoiceFor(invoiceID)
-	if err == nil && inv.status == InvoiceVoided {
+	if err == nil && inv.status == invoicing.InvoiceStatusVoided {
 		err = fmt.Errorf("%w: invoice %s is voided", ErrInvalidState, inv.number)
 	}
 	if err != nil {
@@ -108,14 +112,14 @@ func (s *Server) SendInvoice(invoiceID string) error {
 		return err
 	}
 	now := s.now()
-	if inv.status == InvoiceDraft {
-		inv.status = InvoiceAwaitingPayment
+	if inv.status == invoicing.InvoiceStatusDraft {
+		inv.status = invoicing.InvoiceStatusAwaitingPayment
 	}
 	if inv.shareToken == "" {
 		inv.shareToken = randomHex(16)
 	}
 	inv.updatedAt = &now
-	ev := s.newEvent(EventInvoiceSent, orderedObject{
+	ev := s.newEvent(webhooks.EventInvoiceSent, orderedObject{
 		{"invoice_id", inv.id},
 		{"invoice_number", inv.number},
 		{"client_id", inv.clientID},
@@ -137,7 +141,7 @@ type InvoiceUpdate struct {
 	// Status sets draft, awaiting_payment, overdue or voided. Paid comes
 	// only from payments; a paid invoice's status cannot be changed, and an
 	// invoice with payments cannot become draft or voided.
-	Status string
+	Status invoicing.InvoiceStatus
 }
 
 // UpdateInvoice changes an invoice's header, as staff would in the user
@@ -168,22 +172,25 @@ func (s *Server) UpdateInvoice(invoiceID string, u InvoiceUpdate) error {
 	}
 	now := s.now()
 	inv.updatedAt = &now
-	ev := s.invoiceEvent(EventInvoiceUpdated, inv)
+	ev := s.invoiceEvent(webhooks.EventInvoiceUpdated, inv)
 	s.mu.Unlock()
 	s.publish(ev)
 	return nil
 }
 
 // checkStatusChange reports whether UpdateInvoice may set the status.
-func checkStatusChange(inv *invoice, status string) error {
-	switch {
-	case status == "":
+func checkStatusChange(inv *invoice, status invoicing.InvoiceStatus) error {
+	switch status {
+	case "":
 		return nil
-	case status != InvoiceDraft && status != InvoiceAwaitingPayment && status != InvoiceOverdue && status != InvoiceVoided:
+	case invoicing.InvoiceStatusDraft, invoicing.InvoiceStatusAwaitingPayment, invoicing.InvoiceStatusOverdue, invoicing.InvoiceStatusVoided:
+	default:
 		return fmt.Errorf("invoicingtest: UpdateInvoice cannot set status %q", status)
-	case inv.status == InvoicePaid:
+	}
+	switch {
+	case inv.status == invoicing.InvoiceStatusPaid:
 		return fmt.Errorf("%w: invoice %s is paid", ErrInvalidState, inv.number)
-	case inv.amountPaid.IsPositive() && (status == InvoiceDraft || status == InvoiceVoided):
+	case inv.amountPaid.IsPositive() && (status == invoicing.InvoiceStatusDraft || status == invoicing.InvoiceStatusVoided):
 		return fmt.Errorf("%w: invoice %s has payments and cannot become %s", ErrInvalidState, inv.number, status)
 	}
 	return nil

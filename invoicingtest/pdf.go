@@ -47,7 +47,7 @@ func (s *Server) invoiceText(inv *invoice) []string {
 		"TAX INVOICE " + inv.number,
 		"Bill to: " + s.clientName(inv.clientID),
 		"Issue date: " + formatDate(inv.issueDate) + "    Due date: " + formatDate(inv.dueDate),
-		"Status: " + inv.status,
+		"Status: " + string(inv.status),
 		"",
 	}
 	text = append(text, linesText(inv.lines)...)
@@ -69,7 +69,7 @@ func (s *Server) quoteText(q *quote) []string {
 		"QUOTE " + q.number + ": " + q.title,
 		"For: " + s.clientName(q.clientID),
 		"Issue date: " + formatDate(q.issueDate) + "    Valid until: " + formatDate(q.validUntil),
-		"Status: " + q.status,
+		"Status: " + string(q.status),
 		"",
 	}
 	text = append(text, linesText(lines)...)

@@ -6,10 +6,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// QuoteConversion is the business's rule for turning an accepted quote into
-// an invoice (API.md 3.2).
+// QuoteConversion is the business's on-acceptance preference: how an
+// accepted quote is turned into an invoice.
 type QuoteConversion int
 
 const (
@@ -64,7 +67,7 @@ func (s *Server) SetQuoteLineOptions(quoteID, lineID string, o QuoteLineOptions)
 	if err != nil {
 		return err
 	}
-	if q.status == QuoteAccepted {
+	if q.status == invoicing.QuoteStatusAccepted {
 		return fmt.Errorf("%w: quote %s is accepted", ErrInvalidState, q.number)
 	}
 	for i := range q.lines {
@@ -83,7 +86,7 @@ func (s *Server) SetQuoteLineOptions(quoteID, lineID string, o QuoteLineOptions)
 func (s *Server) SendQuote(quoteID string, recipients ...Recipient) error {
 	s.mu.Lock()
 	q, err := s.quoteFor(quoteID)
-	if err == nil && q.status != QuoteDraft && q.status != QuoteSent {
+	if err == nil && q.status != invoicing.QuoteStatusDraft && q.status != invoicing.QuoteStatusSent {
 		err = fmt.Errorf("%w: quote %s is %s", ErrInvalidState, q.number, q.status)
 	}
 	if err != nil {
@@ -106,9 +109,9 @@ func (s *Server) SendQuote(quoteID string, recipients ...Recipient) error {
 		q.shareToken = randomHex(16)
 	}
 	now := s.now()
-	q.status = QuoteSent
+	q.status = invoicing.QuoteStatusSent
 	q.updatedAt = &now
-	ev := s.quoteEvent(EventQuoteSent, q, field{"sent_at", formatTime(now)})
+	ev := s.quoteEvent(webhooks.EventQuoteSent, q, field{"sent_at", formatTime(now)})
 	s.mu.Unlock()
 	s.publish(ev)
 	return nil
@@ -139,7 +142,7 @@ func (s *Server) ViewQuote(quoteID string, viewer *Recipient) error {
 	now := s.now()
 	q.viewCount++
 	q.lastViewedAt = &now
-	ev := s.quoteEvent(EventQuoteViewed, q,
+	ev := s.quoteEvent(webhooks.EventQuoteViewed, q,
 		field{"viewed_at", formatTime(now)},
 		field{"view_count", q.viewCount},
 		field{"last_viewed_at", formatTime(now)},
@@ -204,7 +207,7 @@ func (s *Server) acceptQuote(quoteID string, o AcceptOptions) (AcceptResult, []e
 	if err != nil {
 		return AcceptResult{}, nil, err
 	}
-	if q.status != QuoteDraft && q.status != QuoteSent {
+	if q.status != invoicing.QuoteStatusDraft && q.status != invoicing.QuoteStatusSent {
 		return AcceptResult{}, nil, fmt.Errorf("%w: quote %s is %s; only draft or sent quotes can be accepted", ErrInvalidState, q.number, q.status)
 	}
 	if !o.ByStaff && q.shareToken == "" {
@@ -232,7 +235,7 @@ func (s *Server) acceptQuote(quoteID string, o AcceptOptions) (AcceptResult, []e
 	} else if acc.acceptedBy == "" {
 		acc.acceptedBy = "Staff"
 	}
-	q.status = QuoteAccepted
+	q.status = invoicing.QuoteStatusAccepted
 	q.acceptance = acc
 	q.updatedAt = &now
 
@@ -270,9 +273,9 @@ func (s *Server) acceptQuote(quoteID string, o AcceptOptions) (AcceptResult, []e
 			extra = append(extra, field{"invoice_share_url", s.root + "/pay/" + inv.shareToken})
 		}
 	}
-	events := []event{s.quoteEvent(EventQuoteAccepted, q, extra...)}
+	events := []event{s.quoteEvent(webhooks.EventQuoteAccepted, q, extra...)}
 	if inv != nil {
-		events = append(events, s.invoiceEvent(EventInvoiceCreated, inv))
+		events = append(events, s.invoiceEvent(webhooks.EventInvoiceCreated, inv))
 	}
 	return res, events, nil
 }
@@ -346,11 +349,11 @@ func (s *Server) invoiceFromQuote(q *quote) *invoice {
 	today := s.today()
 	inv := &invoice{
 		id: uuid.NewString(), number: s.nextInvoiceNumber(), clientID: q.clientID,
-		status: InvoiceDraft, issueDate: today, dueDate: today.AddDate(0, 0, defaultTermsDays),
+		status: invoicing.InvoiceStatusDraft, issueDate: today, dueDate: today.AddDate(0, 0, defaultTermsDays),
 		currency: q.currency, lines: lines, createdAt: s.now(),
 	}
 	if s.conversion == ConvertToAwaitingPaymentInvoice {
-		inv.status = InvoiceAwaitingPayment
+		inv.status = invoicing.InvoiceStatusAwaitingPayment
 		inv.shareToken = randomHex(16)
 	}
 	s.data.invoices.add(inv.id, inv)
@@ -368,7 +371,7 @@ func (s *Server) invoiceFromQuote(q *quote) *invoice {
 func (s *Server) UnacceptQuote(quoteID string) error {
 	s.mu.Lock()
 	q, err := s.quoteFor(quoteID)
-	if err == nil && (q.status != QuoteAccepted || q.acceptance == nil) {
+	if err == nil && (q.status != invoicing.QuoteStatusAccepted || q.acceptance == nil) {
 		err = fmt.Errorf("%w: quote %s is %s, not accepted", ErrInvalidState, q.number, q.status)
 	}
 	if err != nil {
@@ -393,8 +396,8 @@ func (s *Server) UnacceptQuote(quoteID string) error {
 	q.status = acc.previousStatus
 	q.acceptance = nil
 	q.updatedAt = &now
-	ev := s.quoteEvent(EventQuoteUnaccepted, q,
-		field{"previous_status", QuoteAccepted},
+	ev := s.quoteEvent(webhooks.EventQuoteUnaccepted, q,
+		field{"previous_status", invoicing.QuoteStatusAccepted},
 		field{"unaccepted_at", formatTime(now)},
 		field{"previous_acceptance", previous},
 	)
@@ -403,25 +406,25 @@ func (s *Server) UnacceptQuote(quoteID string) error {
 	return nil
 }
 
-// DeclineQuote marks a draft or sent quote declined. API.md names no event
-// for it, so none fires.
+// DeclineQuote marks a draft or sent quote declined. The service documents
+// no event for it, so none fires.
 func (s *Server) DeclineQuote(quoteID string) error {
-	return s.closeQuote(quoteID, QuoteDeclined)
+	return s.closeQuote(quoteID, invoicing.QuoteStatusDeclined)
 }
 
 // ExpireQuote marks a draft or sent quote expired. No event fires.
 func (s *Server) ExpireQuote(quoteID string) error {
-	return s.closeQuote(quoteID, QuoteExpired)
+	return s.closeQuote(quoteID, invoicing.QuoteStatusExpired)
 }
 
-func (s *Server) closeQuote(quoteID, status string) error {
+func (s *Server) closeQuote(quoteID string, status invoicing.QuoteStatus) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q, err := s.quoteFor(quoteID)
 	if err != nil {
 		return err
 	}
-	if q.status != QuoteDraft && q.status != QuoteSent {
+	if q.status != invoicing.QuoteStatusDraft && q.status != invoicing.QuoteStatusSent {
 		return fmt.Errorf("%w: quote %s is %s", ErrInvalidState, q.number, q.status)
 	}
 	now := s.now()

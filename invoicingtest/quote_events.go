@@ -1,8 +1,10 @@
 package invoicingtest
 
+import "github.com/invoicing-api/invoicing-go/webhooks"
+
 // quoteEvent builds a quote event payload: the quote fields of API.md 6.3
 // followed by the event's own fields. The caller holds s.mu.
-func (s *Server) quoteEvent(name string, q *quote, extra ...field) event {
+func (s *Server) quoteEvent(name webhooks.EventType, q *quote, extra ...field) event {
 	return s.newEvent(name, s.quoteFields(q).with(extra...))
 }
 

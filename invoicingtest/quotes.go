@@ -8,18 +8,17 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// Quote statuses of API.md section 3.1.
-const (
-	QuoteDraft    = "draft"
-	QuoteSent     = "sent"
-	QuoteAccepted = "accepted"
-	QuoteDeclined = "declined"
-	QuoteExpired  = "expired"
-)
-
-var quoteStatuses = []string{QuoteDraft, QuoteSent, QuoteAccepted, QuoteDeclined, QuoteExpired}
+// quoteStatuses are the quote statuses of API.md section 3.1, the values of
+// the status filter of GET /quotes.
+var quoteStatuses = []invoicing.QuoteStatus{
+	invoicing.QuoteStatusDraft, invoicing.QuoteStatusSent, invoicing.QuoteStatusAccepted,
+	invoicing.QuoteStatusDeclined, invoicing.QuoteStatusExpired,
+}
 
 // quoteRequest is the body of POST /quotes.
 type quoteRequest struct {
@@ -37,22 +36,22 @@ type quoteRequest struct {
 
 // quoteJSON is a quote as the API shows it (API.md 2.3).
 type quoteJSON struct {
-	ID          string          `json:"id"`
-	QuoteNumber string          `json:"quote_number"`
-	Title       string          `json:"title"`
-	ClientID    string          `json:"client_id"`
-	ClientName  string          `json:"client_name"`
-	Status      string          `json:"status"`
-	IssueDate   string          `json:"issue_date"`
-	ValidUntil  string          `json:"valid_until"`
-	Subtotal    money           `json:"subtotal"`
-	TaxTotal    money           `json:"tax_total"`
-	Total       money           `json:"total"`
-	Currency    string          `json:"currency"`
-	Notes       string          `json:"notes"`
-	LineItems   []quoteLineJSON `json:"line_items"`
-	CreatedAt   string          `json:"created_at"`
-	UpdatedAt   *string         `json:"updated_at"`
+	ID          string                `json:"id"`
+	QuoteNumber string                `json:"quote_number"`
+	Title       string                `json:"title"`
+	ClientID    string                `json:"client_id"`
+	ClientName  string                `json:"client_name"`
+	Status      invoicing.QuoteStatus `json:"status"`
+	IssueDate   string                `json:"issue_date"`
+	ValidUntil  string                `json:"valid_until"`
+	Subtotal    money                 `json:"subtotal"`
+	TaxTotal    money                 `json:"tax_total"`
+	Total       money                 `json:"total"`
+	Currency    string                `json:"currency"`
+	Notes       string                `json:"notes"`
+	LineItems   []quoteLineJSON       `json:"line_items"`
+	CreatedAt   string                `json:"created_at"`
+	UpdatedAt   *string               `json:"updated_at"`
 }
 
 // quoteLineJSON is a quote line; item_id, item_code and item_name appear
@@ -127,7 +126,7 @@ func (s *Server) createQuote(w http.ResponseWriter, r *http.Request) {
 	var ev event
 	if err == nil {
 		view = s.quoteView(q)
-		ev = s.quoteEvent(EventQuoteCreated, q, field{"created_at", formatTime(q.createdAt)})
+		ev = s.quoteEvent(webhooks.EventQuoteCreated, q, field{"created_at", formatTime(q.createdAt)})
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -170,7 +169,7 @@ func (s *Server) insertQuote(req *quoteRequest, lineReqs []lineRequest) (*quote,
 	}
 	q := &quote{
 		id: uuid.NewString(), number: s.nextQuoteNumber(), title: title,
-		clientID: req.ClientID, status: QuoteDraft,
+		clientID: req.ClientID, status: invoicing.QuoteStatusDraft,
 		issueDate: issue, validUntil: validUntil, currency: currency, notes: req.Notes,
 		lines: lines, createdAt: s.now(),
 	}

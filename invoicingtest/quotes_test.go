@@ -8,6 +8,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
 func TestCreateQuote(t *testing.T) {
@@ -62,7 +64,7 @@ func TestCreateQuoteTitleAndDates(t *testing.T) {
 func TestCreateQuoteWithCatalogItem(t *testing.T) {
 	srv, _ := newServer(t)
 	rc := newReceiver(t)
-	srv.AddWebhookEndpoint(rc.URL, EventQuoteCreated)
+	srv.AddWebhookEndpoint(rc.URL, webhooks.EventQuoteCreated)
 	for _, key := range []string{"item_id", "itemId", "Id"} {
 		q := createQuote(t, srv, map[string]any{
 			"line_items": []any{map[string]any{key: SeedItemID, "quantity": 3, "unit_price": json.Number("150.00")}},

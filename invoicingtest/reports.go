@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
 )
 
 // The reports are computed from a simple double-entry ledger derived from
@@ -47,7 +49,7 @@ func (s *Server) postings() []posting {
 	posted := map[string]bool{}
 	for _, inv := range s.data.invoices.all() {
 		if inv.currency != defaultCurrency ||
-			(inv.status != InvoiceAwaitingPayment && inv.status != InvoiceOverdue && inv.status != InvoicePaid) {
+			(inv.status != invoicing.InvoiceStatusAwaitingPayment && inv.status != invoicing.InvoiceStatusOverdue && inv.status != invoicing.InvoiceStatusPaid) {
 			continue
 		}
 		posted[inv.id] = true
@@ -65,7 +67,7 @@ func (s *Server) postings() []posting {
 		}
 	}
 	for _, b := range s.data.bills.all() {
-		if b.currency != defaultCurrency || (b.status != BillApproved && b.status != BillPaid) {
+		if b.currency != defaultCurrency || (b.status != invoicing.BillStatusApproved && b.status != invoicing.BillStatusPaid) {
 			continue
 		}
 		for _, l := range b.lines {
@@ -73,7 +75,7 @@ func (s *Server) postings() []posting {
 			dr(SeedTaxAccountID, b.issueDate, l.tax)
 		}
 		cr(SeedPayablesAccountID, b.issueDate, b.total())
-		if b.status == BillPaid {
+		if b.status == invoicing.BillStatusPaid {
 			day := dateOf(b.paidAt)
 			dr(SeedPayablesAccountID, day, b.total())
 			cr(SeedBankLedgerAccountID, day, b.total())

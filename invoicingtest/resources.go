@@ -3,6 +3,7 @@ package invoicingtest
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,7 +99,7 @@ func (s *Server) AddAccount(a Account) string {
 	if a.ID == "" {
 		a.ID = uuid.NewString()
 	}
-	if !contains(accountTypes, a.Type) || a.Name == "" {
+	if !slices.Contains(accountTypes, a.Type) || a.Name == "" {
 		panic(fmt.Sprintf("invoicingtest: AddAccount: need a Name and a Type among %v, got %+v", accountTypes, a))
 	}
 	s.mu.Lock()
@@ -163,15 +164,6 @@ func mustAdd[T any](tbl *table[T], id string, v *T, fn string) {
 	if !tbl.add(id, v) {
 		panic("invoicingtest: " + fn + ": id already exists: " + id)
 	}
-}
-
-func contains(values []string, v string) bool {
-	for _, x := range values {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // --- accounts ---

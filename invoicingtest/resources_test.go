@@ -10,6 +10,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
 // billBody is a valid POST /bills body: one line of 200 at 10% GST.
@@ -71,7 +73,7 @@ func TestAddContactHelpers(t *testing.T) {
 	assert.Panics(t, func() { srv.AddClient(Contact{ID: SeedClientID, Name: "Duplicate"}) })
 	events := srv.Events()
 	require.Len(t, events, 2)
-	assert.Equal(t, EventContactCreated, events[0].Name)
+	assert.Equal(t, webhooks.EventContactCreated, events[0].Name)
 }
 
 func TestBills(t *testing.T) {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -120,13 +122,20 @@ func parsePage(q url.Values) (pageParams, *apiError) {
 	return p, nil
 }
 
-// listResponse is the body of every list endpoint: the records under the
-// resource's key plus total, page, page_size and has_more.
-func listResponse[T any](key string, all []T, p pageParams) map[string]any {
-	total := len(all)
-	lo := min((p.page-1)*p.size, total)
-	hi := min(lo+p.size, total)
-	records := all[lo:hi]
+// bounds returns the indexes [lo, hi) of page p within total records; a
+// page past the end (however large its number) gives lo == hi == total.
+func (p pageParams) bounds(total int) (lo, hi int) {
+	if p.page-1 > total/p.size {
+		return total, total
+	}
+	lo = min((p.page-1)*p.size, total)
+	return lo, min(lo+p.size, total)
+}
+
+// listResponse is the body of every list endpoint: the page's records under
+// the resource's key plus total, page, page_size and has_more.
+func listResponse[T any](key string, records []T, total int, p pageParams) map[string]any {
+	_, hi := p.bounds(total)
 	if records == nil {
 		records = []T{}
 	}
@@ -206,26 +215,21 @@ func (r dateRange) contains(d time.Time) bool {
 
 // oneOf reads an optional enumerated query parameter; a value outside
 // allowed is a 400.
-func oneOf(q url.Values, name string, allowed ...string) (string, *apiError) {
-	v := q.Get(name)
-	if v == "" {
-		return "", nil
-	}
-	for _, a := range allowed {
-		if v == a {
-			return v, nil
-		}
+func oneOf[S ~string](q url.Values, name string, allowed ...S) (S, *apiError) {
+	v := S(q.Get(name))
+	if v == "" || slices.Contains(allowed, v) {
+		return v, nil
 	}
 	return "", badRequest("%s must be one of: %s", name, joinComma(allowed))
 }
 
-func joinComma(values []string) string {
-	var b bytes.Buffer
+func joinComma[S ~string](values []S) string {
+	var b strings.Builder
 	for i, v := range values {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(v)
+		b.WriteString(string(v))
 	}
 	return b.String()
 }
@@ -247,32 +251,40 @@ func serveOne[R, V any](s *Server, w http.ResponseWriter, r *http.Request, tbl *
 	writeJSON(w, http.StatusOK, v)
 }
 
-// serveList serves a list endpoint: 200 with the views of the records of tbl
-// that keep accepts (all of them when keep is nil), in insertion order, as
-// page p under key.
+// serveList serves a list endpoint: 200 with page p, under key, of the
+// records of tbl that keep accepts (all of them when keep is nil), in
+// insertion order. Only the page's records are shown under s.mu; the JSON
+// encoding happens after it is released, so that concurrent list requests
+// do not wait for each other's encoding.
 func serveList[R, V any](s *Server, w http.ResponseWriter, p pageParams, key string, tbl *table[R], keep func(*R) bool, view func(*R) V) {
 	s.mu.Lock()
-	var views []V
+	var matched []*R
 	for _, rec := range tbl.all() {
 		if keep == nil || keep(rec) {
-			views = append(views, view(rec))
+			matched = append(matched, rec)
 		}
 	}
+	lo, hi := p.bounds(len(matched))
+	views := make([]V, 0, hi-lo)
+	for _, rec := range matched[lo:hi] {
+		views = append(views, view(rec))
+	}
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse(key, views, p))
+	writeJSON(w, http.StatusOK, listResponse(key, views, len(matched), p))
 }
 
 // docQuery is the filter of GET /invoices and GET /quotes: status, client_id,
 // and from_date and to_date on issue_date (both inclusive).
-type docQuery struct {
-	status, clientID string
-	dates            dateRange
+type docQuery[S ~string] struct {
+	status   S
+	clientID string
+	dates    dateRange
 }
 
 // parseDocQuery reads page and page_size, then status (one of statuses),
 // from_date, to_date and client_id. A malformed one is a 400.
-func parseDocQuery(q url.Values, statuses []string) (pageParams, docQuery, *apiError) {
-	var f docQuery
+func parseDocQuery[S ~string](q url.Values, statuses []S) (pageParams, docQuery[S], *apiError) {
+	var f docQuery[S]
 	p, err := parsePage(q)
 	if err != nil {
 		return p, f, err
@@ -289,7 +301,7 @@ func parseDocQuery(q url.Values, statuses []string) (pageParams, docQuery, *apiE
 
 // keep reports whether a document with the status, client and issue date
 // passes the filter.
-func (f docQuery) keep(status, clientID string, issueDate time.Time) bool {
+func (f docQuery[S]) keep(status S, clientID string, issueDate time.Time) bool {
 	return (f.status == "" || status == f.status) &&
 		(f.clientID == "" || clientID == f.clientID) &&
 		f.dates.contains(issueDate)

@@ -96,9 +96,14 @@ func (s *Server) dispatch(methods map[string]route) http.Handler {
 	})
 }
 
-// edge answers injected faults before anything else and logs every request.
+// edge waits for the request's latency (outside s.mu, so that requests wait
+// in parallel; a request whose client went away meanwhile is dropped), then
+// answers injected faults before anything else and logs every request.
 func (s *Server) edge(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.wait(r.Context()) {
+			return
+		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		f := s.takeFault(r)
 		if f != nil {

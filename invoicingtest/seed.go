@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
 )
 
 // Well-known ids of the seed data every Server starts with.
@@ -122,7 +124,7 @@ func (s *Server) seed() {
 
 	d.items.add(SeedItemID, &item{
 		id: SeedItemID, code: "CONSULT", name: "Consulting hour", description: "One hour of consulting",
-		itemType: ItemSales, unitPrice: decimal.New(15000, -2), isTaxable: true, isActive: true,
+		itemType: invoicing.ItemTypeSales, unitPrice: decimal.New(15000, -2), isTaxable: true, isActive: true,
 		accountID: SeedOtherRevenueAccountID, taxCodeID: SeedGSTTaxCodeID, createdAt: now,
 	})
 

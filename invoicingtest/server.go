@@ -1,9 +1,11 @@
 package invoicingtest
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -13,8 +15,8 @@ import (
 const BasePath = "/api/v1/external"
 
 // Server is an in-memory fake of the Invoicing Service External API, served
-// over HTTP on a loopback address. It holds one seeded business (see
-// seed.go), answers every endpoint of API.md section 4 under BasePath,
+// over HTTP on a loopback address. It holds one seeded business (the Seed*
+// ids), answers every documented endpoint under BasePath,
 // delivers signed webhooks to the endpoints registered with
 // AddWebhookEndpoint, and offers helpers for what the API cannot do (send,
 // view and accept quotes, record payments, inject faults). All methods are
@@ -32,6 +34,7 @@ type Server struct {
 	root          string // scheme://host:port, for the admin and share links
 	clock         Clock
 	webhookClient *http.Client
+	latency       atomic.Pointer[latency] // never nil
 
 	mu         sync.Mutex // guards everything below
 	data       store
@@ -51,6 +54,8 @@ type config struct {
 	clock         Clock
 	conversion    QuoteConversion
 	webhookClient *http.Client
+	latency       latency
+	listener      net.Listener // nil: a new loopback listener
 }
 
 // WithClock makes the server read time from c (default SystemClock). Pass a
@@ -64,14 +69,15 @@ func WithQuoteConversion(m QuoteConversion) Option {
 }
 
 // WithWebhookClient sets the HTTP client that delivers webhooks. The default
-// has a 30-second timeout, the response time API.md recommends to receivers;
-// a delivery that times out counts as failed and is retried.
+// has a 30-second timeout, the response time the service recommends to
+// receivers; a delivery that times out counts as failed and is retried.
 func WithWebhookClient(c *http.Client) Option {
 	return func(cfg *config) { cfg.webhookClient = c }
 }
 
-// NewServer starts a fake server on a loopback address with the seed data
-// loaded. Call Close when done; in a test, NewTestServer does that for you.
+// NewServer starts a fake server on a loopback address (or on the listener
+// given with WithListener) with the seed data loaded. Call Close when done;
+// in a test, NewTestServer does that for you.
 func NewServer(opts ...Option) *Server {
 	cfg := config{
 		clock:         SystemClock{},
@@ -87,12 +93,18 @@ func NewServer(opts ...Option) *Server {
 		webhookClient: cfg.webhookClient,
 		keys:          map[string]map[string]bool{},
 	}
+	s.latency.Store(&cfg.latency)
 	s.FullKey = s.NewAPIKey(AllScopes()...)
 	s.ReadOnlyKey = s.NewAPIKey(ReadScopes()...)
 	s.seed()
-	s.ts = httptest.NewServer(s.handler())
-	s.root = s.ts.URL
-	s.URL = s.ts.URL + BasePath
+	s.ts = httptest.NewUnstartedServer(s.handler())
+	if cfg.listener != nil {
+		s.ts.Listener.Close()
+		s.ts.Listener = cfg.listener
+	}
+	s.ts.Start()
+	s.root = rootURL(s.ts.Listener.Addr())
+	s.URL = s.root + BasePath
 	return s
 }
 

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
 )
 
 // store is the business's data. The Server's mutex guards it.
@@ -59,7 +61,7 @@ type contact struct {
 // item is a catalog item.
 type item struct {
 	id, code, name, description string
-	itemType                    string
+	itemType                    invoicing.ItemType
 	unitPrice                   decimal.Decimal
 	isTaxable, isActive         bool
 	accountID, taxCodeID        string
@@ -103,7 +105,7 @@ func sumLines(lines []line) (subtotal, taxTotal, total decimal.Decimal) {
 // invoice is a sales invoice.
 type invoice struct {
 	id, number, clientID string
-	status               string
+	status               invoicing.InvoiceStatus
 	issueDate, dueDate   time.Time
 	currency, notes      string
 	reference            string
@@ -124,7 +126,7 @@ func (inv *invoice) amountDue() decimal.Decimal { return inv.total().Sub(inv.amo
 // quote is a quote with its sharing, viewing and acceptance history.
 type quote struct {
 	id, number, title, clientID string
-	status                      string
+	status                      invoicing.QuoteStatus
 	issueDate, validUntil       time.Time
 	currency, notes             string
 	lines                       []line // the offered lines, with all options
@@ -141,7 +143,7 @@ type quote struct {
 // effectiveLines are the lines the API and webhooks show: for an accepted
 // quote the client's saved selection, otherwise every offered line.
 func (q *quote) effectiveLines() []line {
-	if q.status == QuoteAccepted && q.acceptance != nil {
+	if q.status == invoicing.QuoteStatusAccepted && q.acceptance != nil {
 		return q.acceptance.lines
 	}
 	return q.lines
@@ -150,7 +152,7 @@ func (q *quote) effectiveLines() []line {
 // acceptance is what was saved when a quote was accepted.
 type acceptance struct {
 	lines          []line
-	previousStatus string // the quote's status before it was accepted
+	previousStatus invoicing.QuoteStatus // the quote's status before it was accepted
 	byStaff        bool
 	contact        *Recipient
 	acceptedBy     string
@@ -164,7 +166,7 @@ type acceptance struct {
 // bill is a supplier bill.
 type bill struct {
 	id, number, supplierID string
-	status                 string
+	status                 invoicing.BillStatus
 	issueDate, dueDate     time.Time
 	currency               string
 	lines                  []line

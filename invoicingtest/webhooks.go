@@ -2,20 +2,19 @@ package invoicingtest
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// RetrySchedule returns the waits between webhook delivery attempts of
-// API.md 6.5: after the first attempt fails, retries follow 1 minute,
+// RetrySchedule returns the documented retry schedule of webhook
+// deliveries: after the first attempt fails, retries follow 1 minute,
 // 5 minutes, 30 minutes, 2 hours and 24 hours after the previous attempt.
 // A delivery whose fifth retry (sixth attempt) fails is marked failed.
 func RetrySchedule() []time.Duration {
@@ -36,7 +35,7 @@ type WebhookEndpoint struct {
 	s      *Server
 	id     string
 	url    string
-	events map[string]bool // nil: every event
+	events map[webhooks.EventType]bool // nil: every event
 
 	// guarded by s.mu
 	secret     string
@@ -48,7 +47,7 @@ type WebhookEndpoint struct {
 // delivery is one event sent to one endpoint, with its attempts.
 type delivery struct {
 	id       string
-	event    string
+	event    webhooks.EventType
 	body     []byte
 	status   string
 	attempts []Attempt
@@ -64,7 +63,7 @@ type Delivery struct {
 	// ID is the X-Service-Delivery value, the same on every attempt.
 	ID string
 	// Event is the X-Service-Event value.
-	Event string
+	Event webhooks.EventType
 	// Body is the exact request body, the same on every attempt.
 	Body []byte
 	// Status is DeliveryPending, DeliverySucceeded or DeliveryFailed.
@@ -95,14 +94,14 @@ type Attempt struct {
 // AddWebhookEndpoint registers a webhook endpoint that receives the given
 // events (every event of AllEvents when none is given) at url, and returns
 // its handle with a new 64-hex-character signing secret. It panics on an
-// event name outside AllEvents, which is a mistake in the test's setup.
-func (s *Server) AddWebhookEndpoint(url string, events ...string) *WebhookEndpoint {
+// event type outside AllEvents, which is a mistake in the test's setup.
+func (s *Server) AddWebhookEndpoint(url string, events ...webhooks.EventType) *WebhookEndpoint {
 	ep := &WebhookEndpoint{s: s, id: uuid.NewString(), url: url, secret: randomHex(32)}
 	if len(events) > 0 {
-		ep.events = map[string]bool{}
+		ep.events = map[webhooks.EventType]bool{}
 		known := AllEvents()
 		for _, e := range events {
-			if !contains(known, e) {
+			if !slices.Contains(known, e) {
 				panic(fmt.Sprintf("invoicingtest: AddWebhookEndpoint: unknown event %q", e))
 			}
 			ep.events[e] = true
@@ -129,7 +128,7 @@ func (ep *WebhookEndpoint) Secret() string {
 }
 
 // Subscribed reports whether the endpoint receives the event type.
-func (ep *WebhookEndpoint) Subscribed(event string) bool {
+func (ep *WebhookEndpoint) Subscribed(event webhooks.EventType) bool {
 	return ep.events == nil || ep.events[event]
 }
 
@@ -200,8 +199,8 @@ func (ep *WebhookEndpoint) Test() (Delivery, error) {
 		}
 		return Delivery{}, ErrPaused
 	}
-	ev := s.newEvent(EventTest, orderedObject{
-		{"event", EventTest},
+	ev := s.newEvent(webhooks.EventTest, orderedObject{
+		{"event", webhooks.EventTest},
 		{"timestamp", formatTime(s.now())},
 		{"message", "This is a test webhook delivery."},
 		{"business_id", SeedBusinessID},
@@ -335,8 +334,8 @@ func (s *Server) attempt(ep *WebhookEndpoint, d *delivery) {
 	number := len(d.attempts) + 1
 	s.mu.Unlock()
 
-	timestamp := strconv.FormatInt(at.Unix(), 10)
-	code, err := s.post(url, d, timestamp, Sign(secret, timestamp, d.body))
+	timestamp, signature := webhooks.Sign(secret, at, d.body)
+	code, err := s.post(url, d, timestamp, signature)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -369,7 +368,7 @@ func (s *Server) post(url string, d *delivery, timestamp, signature string) (int
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Service-Webhooks/1.0")
-	req.Header.Set("X-Service-Event", d.event)
+	req.Header.Set("X-Service-Event", string(d.event))
 	req.Header.Set("X-Service-Delivery", d.id)
 	req.Header.Set("X-Service-Timestamp", timestamp)
 	req.Header.Set("X-Service-Signature", signature)
@@ -380,16 +379,4 @@ func (s *Server) post(url string, d *delivery, timestamp, signature string) (int
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, nil
-}
-
-// Sign returns the X-Service-Signature value for a body sent at timestamp
-// (Unix seconds, as a decimal string): "sha256=" and the lowercase hex
-// HMAC-SHA256 of "<timestamp>.<body>" keyed with the secret's UTF-8 bytes.
-// It is exported so tests can build deliveries of their own.
-func Sign(secret, timestamp string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(timestamp))
-	mac.Write([]byte{'.'})
-	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }

@@ -11,12 +11,14 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
 func TestWebhookDeliveryFormatAndSignature(t *testing.T) {
 	srv, _ := newServer(t)
 	rc := newReceiver(t)
-	ep := srv.AddWebhookEndpoint(rc.URL, EventInvoiceCreated)
+	ep := srv.AddWebhookEndpoint(rc.URL, webhooks.EventInvoiceCreated)
 	assert.Regexp(t, regexp.MustCompile(`^[0-9a-f]{64}$`), ep.Secret())
 
 	inv := createInvoice(t, srv, map[string]any{"reference": "PO-77"})
@@ -60,17 +62,30 @@ func TestWebhookSubscriptions(t *testing.T) {
 	srv, _ := newServer(t)
 	quotesOnly := newReceiver(t)
 	everything := newReceiver(t)
-	srv.AddWebhookEndpoint(quotesOnly.URL, EventQuoteCreated)
+	srv.AddWebhookEndpoint(quotesOnly.URL, webhooks.EventQuoteCreated)
 	srv.AddWebhookEndpoint(everything.URL)
 
 	createInvoice(t, srv, nil)
 	createQuote(t, srv, nil)
 
 	assert.Len(t, quotesOnly.deliveries(), 1)
-	assert.Len(t, quotesOnly.only(EventQuoteCreated), 1)
+	assert.Len(t, quotesOnly.only(webhooks.EventQuoteCreated), 1)
 	assert.Len(t, everything.deliveries(), 2)
 	assert.Len(t, srv.Events(), 2, "the event log has every event")
 	assert.Panics(t, func() { srv.AddWebhookEndpoint(everything.URL, "invoice.create") })
+	assert.Panics(t, func() { srv.AddWebhookEndpoint(everything.URL, webhooks.EventTest) }, "test deliveries cannot be subscribed to")
+}
+
+func TestAllEventsAreTheDocumentedEventTypes(t *testing.T) {
+	var names []string
+	for _, e := range AllEvents() {
+		names = append(names, string(e))
+	}
+	assert.Equal(t, []string{
+		"invoice.created", "invoice.sent", "invoice.updated", "invoice.paid",
+		"bill.created", "bill.approved", "contact.created", "payment.received",
+		"quote.created", "quote.sent", "quote.viewed", "quote.accepted", "quote.unaccepted",
+	}, names)
 }
 
 func TestWebhookRetrySchedule(t *testing.T) {
@@ -163,8 +178,8 @@ func TestWebhookUnreachableAndTimeout(t *testing.T) {
 	dead := newReceiver(t)
 	dead.Close()
 
-	slowEP := srv.AddWebhookEndpoint(slow.URL, EventContactCreated)
-	deadEP := srv.AddWebhookEndpoint(dead.URL, EventContactCreated)
+	slowEP := srv.AddWebhookEndpoint(slow.URL, webhooks.EventContactCreated)
+	deadEP := srv.AddWebhookEndpoint(dead.URL, webhooks.EventContactCreated)
 	srv.AddClient(Contact{Name: "Initech"})
 
 	for _, ep := range []*WebhookEndpoint{slowEP, deadEP} {
@@ -180,7 +195,7 @@ func TestWebhookUnreachableAndTimeout(t *testing.T) {
 func TestWebhookPauseAndResume(t *testing.T) {
 	srv, clock := newServer(t)
 	rc := newReceiver(t, 500)
-	ep := srv.AddWebhookEndpoint(rc.URL, EventInvoiceCreated)
+	ep := srv.AddWebhookEndpoint(rc.URL, webhooks.EventInvoiceCreated)
 
 	createInvoice(t, srv, nil) // fails, retry due in 1 minute
 	ep.Pause()
@@ -240,7 +255,7 @@ func TestWebhookDelete(t *testing.T) {
 func TestWebhookTestDelivery(t *testing.T) {
 	srv, clock := newServer(t)
 	rc := newReceiver(t)
-	ep := srv.AddWebhookEndpoint(rc.URL, EventQuoteAccepted)
+	ep := srv.AddWebhookEndpoint(rc.URL, webhooks.EventQuoteAccepted)
 	d, err := ep.Test()
 	require.NoError(t, err)
 	assert.Equal(t, DeliverySucceeded, d.Status)
@@ -270,7 +285,7 @@ func TestContactBillAndInvoiceEvents(t *testing.T) {
 
 	client := post(t, srv, "/clients", map[string]any{"name": "Initech", "email": "ap@initech.example"}).requireStatus(t, http.StatusCreated).object(t)
 	supplier := post(t, srv, "/suppliers", map[string]any{"name": "Paper Co"}).requireStatus(t, http.StatusCreated).object(t)
-	contacts := rc.only(EventContactCreated)
+	contacts := rc.only(webhooks.EventContactCreated)
 	require.Len(t, contacts, 2)
 	assert.Equal(t, map[string]any{
 		"contact_id": client["id"], "contact_type": "client", "name": "Initech",
@@ -280,14 +295,14 @@ func TestContactBillAndInvoiceEvents(t *testing.T) {
 	assert.Equal(t, supplier["id"], decodeObject(t, contacts[1].body)["contact_id"])
 
 	bill := post(t, srv, "/bills", billBody(nil)).requireStatus(t, http.StatusCreated).object(t)
-	created := rc.only(EventBillCreated)
+	created := rc.only(webhooks.EventBillCreated)
 	require.Len(t, created, 1)
 	assert.Equal(t, map[string]any{
 		"bill_id": bill["id"], "bill_number": "BILL-0001", "supplier_id": SeedSupplierID,
 		"total": "220.00", "status": "draft", "created_at": "2026-03-10T09:30:00Z",
 	}, decodeObject(t, created[0].body))
 	require.NoError(t, srv.ApproveBill(bill["id"].(string)))
-	approved := rc.only(EventBillApproved)
+	approved := rc.only(webhooks.EventBillApproved)
 	require.Len(t, approved, 1)
 	assert.Equal(t, map[string]any{
 		"bill_id": bill["id"], "bill_number": "BILL-0001", "supplier_id": SeedSupplierID,
@@ -297,7 +312,7 @@ func TestContactBillAndInvoiceEvents(t *testing.T) {
 	inv := createInvoice(t, srv, nil)
 	id := inv["id"].(string)
 	require.NoError(t, srv.SendInvoice(id))
-	sent := rc.only(EventInvoiceSent)
+	sent := rc.only(webhooks.EventInvoiceSent)
 	require.Len(t, sent, 1)
 	assert.Equal(t, map[string]any{
 		"invoice_id": id, "invoice_number": "INV-0001", "client_id": SeedClientID, "sent_at": "2026-03-10T09:30:00Z",
@@ -306,7 +321,7 @@ func TestContactBillAndInvoiceEvents(t *testing.T) {
 
 	notes := "Please pay by EFT"
 	require.NoError(t, srv.UpdateInvoice(id, InvoiceUpdate{Notes: &notes}))
-	updated := rc.only(EventInvoiceUpdated)
+	updated := rc.only(webhooks.EventInvoiceUpdated)
 	require.Len(t, updated, 1)
 	assert.Equal(t, map[string]any{
 		"invoice_id": id, "invoice_number": "INV-0001", "client_id": SeedClientID, "reference": nil,
@@ -322,7 +337,7 @@ func TestContactBillAndInvoiceEvents(t *testing.T) {
 func TestPaymentEvents(t *testing.T) {
 	srv, clock := newServer(t)
 	rc := newReceiver(t)
-	srv.AddWebhookEndpoint(rc.URL, EventPaymentReceived, EventInvoicePaid, EventInvoiceUpdated)
+	srv.AddWebhookEndpoint(rc.URL, webhooks.EventPaymentReceived, webhooks.EventInvoicePaid, webhooks.EventInvoiceUpdated)
 	inv := createInvoice(t, srv, map[string]any{"status": "awaiting_payment", "reference": "ORDER-9"})
 	id := inv["id"].(string)
 
@@ -356,7 +371,7 @@ func TestPaymentEvents(t *testing.T) {
 		"invoice_id": id, "invoice_number": "INV-0001", "client_id": SeedClientID, "reference": "ORDER-9",
 		"amount_paid": "101.00", "paid_at": "2026-03-10T10:30:00Z",
 	}, decodeObject(t, got[2].body))
-	assert.Empty(t, rc.only(EventInvoiceUpdated), "payments never fire invoice.updated")
+	assert.Empty(t, rc.only(webhooks.EventInvoiceUpdated), "payments never fire invoice.updated")
 
 	paid := get(t, srv, "/invoices/"+id).object(t)
 	assert.Equal(t, "paid", paid["status"])
@@ -368,8 +383,8 @@ func TestPaymentEvents(t *testing.T) {
 	other := createInvoice(t, srv, map[string]any{"status": "awaiting_payment"})
 	_, err = srv.RecordPayment(other["id"].(string), Payment{Amount: dec("101")})
 	require.NoError(t, err)
-	assert.Len(t, rc.only(EventInvoicePaid), 2)
-	assert.NotContains(t, decodeObject(t, rc.only(EventPaymentReceived)[2].body), "reference", "reference omitted when the invoice has none")
+	assert.Len(t, rc.only(webhooks.EventInvoicePaid), 2)
+	assert.NotContains(t, decodeObject(t, rc.only(webhooks.EventPaymentReceived)[2].body), "reference", "reference omitted when the invoice has none")
 
 	draft := createInvoice(t, srv, nil)
 	_, err = srv.RecordPayment(draft["id"].(string), Payment{Amount: dec("1")})
@@ -385,7 +400,7 @@ func TestQuoteLifecycleEvents(t *testing.T) {
 	lines := list(t, q, "line_items")
 	design, support := lines[0]["id"].(string), lines[1]["id"].(string)
 
-	created := decodeObject(t, rc.only(EventQuoteCreated)[0].body)
+	created := decodeObject(t, rc.only(webhooks.EventQuoteCreated)[0].body)
 	assert.Equal(t, id, created["quote_id"])
 	assert.Equal(t, "QU-0001", created["quote_number"])
 	assert.Equal(t, "Website", created["title"])
@@ -419,7 +434,7 @@ func TestQuoteLifecycleEvents(t *testing.T) {
 	clock.Advance(time.Minute)
 	require.NoError(t, srv.SendQuote(id, Recipient{ContactID: SeedClientID, Name: "Wile E", Email: "wile@acme.example"},
 		Recipient{Name: "Road Runner", Email: "rr@acme.example", Type: "cc"}))
-	sent := decodeObject(t, rc.only(EventQuoteSent)[0].body)
+	sent := decodeObject(t, rc.only(webhooks.EventQuoteSent)[0].body)
 	assert.Equal(t, "sent", sent["status"])
 	assert.Equal(t, "2026-03-10T09:31:00Z", sent["sent_at"])
 	assert.Regexp(t, `/share/quotes/[0-9a-f]+$`, sent["quote_public_url"])
@@ -428,7 +443,7 @@ func TestQuoteLifecycleEvents(t *testing.T) {
 	clock.Advance(time.Minute)
 	require.NoError(t, srv.ViewQuote(id, nil))
 	require.NoError(t, srv.ViewQuote(id, &Recipient{Name: "Forwarded", Email: "someone@else.example"}))
-	views := rc.only(EventQuoteViewed)
+	views := rc.only(webhooks.EventQuoteViewed)
 	require.Len(t, views, 2)
 	first, second := decodeObject(t, views[0].body), decodeObject(t, views[1].body)
 	assert.Equal(t, num("1"), first["view_count"])
@@ -444,7 +459,7 @@ func TestQuoteLifecycleEvents(t *testing.T) {
 		Exclude: []string{support}, Quantities: map[string]decimal.Decimal{design: dec("1.5")},
 	})
 	require.NoError(t, err)
-	accepted := decodeObject(t, rc.only(EventQuoteAccepted)[0].body)
+	accepted := decodeObject(t, rc.only(webhooks.EventQuoteAccepted)[0].body)
 	assert.Equal(t, "accepted", accepted["status"])
 	acceptedLines := list(t, accepted, "line_items")
 	require.Len(t, acceptedLines, 1, "excluded optional lines are omitted")
@@ -473,13 +488,13 @@ func TestQuoteLifecycleEvents(t *testing.T) {
 	assert.Regexp(t, `/app/invoices/`+res.InvoiceID+`$`, accepted["invoice_admin_url"])
 	assert.NotContains(t, accepted, "invoice_share_url", "a draft invoice has no payment link")
 
-	invCreated := rc.only(EventInvoiceCreated)
+	invCreated := rc.only(webhooks.EventInvoiceCreated)
 	require.Len(t, invCreated, 1, "the converted invoice fires invoice.created")
 	assert.Equal(t, res.InvoiceID, decodeObject(t, invCreated[0].body)["invoice_id"])
 	assert.Equal(t, "165.00", decodeObject(t, invCreated[0].body)["total"])
 
 	require.NoError(t, srv.UnacceptQuote(id))
-	un := decodeObject(t, rc.only(EventQuoteUnaccepted)[0].body)
+	un := decodeObject(t, rc.only(webhooks.EventQuoteUnaccepted)[0].body)
 	assert.Equal(t, "accepted", un["previous_status"])
 	assert.Equal(t, "sent", un["status"])
 	assert.Equal(t, "2026-03-10T09:32:00Z", un["unaccepted_at"])
@@ -496,12 +511,12 @@ func TestQuoteLifecycleEvents(t *testing.T) {
 func TestQuoteAcceptedByStaffAndConversionRules(t *testing.T) {
 	srv, _ := newServer(t, WithQuoteConversion(ConvertToAwaitingPaymentInvoice))
 	rc := newReceiver(t)
-	srv.AddWebhookEndpoint(rc.URL, EventQuoteAccepted)
+	srv.AddWebhookEndpoint(rc.URL, webhooks.EventQuoteAccepted)
 
 	q := createQuote(t, srv, nil)
 	res, err := srv.AcceptQuote(q["id"].(string), AcceptOptions{ByStaff: true})
 	require.NoError(t, err)
-	body := decodeObject(t, rc.only(EventQuoteAccepted)[0].body)
+	body := decodeObject(t, rc.only(webhooks.EventQuoteAccepted)[0].body)
 	assert.NotContains(t, body, "accepting_contact", "omitted when staff accepted")
 	assert.Equal(t, "Staff", body["accepted_by"])
 	assert.Equal(t, []any{}, body["recipients"])
@@ -515,7 +530,7 @@ func TestQuoteAcceptedByStaffAndConversionRules(t *testing.T) {
 	res, err = srv.AcceptQuote(q["id"].(string), AcceptOptions{ByStaff: true})
 	require.NoError(t, err)
 	assert.Empty(t, res.InvoiceID)
-	body = decodeObject(t, rc.only(EventQuoteAccepted)[1].body)
+	body = decodeObject(t, rc.only(webhooks.EventQuoteAccepted)[1].body)
 	for _, k := range []string{"invoice_id", "invoice_number", "invoice_status", "invoice_admin_url", "invoice_share_url"} {
 		assert.NotContains(t, body, k, "invoice fields are omitted when auto-conversion fails")
 	}

@@ -133,7 +133,7 @@ func demo(ctx context.Context, w io.Writer, srv *invoicingtest.Server, c *invoic
 	} else if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
-	if _, err := savePDF(ctx, w, c, inv.ID.String(), outDir); err != nil {
+	if _, err := savePDF(ctx, w, c, inv.ID, outDir); err != nil {
 		return err
 	}
 
@@ -182,7 +182,7 @@ func createInvoiceTwice(ctx context.Context, w io.Writer, c *invoicing.Client, i
 		Notes:            "Thank you for your order.",
 		LineItems: []invoicing.LineItemParams{{
 			ItemID:    item.ID,
-			Quantity:  decimal.NewFromInt(3),
+			Quantity:  invoicing.Ptr(decimal.NewFromInt(3)),
 			UnitPrice: item.UnitPrice,
 			AccountID: item.AccountID,
 			TaxCodeID: item.TaxCodeID,
@@ -259,8 +259,8 @@ func quoteToInvoice(ctx context.Context, w io.Writer, c *invoicing.Client, accep
 		DefaultAccountID: invoicingtest.SeedOtherRevenueAccountID,
 		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
 		LineItems: []invoicing.LineItemParams{
-			{Description: "Website refresh: design", Quantity: decimal.NewFromInt(1), UnitPrice: decimal.RequireFromString("1200")},
-			{Description: "Hosting, 12 months", Quantity: decimal.NewFromInt(12), UnitPrice: decimal.RequireFromString("19.90")},
+			{Description: "Website refresh: design", Quantity: invoicing.Ptr(decimal.NewFromInt(1)), UnitPrice: decimal.RequireFromString("1200")},
+			{Description: "Hosting, 12 months", Quantity: invoicing.Ptr(decimal.NewFromInt(12)), UnitPrice: decimal.RequireFromString("19.90")},
 		},
 	})
 	if err != nil {
@@ -270,11 +270,11 @@ func quoteToInvoice(ctx context.Context, w io.Writer, c *invoicing.Client, accep
 		q.QuoteNumber, q.Title, q.Status, money(q.Total), q.Currency, q.ValidUntil)
 	flush(w)
 
-	invoiceID, err := accept(q.ID.String())
+	invoiceID, err := accept(q.ID)
 	if err != nil {
 		return fmt.Errorf("accepting the quote: %w", err)
 	}
-	q, err = c.Quotes.Get(ctx, q.ID.String())
+	q, err = c.Quotes.Get(ctx, q.ID)
 	if err != nil {
 		return fmt.Errorf("reading the accepted quote: %w", err)
 	}
@@ -351,7 +351,7 @@ func readOnlyTour(ctx context.Context, w io.Writer, c *invoicing.Client) error {
 		fmt.Fprintln(w, "No invoice to fetch.")
 		return nil
 	}
-	inv, err := c.Invoices.Get(ctx, invs.Items[0].ID.String())
+	inv, err := c.Invoices.Get(ctx, invs.Items[0].ID)
 	if err != nil {
 		return fmt.Errorf("fetching invoice %s: %w", invs.Items[0].InvoiceNumber, err)
 	}

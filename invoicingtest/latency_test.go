@@ -1,0 +1,136 @@
+package invoicingtest
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// timed returns how long f took.
+func timed(f func()) time.Duration {
+	start := time.Now()
+	f()
+	return time.Since(start)
+}
+
+func TestLatencyDelaysEachRequest(t *testing.T) {
+	const latency = 50 * time.Millisecond
+	srv, _ := newServer(t, WithLatency(latency, 0))
+	took := timed(func() { get(t, srv, "/invoices").requireStatus(t, http.StatusOK) })
+	t.Logf("one GET with %v of latency: %v", latency, took)
+	assert.GreaterOrEqual(t, took, latency)
+}
+
+func TestLatencyIsWaitedInParallel(t *testing.T) {
+	const latency, n = 50 * time.Millisecond, 8
+	srv, _ := newServer(t, WithLatency(latency, 0))
+	for range 3 {
+		createInvoice(t, srv, nil)
+	}
+	took := timed(func() {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				assert.Equal(t, http.StatusOK, get(t, srv, "/invoices?page_size=100").status)
+			}()
+		}
+		wg.Wait()
+	})
+	t.Logf("%d concurrent GETs with %v of latency: %v (%v if serialised)", n, latency, took, n*latency)
+	assert.GreaterOrEqual(t, took, latency)
+	assert.Less(t, took, n*latency/2, "requests must wait for their latency side by side, not one after another")
+}
+
+func TestSetLatencyChangesLaterRequests(t *testing.T) {
+	srv, _ := newServer(t, WithLatency(time.Hour, 0))
+	const latency = 60 * time.Millisecond
+	srv.SetLatency(latency, 0)
+	assert.GreaterOrEqual(t, timed(func() { getWithin(t, srv, 10*time.Second) }), latency)
+	srv.SetLatency(0, 0)
+	getWithin(t, srv, 10*time.Second)
+}
+
+// getWithin lists invoices, failing the test if the answer takes longer
+// than timeout.
+func getWithin(t *testing.T, srv *Server, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/invoices", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+func TestLatencyAlsoDelaysInjectedFaults(t *testing.T) {
+	const latency = 50 * time.Millisecond
+	srv, _ := newServer(t, WithLatency(latency, 0))
+	srv.RateLimitNext(1, time.Second)
+	var r response
+	took := timed(func() { r = get(t, srv, "/invoices") })
+	r.requireStatus(t, http.StatusTooManyRequests)
+	assert.GreaterOrEqual(t, took, latency, "latency is the network's, so a rate limiter's answer waits too")
+}
+
+func TestLatencyJitterIsUniformWithinBounds(t *testing.T) {
+	l := &latency{base: 10 * time.Millisecond, jitter: 4 * time.Nanosecond}
+	seen := map[time.Duration]int{}
+	for range 1000 {
+		seen[l.delay()]++
+	}
+	assert.Len(t, seen, 5, "every delay from base to base+jitter, both included, and nothing else: %v", seen)
+	for d := l.base; d <= l.base+l.jitter; d++ {
+		assert.Greater(t, seen[d], 100, "%v drawn %d times in 1000; uniform would be about 200", d, seen[d])
+	}
+	assert.Equal(t, 7*time.Millisecond, (&latency{base: 7 * time.Millisecond}).delay(), "no jitter, no randomness")
+}
+
+func TestLatencyRefusesNegativeDurations(t *testing.T) {
+	srv, _ := newServer(t)
+	assert.Panics(t, func() { WithLatency(-time.Millisecond, 0) })
+	assert.Panics(t, func() { srv.SetLatency(0, -time.Millisecond) })
+}
+
+func TestLatencyEndsWhenTheClientGoesAway(t *testing.T) {
+	srv, _ := newServer(t, WithLatency(30*time.Second, 0))
+	srv.FailNext(1, http.StatusServiceUnavailable)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, BasePath+"/invoices", nil)
+	req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+	rec := httptest.NewRecorder()
+
+	took := timed(func() { srv.handler().ServeHTTP(rec, req) })
+	assert.Less(t, took, 10*time.Second, "the wait ends with the request's context, not after 30 s")
+	assert.Empty(t, rec.Body.String(), "a request whose client went away is not answered")
+	assert.Empty(t, srv.Requests(), "nor logged")
+
+	srv.SetLatency(0, 0)
+	get(t, srv, "/invoices").requireStatus(t, http.StatusServiceUnavailable) // the fault was not used up
+}
+
+func TestCloseDoesNotWaitForTheLatencyOfAbandonedRequests(t *testing.T) {
+	srv := NewTestServer(t, WithLatency(30*time.Second, 0))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/invoices", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+	_, err = http.DefaultClient.Do(req)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	// Close blocks until every handler has returned: it returns at once only
+	// if the abandoned request stopped waiting when its client went away.
+	assert.Less(t, timed(srv.Close), 10*time.Second)
+}

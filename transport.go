@@ -1,0 +1,317 @@
+package invoicing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// A Middleware sees every attempt the Client makes (a retried call passes
+// through it once per try): it may read or add headers, time the attempt,
+// record a span or a metric, and must call next to send the request (or
+// answer without sending). Route(req) names the request's route template,
+// e.g. "GET /invoices/{id}", for span and metric names without raw ids.
+//
+// The request carries the API key in its Authorization header: never log
+// it. The response next returns has its body already read into memory
+// (except a PDF's, which streams), so the time next takes covers the whole
+// JSON response; that body stays valid until next is called again.
+type Middleware func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error)
+
+// attemptTransport is the Transport of the http.Client through which
+// go-retryablehttp sends each attempt of a call. Before an attempt it waits
+// as the Client's rules say (the call's backoff, a Client-wide pause after
+// a 429, the rate limit); it then gives the request its own deadline and
+// sends it through the middleware to exchange. A redirect the http.Client
+// follows comes through again as a request of the same attempt, with a
+// deadline of its own.
+type attemptTransport struct{ c *Client }
+
+func (t attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c := t.c
+	cl := callFrom(req.Context())
+	if cl == nil { // not sent by send: nothing to apply
+		return c.exchange(req)
+	}
+	if req.Response == nil { // a new attempt, not a redirect
+		if err := c.gate(req.Context(), cl); err != nil {
+			return nil, err
+		}
+		cl.attempts++
+	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	d := cl.cfg.timeout
+	timer := time.AfterFunc(d, func() { cancel(&attemptTimeout{d: d}) })
+	var start time.Time
+	if c.log != nil {
+		start = time.Now()
+	}
+	resp, err := c.first(req.WithContext(ctx))
+	timer.Stop()
+	if err == nil && cl.pdf && isSuccess(resp.StatusCode) {
+		resp.Body = newIdleBody(resp.Body, ctx, req.Context(), cancel, d)
+	} else {
+		cancel(nil)
+	}
+	if err != nil {
+		err = timeoutCause(ctx, req.Context(), err)
+	}
+	if c.log != nil {
+		c.logAttempt(req.Context(), cl, resp, err, time.Since(start))
+	}
+	return resp, err
+}
+
+// exchange sends req with the underlying transport and, except for a
+// PDF's 2xx body, reads the response body into the call's pooled buffer
+// (capped: the Client's limit for a 2xx, maxErrorBody for an error), so
+// that a stalled or broken body is an error of this attempt, retried like
+// any network error.
+func (c *Client) exchange(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	cl := callFrom(req.Context())
+	ok := isSuccess(resp.StatusCode)
+	if cl == nil || (cl.pdf && ok) {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	if cl.buf == nil {
+		cl.buf = c.getBuf()
+	}
+	var b []byte
+	if ok {
+		b, err = readCapped(resp.Body, *cl.buf, resp.ContentLength, c.maxBody)
+	} else {
+		b, err = readCapped(io.LimitReader(resp.Body, maxErrorBody), *cl.buf, resp.ContentLength, maxErrorBody)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the %d response: %w", resp.StatusCode, err)
+	}
+	*cl.buf = b
+	resp.Body = &bufferedBody{b: b}
+	return resp, nil
+}
+
+func isSuccess(code int) bool { return code >= 200 && code <= 299 }
+
+// gate waits until the call may send its next attempt: the backoff its
+// previous attempt asked for, any pause the Client is in after a 429, and
+// the Client's rate limit. All waits end with ctx.
+func (c *Client) gate(ctx context.Context, cl *call) error {
+	if cl.attempts > 0 && cl.wait > 0 {
+		if err := c.clk.Sleep(ctx, cl.wait); err != nil {
+			return err
+		}
+	}
+	for {
+		left := time.Duration(c.pausedUntil.Load() - c.clk.Now().UnixNano())
+		if left <= 0 {
+			break
+		}
+		if err := c.clk.Sleep(ctx, left); err != nil {
+			return err
+		}
+	}
+	if c.limiter != nil {
+		now := c.clk.Now()
+		r := c.limiter.ReserveN(now, 1)
+		if !r.OK() {
+			return fmt.Errorf("%w: the rate limit allows no request", ErrInvalidOption)
+		}
+		if err := c.clk.Sleep(ctx, r.DelayFrom(now)); err != nil {
+			r.CancelAt(c.clk.Now())
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// pause makes every request of the Client wait d from now before sending
+// (unless it already waits longer), after a 429.
+func (c *Client) pause(d time.Duration) {
+	until := c.clk.Now().Add(d).UnixNano()
+	for {
+		cur := c.pausedUntil.Load()
+		if cur >= until || c.pausedUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// attemptTimeout is the error of an attempt that exceeded its deadline
+// (WithTimeout, WithRequestTimeout). It matches context.DeadlineExceeded
+// and is a net.Error whose Timeout is true.
+type attemptTimeout struct {
+	d       time.Duration
+	stalled bool // the body stopped coming, after the headers
+}
+
+func (e *attemptTimeout) Error() string {
+	if e.stalled {
+		return fmt.Sprintf("the response body stalled for %v (per-attempt timeout)", e.d)
+	}
+	return fmt.Sprintf("no complete response within %v (per-attempt timeout)", e.d)
+}
+
+func (e *attemptTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+func (e *attemptTimeout) Timeout() bool        { return true }
+func (e *attemptTimeout) Temporary() bool      { return true }
+
+// timeoutCause returns the attempt's timeout error in place of err when the
+// attempt context ctx ended because of it (and not because parent ended).
+func timeoutCause(ctx, parent context.Context, err error) error {
+	var te *attemptTimeout
+	if parent.Err() == nil && errors.As(context.Cause(ctx), &te) {
+		return te
+	}
+	return err
+}
+
+// bufferedBody is a response body already read into memory.
+type bufferedBody struct {
+	b   []byte
+	off int
+}
+
+func (b *bufferedBody) Read(p []byte) (int, error) {
+	if b.off >= len(b.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.b[b.off:])
+	b.off += n
+	return n, nil
+}
+
+func (b *bufferedBody) Close() error { return nil }
+
+// bodyBytes returns the in-memory body of a response read by exchange.
+func bodyBytes(resp *http.Response) []byte {
+	if bb, ok := resp.Body.(*bufferedBody); ok {
+		return bb.b
+	}
+	return nil
+}
+
+// readBody returns the whole body of a 2xx response: the bytes exchange
+// read, or (when a Middleware replaced the body) the body read now, capped.
+func (c *Client) readBody(resp *http.Response, cl *call) ([]byte, error) {
+	if bb, ok := resp.Body.(*bufferedBody); ok {
+		return bb.b, nil
+	}
+	if cl.buf == nil {
+		cl.buf = c.getBuf()
+	}
+	b, err := readCapped(resp.Body, *cl.buf, resp.ContentLength, c.maxBody)
+	if err == nil {
+		*cl.buf = b
+	}
+	return b, err
+}
+
+// idleBody is a streamed (PDF) body whose every Read may wait at most d for
+// data; on Close it ends the attempt's context.
+type idleBody struct {
+	rc          io.ReadCloser
+	d           time.Duration
+	timer       *time.Timer
+	ctx, parent context.Context
+	cancel      context.CancelCauseFunc
+}
+
+func newIdleBody(rc io.ReadCloser, ctx, parent context.Context, cancel context.CancelCauseFunc, d time.Duration) *idleBody {
+	b := &idleBody{rc: rc, d: d, ctx: ctx, parent: parent, cancel: cancel}
+	b.timer = time.AfterFunc(d, func() { cancel(&attemptTimeout{d: d, stalled: true}) })
+	b.timer.Stop() // armed only while a Read waits
+	return b
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	b.timer.Reset(b.d)
+	n, err := b.rc.Read(p)
+	b.timer.Stop()
+	if err != nil && err != io.EOF {
+		err = timeoutCause(b.ctx, b.parent, err)
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	err := b.rc.Close()
+	b.cancel(nil)
+	return err
+}
+
+// maxPooledBuf is the largest response buffer kept for reuse.
+const maxPooledBuf = 1 << 20
+
+func (c *Client) getBuf() *[]byte {
+	if bp, ok := c.bufs.Get().(*[]byte); ok {
+		return bp
+	}
+	return new([]byte)
+}
+
+// release returns the call's buffer for reuse, unless it grew past
+// maxPooledBuf. The call's response body must no longer be used.
+func (c *Client) release(cl *call) {
+	if cl == nil || cl.buf == nil {
+		return
+	}
+	if cap(*cl.buf) <= maxPooledBuf {
+		*cl.buf = (*cl.buf)[:0]
+		c.bufs.Put(cl.buf)
+	}
+	cl.buf = nil
+}
+
+// maxSizeHint caps the buffer allocated up front from a Content-Length,
+// which is a hint from the server, not an allocation order.
+const maxSizeHint = 256 << 10
+
+// readCapped reads all of r into buf[:0], failing with ErrResponseTooLarge
+// beyond max bytes. size is the Content-Length (or -1), used as a hint.
+func readCapped(r io.Reader, buf []byte, size int64, max int) ([]byte, error) {
+	b := buf[:0]
+	want := 512
+	if size > 0 {
+		want = int(min(size, int64(max), maxSizeHint)) + 1 // +1: room to see EOF without growing
+	}
+	if cap(b) < want {
+		b = slices.Grow(b, want)
+	}
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if len(b) > max {
+			return b[:0], fmt.Errorf("%w (over %d bytes)", ErrResponseTooLarge, max)
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b[:0], err
+		}
+		if len(b) == cap(b) {
+			b = slices.Grow(b, cap(b)) // double
+		}
+	}
+}
+
+func (c *Client) logAttempt(ctx context.Context, cl *call, resp *http.Response, err error, took time.Duration) {
+	attrs := []slog.Attr{slog.String("route", cl.route()), slog.Int("attempt", cl.attempts), slog.Duration("took", took)}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	} else {
+		attrs = append(attrs, slog.Int("status", resp.StatusCode))
+	}
+	c.log.LogAttrs(ctx, slog.LevelDebug, "invoicing: attempt", attrs...)
+}
