@@ -1,0 +1,139 @@
+package webhooktest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+// The deliveries are distinct contact.created events that webhooks.Handler
+// accepts, through Send and through Request over HTTP.
+func TestDeliveriesAreSignedContactCreatedEvents(t *testing.T) {
+	var seen Counter
+	h := webhooks.Handler(NewVerifier(t), func(_ context.Context, d *webhooks.Delivery) error {
+		e, ok := d.Event.(*webhooks.ContactCreated)
+		if !ok || e.ContactID != d.ID {
+			return fmt.Errorf("event %#v of delivery %s", d.Event, d.ID)
+		}
+		seen.Add(d.ID)
+		return nil
+	})
+	deliveries := Deliveries(3)
+	for _, d := range deliveries {
+		if s := d.Send(h); s != http.StatusOK {
+			t.Errorf("Send: status %d", s)
+		}
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, err := deliveries[0].Request(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("Request: status %d", resp.StatusCode)
+	}
+	if seen.Len() != 3 {
+		t.Errorf("%d distinct deliveries processed, want 3", seen.Len())
+	}
+	if n := seen.Count(deliveries[0].ID); n != 2 {
+		t.Errorf("the first delivery processed %d times, want 2 (no Deduper)", n)
+	}
+}
+
+// Storm sends 409s again only when told to.
+func TestStormRetriesConflictsWhenAsked(t *testing.T) {
+	var mu sync.Mutex
+	tries := map[string]int{}
+	conflictFirst := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // odd tries of an id: 409
+		mu.Lock()
+		defer mu.Unlock()
+		id := r.Header.Get(webhooks.HeaderDelivery)
+		if tries[id]++; tries[id]%2 == 1 {
+			w.WriteHeader(http.StatusConflict)
+		}
+	})
+	attempts := Attempts(Deliveries(10), 2)
+	if len(attempts) != 20 {
+		t.Fatalf("%d attempts, want 20", len(attempts))
+	}
+	statuses, conflicts := Storm{Handlers: []http.Handler{conflictFirst}, Concurrency: 4, RetryConflicts: true}.Run(attempts)
+	if conflicts != 20 || strings.Count(fmt.Sprint(statuses), "200") != 20 {
+		t.Errorf("with RetryConflicts: %d conflicts, statuses %v", conflicts, statuses)
+	}
+	statuses, conflicts = Storm{Handlers: []http.Handler{conflictFirst}, Concurrency: 4}.Run(attempts)
+	if conflicts != 0 || strings.Count(fmt.Sprint(statuses), "409") != 10 {
+		t.Errorf("without: %d conflicts, statuses %v", conflicts, statuses)
+	}
+}
+
+// Outage passes a receiver that answers 500 while its store is down, and
+// fails one that acknowledges a delivery then.
+func TestOutage(t *testing.T) {
+	var down atomic.Bool
+	receiver := func(lies bool) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if down.Load() && !lies {
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+		})
+	}
+	outage := func(lies bool) Outage {
+		return Outage{Handlers: []http.Handler{receiver(false), receiver(lies)}, Store: "the fake store",
+			Stop:  func() error { down.Store(true); return nil },
+			Start: func() error { down.Store(false); return nil }}
+	}
+
+	var answered atomic.Int64
+	o := outage(false)
+	o.Answered = func(Delivery, int) { answered.Add(1) }
+	sent := o.Run(t, Deliveries(1000))
+	if len(sent) < 200 || int(answered.Load()) != len(sent) {
+		t.Errorf("%d deliveries sent, %d answered", len(sent), answered.Load())
+	}
+
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() { // Run may end r's goroutine with Fatalf
+		defer close(done)
+		outage(true).Run(r, Deliveries(1000))
+	}()
+	<-done
+	if got := strings.Join(r.errors, "\n"); !strings.Contains(got, "acknowledged while the fake store was down") ||
+		!strings.Contains(got, "every one should fail") {
+		t.Errorf("a receiver that acknowledges while its store is down passes; errors:\n%s", got)
+	}
+}
+
+// recorder is a testing.TB that records failures instead of failing.
+type recorder struct {
+	testing.TB
+	mu     sync.Mutex
+	errors []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+func (r *recorder) Logf(string, ...any) {}

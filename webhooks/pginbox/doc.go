@@ -1,0 +1,46 @@
+// Package pginbox receives the Invoicing Service's webhooks into a
+// PostgreSQL table and processes them afterwards: store, then acknowledge,
+// then process. It suits receivers that run as several replicas and work
+// that must not be lost or done twice.
+//
+// The Handler verifies each delivery (webhooks.Verifier.Read), inserts it in
+// one statement that ignores a delivery id already stored, and answers 200
+// only once that insert has committed; a database failure answers 500, so
+// the service retries. Answering takes one insert, well within the 30
+// seconds the service waits, however slow the processing.
+//
+// Workers, any number on any replica, claim stored deliveries with SELECT
+// ... FOR UPDATE SKIP LOCKED, parse them into typed events, call the
+// callback and mark them processed; a failure is retried with a backoff,
+// then parked as failed for inspection. A Worker that dies mid-processing
+// loses nothing: its transaction, and so its row lock, ends with its
+// connection, and another Worker processes the delivery.
+//
+//	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+//	...
+//	if err := pginbox.Migrate(ctx, pool); err != nil { ... }
+//	http.Handle("/webhooks", pginbox.Handler(pool, verifier))
+//	w := &pginbox.Worker{Pool: pool, Concurrency: 4,
+//		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+//			e, ok := d.Event.(*webhooks.InvoicePaid)
+//			if !ok {
+//				return nil
+//			}
+//			_, err := tx.Exec(ctx, `UPDATE orders SET paid = true WHERE invoice_id = $1`, e.InvoiceID)
+//			return err
+//		}}
+//	go w.Run(ctx) // returns once ctx ends and the deliveries in progress are done
+//
+// # The table
+//
+// Migrate (or MigrationSQL, for a migration tool) creates the table
+// invoicing_webhook_inbox: delivery_id (the primary key), event_type,
+// signed_at, body (the raw bytes as verified), received_at, status
+// (StatusPending, StatusProcessed or StatusFailed), attempts, failures,
+// last_error, next_attempt_at and processed_at, with a partial index on the
+// pending rows. Rows are kept after processing: they are what makes a
+// retry of the service a duplicate. Delete old ones at leisure, after the
+// service's retries are over (about 27 hours), for instance:
+//
+//	DELETE FROM invoicing_webhook_inbox WHERE status = 'processed' AND processed_at < now() - interval '7 days'
+package pginbox

@@ -1,0 +1,127 @@
+package pginbox_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/internal/webhooktest"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
+)
+
+// A replica killed after storing deliveries but before processing them (its
+// Worker stopped, its connections closed): another replica's Worker
+// processes every one of them.
+func TestReplicaKilledAfterStoringBeforeProcessing(t *testing.T) {
+	schema := newSchema(t)
+	v := webhooktest.NewVerifier(t)
+	doomedPool := newPool(t, schema, 4)
+	doomed := pginbox.Handler(doomedPool, v)
+	deliveries := webhooktest.Deliveries(50)
+	for _, d := range deliveries {
+		require.Equal(t, http.StatusOK, d.Send(doomed), "acknowledged once stored")
+	}
+	doomedPool.Close() // the replica dies before its Worker got to them
+
+	survivorPool := newPool(t, schema, 4)
+	var processed webhooktest.Counter
+	start(t, &pginbox.Worker{Pool: survivorPool, Concurrency: 2, PollInterval: 10 * time.Millisecond,
+		Process: func(_ context.Context, d *webhooks.Delivery) error {
+			processed.Add(d.ID)
+			return nil
+		}})
+	waitFor(t, survivorPool, pginbox.StatusProcessed, len(deliveries))
+	for _, d := range deliveries {
+		assert.Equal(t, 1, processed.Count(d.ID), "delivery %s", short(d.ID))
+	}
+}
+
+// A replica whose connection drops while its Worker processes a delivery
+// (the process was killed, or the network failed): PostgreSQL ends the
+// transaction and its row lock, another replica's Worker processes the
+// delivery, and the work written in the transaction happens exactly once.
+func TestWorkerConnectionDroppedMidProcessing(t *testing.T) {
+	ctx := context.Background()
+	schema := newSchema(t)
+	admin := newPool(t, schema, 2)
+	_, err := admin.Exec(ctx, `CREATE TABLE effects (delivery_id text NOT NULL, replica text NOT NULL)`)
+	require.NoError(t, err)
+	d := webhooktest.Deliveries(1)[0]
+	store(t, admin, d)
+
+	effect := func(name string) func(context.Context, pgx.Tx, *webhooks.Delivery) error {
+		return func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+			_, err := tx.Exec(ctx, `INSERT INTO effects VALUES ($1, $2)`, d.ID, name)
+			return err
+		}
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	dying := effect("dying")
+	start(t, &pginbox.Worker{Pool: newNamedPool(t, schema, schema+"_dying", 2), PollInterval: 10 * time.Millisecond,
+		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+			if err := dying(ctx, tx, d); err != nil {
+				return err
+			}
+			close(entered)
+			<-release
+			return nil
+		}})
+	<-entered
+
+	var survivorRuns atomic.Int32
+	survivor := effect("survivor")
+	start(t, &pginbox.Worker{Pool: newPool(t, schema, 2), PollInterval: 10 * time.Millisecond,
+		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+			survivorRuns.Add(1)
+			return survivor(ctx, tx, d)
+		}})
+	time.Sleep(100 * time.Millisecond)
+	assert.Zero(t, survivorRuns.Load(), "the row is locked while the dying replica holds it")
+
+	var killed int
+	require.NoError(t, admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`,
+		schema+"_dying").Scan(&killed))
+	require.Positive(t, killed)
+	waitFor(t, admin, pginbox.StatusProcessed, 1)
+	close(release) // the dying replica's callback returns; its commit fails
+
+	var replicas []string
+	rows, err := admin.Query(ctx, `SELECT replica FROM effects WHERE delivery_id = $1`, d.ID)
+	require.NoError(t, err)
+	replicas, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	assert.Equal(t, []string{"survivor"}, replicas, "the dying replica's write was rolled back")
+	r := readRow(t, admin, d.ID)
+	assert.Equal(t, 1, r.Attempts)
+	assert.Zero(t, r.Failures)
+	assert.Equal(t, int32(1), survivorRuns.Load())
+}
+
+// PostgreSQL stopping in the middle of a run: every request sent after it
+// stopped is answered 5xx (so the service retries), no delivery is answered
+// 2xx without being stored, and once PostgreSQL is back the service's
+// retries are stored and every delivery is processed exactly once.
+func TestPostgresGoingAwayMidRunAnswers5xx(t *testing.T) {
+	c := newCluster(t, 3, true)
+	pool := c.pools[0]
+	sent := webhooktest.Outage{Handlers: c.handlers, Stop: server.Stop, Start: server.Start, Store: "PostgreSQL",
+		Answered: func(d webhooktest.Delivery, status int) {
+			if status == http.StatusOK {
+				readRow(t, pool, d.ID) // fails the test if the delivery was not stored
+			}
+		}}.Run(t, webhooktest.Deliveries(1000))
+
+	waitFor(t, pool, pginbox.StatusProcessed, len(sent))
+	effects := c.effects(t)
+	for _, d := range sent {
+		assert.Equal(t, 1, effects[d.ID], "delivery %s", short(d.ID))
+	}
+	assert.Len(t, effects, len(sent))
+}

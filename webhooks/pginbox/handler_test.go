@@ -1,0 +1,105 @@
+package pginbox_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/internal/webhooktest"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
+)
+
+func TestHandlerStoresVerifiedDeliveryOnce(t *testing.T) {
+	pool := newPool(t, newSchema(t), 2)
+	h := pginbox.Handler(pool, webhooktest.NewVerifier(t))
+	d := webhooktest.Deliveries(1)[0]
+	d.Body = append([]byte("  "), d.Body...) // stored byte for byte, spaces included
+
+	req, err := d.Request("/webhooks")
+	require.NoError(t, err)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	require.Equal(t, http.StatusOK, w.Code)
+
+	r := readRow(t, pool, d.ID)
+	assert.Equal(t, "contact.created", r.EventType)
+	assert.Equal(t, d.Body, r.Body)
+	assert.Equal(t, req.Header.Get(webhooks.HeaderTimestamp), strFromUnix(r.SignedAt))
+	assert.Equal(t, pginbox.StatusPending, r.Status)
+	assert.Zero(t, r.Attempts)
+
+	assert.Equal(t, http.StatusOK, d.Send(h), "a copy is acknowledged")
+	assert.Equal(t, 1, countRows(t, pool, ""), "and not stored again")
+}
+
+func TestHandlerRefusesAsWebhooksHandlerDoes(t *testing.T) {
+	pool := newPool(t, newSchema(t), 2)
+	v := webhooktest.NewVerifier(t, webhooks.WithMaxBodyBytes(1000))
+	h := pginbox.Handler(pool, v)
+	reference := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error { return nil })
+	d := webhooktest.Deliveries(1)[0]
+
+	cases := map[string]struct {
+		status int
+		change func(r *http.Request)
+	}{
+		"GET": {http.StatusMethodNotAllowed, func(r *http.Request) { r.Method = http.MethodGet }},
+		"body over the limit": {http.StatusRequestEntityTooLarge, func(r *http.Request) {
+			r.Body = io.NopCloser(strings.NewReader(strings.Repeat(" ", 1001)))
+			r.ContentLength = -1
+		}},
+		"no signature":        {http.StatusUnauthorized, func(r *http.Request) { r.Header.Del(webhooks.HeaderSignature) }},
+		"no timestamp":        {http.StatusUnauthorized, func(r *http.Request) { r.Header.Del(webhooks.HeaderTimestamp) }},
+		"malformed signature": {http.StatusUnauthorized, func(r *http.Request) { r.Header.Set(webhooks.HeaderSignature, "md5=1") }},
+		"wrong signature": {http.StatusUnauthorized, func(r *http.Request) {
+			_, sig := webhooks.Sign("another secret", time.Now(), d.Body)
+			r.Header.Set(webhooks.HeaderSignature, sig)
+		}},
+		"stale": {http.StatusUnauthorized, func(r *http.Request) {
+			ts, sig := webhooks.Sign(webhooktest.Secret, time.Now().Add(-time.Hour), d.Body)
+			r.Header.Set(webhooks.HeaderTimestamp, ts)
+			r.Header.Set(webhooks.HeaderSignature, sig)
+		}},
+		"no delivery id": {http.StatusBadRequest, func(r *http.Request) { r.Header.Del(webhooks.HeaderDelivery) }},
+		"no event type":  {http.StatusBadRequest, func(r *http.Request) { r.Header.Del(webhooks.HeaderEvent) }},
+		"signed body that does not parse": {http.StatusBadRequest, func(r *http.Request) {
+			body := []byte(`["not an object"]`)
+			ts, sig := webhooks.Sign(webhooktest.Secret, time.Now(), body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			r.Header.Set(webhooks.HeaderTimestamp, ts)
+			r.Header.Set(webhooks.HeaderSignature, sig)
+		}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, handler := range []http.Handler{h, reference} {
+				r, err := d.Request("/webhooks")
+				require.NoError(t, err)
+				c.change(r)
+				w := httptest.NewRecorder()
+				handler.ServeHTTP(w, r)
+				assert.Equal(t, c.status, w.Code)
+			}
+		})
+	}
+	assert.Zero(t, countRows(t, pool, ""), "nothing refused is stored")
+}
+
+func TestHandlerPanicsOnNil(t *testing.T) {
+	assert.Panics(t, func() { pginbox.Handler(nil, webhooktest.NewVerifier(t)) })
+	assert.Panics(t, func() { pginbox.Handler(newPool(t, "public", 1), nil) })
+}
+
+// strFromUnix writes t as the X-Service-Timestamp header does.
+func strFromUnix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }

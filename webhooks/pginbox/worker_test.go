@@ -1,0 +1,305 @@
+package pginbox_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/internal/webhooktest"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
+)
+
+// store stores deliveries through a Handler.
+func store(t testing.TB, pool *pgxpool.Pool, deliveries ...webhooktest.Delivery) {
+	t.Helper()
+	h := pginbox.Handler(pool, webhooktest.NewVerifier(t))
+	for _, d := range deliveries {
+		require.Equal(t, http.StatusOK, d.Send(h))
+	}
+}
+
+// start runs w until the test ends, and checks that Run returned nil.
+func start(t testing.TB, w *pginbox.Worker) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			assert.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// waitFor waits until n rows of the inbox have status.
+func waitFor(t testing.TB, pool *pgxpool.Pool, status string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return countRows(t, pool, status) == n }, 30*time.Second, 5*time.Millisecond,
+		"waiting for %d %s deliveries", n, status)
+}
+
+func TestWorkerProcessesTypedEvents(t *testing.T) {
+	pool := newPool(t, newSchema(t), 4)
+	deliveries := webhooktest.Deliveries(3)
+	store(t, pool, deliveries...)
+
+	var mu sync.Mutex
+	got := map[string]*webhooks.Delivery{}
+	start(t, &pginbox.Worker{Pool: pool, PollInterval: 10 * time.Millisecond, Process: func(_ context.Context, d *webhooks.Delivery) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got[d.ID] = d
+		return nil
+	}})
+	waitFor(t, pool, pginbox.StatusProcessed, 3)
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range deliveries {
+		d := got[want.ID]
+		require.NotNil(t, d)
+		assert.Equal(t, webhooks.EventContactCreated, d.Type)
+		assert.Equal(t, want.Body, d.Body)
+		assert.WithinDuration(t, time.Now(), d.Timestamp, time.Minute)
+		assert.Equal(t, time.UTC, d.Timestamp.Location())
+		e, ok := d.Event.(*webhooks.ContactCreated)
+		require.True(t, ok, "%T", d.Event)
+		assert.Equal(t, want.ID, e.ContactID)
+		r := readRow(t, pool, want.ID)
+		assert.Equal(t, 1, r.Attempts)
+		assert.Zero(t, r.Failures)
+	}
+}
+
+// A callback that fails twice then succeeds: processed once, after two
+// backoffs, with the failure count and the last error kept.
+func TestWorkerRetriesFailuresWithBackoff(t *testing.T) {
+	pool := newPool(t, newSchema(t), 4)
+	d := webhooktest.Deliveries(1)[0]
+	store(t, pool, d)
+
+	var runs, successes atomic.Int32
+	var mu sync.Mutex
+	var backoffs []int
+	start(t, &pginbox.Worker{
+		Pool: pool, PollInterval: 10 * time.Millisecond,
+		Backoff: func(failures int) time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			backoffs = append(backoffs, failures)
+			return 50 * time.Millisecond
+		},
+		Process: func(context.Context, *webhooks.Delivery) error {
+			if n := runs.Add(1); n <= 2 {
+				return fmt.Errorf("downstream unavailable (run %d)", n)
+			}
+			successes.Add(1)
+			return nil
+		},
+	})
+	waitFor(t, pool, pginbox.StatusProcessed, 1)
+
+	r := readRow(t, pool, d.ID)
+	assert.Equal(t, 3, r.Attempts)
+	assert.Equal(t, 2, r.Failures)
+	require.NotNil(t, r.LastError)
+	assert.Equal(t, "downstream unavailable (run 2)", *r.LastError)
+	time.Sleep(50 * time.Millisecond) // a few more polls change nothing
+	assert.Equal(t, int32(3), runs.Load())
+	assert.Equal(t, int32(1), successes.Load())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []int{1, 2}, backoffs)
+}
+
+func TestWorkerParksDeliveryAfterMaxAttempts(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t, newSchema(t), 4)
+	d := webhooktest.Deliveries(1)[0]
+	store(t, pool, d)
+
+	var runs atomic.Int32
+	var fixed atomic.Bool
+	start(t, &pginbox.Worker{
+		Pool: pool, PollInterval: 10 * time.Millisecond, MaxAttempts: 3,
+		Backoff: func(int) time.Duration { return time.Millisecond },
+		Process: func(context.Context, *webhooks.Delivery) error {
+			runs.Add(1)
+			if fixed.Load() {
+				return nil
+			}
+			return errors.New("always fails")
+		},
+	})
+	waitFor(t, pool, pginbox.StatusFailed, 1)
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, int32(3), runs.Load(), "a parked delivery is left alone")
+	r := readRow(t, pool, d.ID)
+	assert.Equal(t, 3, r.Failures)
+	assert.Equal(t, "always fails", *r.LastError)
+
+	// The requeue of StatusFailed's documentation.
+	fixed.Store(true)
+	_, err := pool.Exec(ctx, `UPDATE invoicing_webhook_inbox SET status = 'pending', next_attempt_at = now()
+		WHERE delivery_id = $1 AND status = 'failed'`, d.ID)
+	require.NoError(t, err)
+	waitFor(t, pool, pginbox.StatusProcessed, 1)
+	assert.Equal(t, int32(4), runs.Load())
+}
+
+// ProcessTx's writes commit with "processed", and are rolled back, while the
+// failure is still recorded, when it fails.
+func TestWorkerProcessTxWritesCommitWithProcessed(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t, newSchema(t), 4)
+	_, err := pool.Exec(ctx, `CREATE TABLE effects (delivery_id text NOT NULL, run int NOT NULL)`)
+	require.NoError(t, err)
+	d := webhooktest.Deliveries(1)[0]
+	store(t, pool, d)
+
+	var runs atomic.Int32
+	var commitErr, rollbackErr atomic.Value
+	start(t, &pginbox.Worker{
+		Pool: pool, PollInterval: 10 * time.Millisecond,
+		Backoff: func(int) time.Duration { return time.Millisecond },
+		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+			run := runs.Add(1)
+			if _, err := tx.Exec(ctx, `INSERT INTO effects VALUES ($1, $2)`, d.ID, run); err != nil {
+				return err
+			}
+			commitErr.Store(tx.Commit(ctx))
+			rollbackErr.Store(tx.Rollback(ctx))
+			if run == 1 {
+				return errors.New("fails after writing")
+			}
+			return nil
+		},
+	})
+	waitFor(t, pool, pginbox.StatusProcessed, 1)
+
+	var effects []int
+	rows, err := pool.Query(ctx, `SELECT run FROM effects WHERE delivery_id = $1`, d.ID)
+	require.NoError(t, err)
+	effects, err = pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
+	assert.Equal(t, []int{2}, effects, "the failed run's write was rolled back")
+	r := readRow(t, pool, d.ID)
+	assert.Equal(t, 1, r.Failures)
+	assert.Equal(t, "fails after writing", *r.LastError)
+	assert.ErrorContains(t, commitErr.Load().(error), "the Worker commits or rolls back")
+	assert.ErrorContains(t, rollbackErr.Load().(error), "the Worker commits or rolls back")
+}
+
+func TestWorkerCountsPanicAsFailure(t *testing.T) {
+	pool := newPool(t, newSchema(t), 4)
+	d := webhooktest.Deliveries(1)[0]
+	store(t, pool, d)
+	var runs atomic.Int32
+	start(t, &pginbox.Worker{
+		Pool: pool, PollInterval: 10 * time.Millisecond,
+		Backoff: func(int) time.Duration { return time.Millisecond },
+		Process: func(context.Context, *webhooks.Delivery) error {
+			if runs.Add(1) == 1 {
+				panic("callback bug")
+			}
+			return nil
+		},
+	})
+	waitFor(t, pool, pginbox.StatusProcessed, 1)
+	r := readRow(t, pool, d.ID)
+	assert.Equal(t, 1, r.Failures)
+	assert.Contains(t, *r.LastError, "pginbox: callback panicked: callback bug")
+}
+
+func TestWorkerParksBodyThatNoLongerParses(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t, newSchema(t), 4)
+	_, err := pool.Exec(ctx, `INSERT INTO invoicing_webhook_inbox (delivery_id, event_type, signed_at, body)
+		VALUES ('bad', 'contact.created', now(), '{"contact_id": 7}')`)
+	require.NoError(t, err)
+	var runs atomic.Int32
+	start(t, &pginbox.Worker{Pool: pool, PollInterval: 10 * time.Millisecond, Process: func(context.Context, *webhooks.Delivery) error {
+		runs.Add(1)
+		return nil
+	}})
+	waitFor(t, pool, pginbox.StatusFailed, 1)
+	r := readRow(t, pool, "bad")
+	assert.Equal(t, 1, r.Failures)
+	assert.Contains(t, *r.LastError, "invalid payload")
+	assert.Zero(t, runs.Load(), "the callback never sees it")
+}
+
+func TestWorkerTimesOutSlowCallback(t *testing.T) {
+	pool := newPool(t, newSchema(t), 4)
+	d := webhooktest.Deliveries(1)[0]
+	store(t, pool, d)
+	start(t, &pginbox.Worker{Pool: pool, PollInterval: 10 * time.Millisecond, MaxAttempts: 1, Timeout: 50 * time.Millisecond,
+		Process: func(ctx context.Context, _ *webhooks.Delivery) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}})
+	waitFor(t, pool, pginbox.StatusFailed, 1)
+	r := readRow(t, pool, d.ID)
+	assert.Equal(t, 1, r.Failures)
+	assert.Equal(t, "context deadline exceeded", *r.LastError)
+}
+
+// Stopping a Worker lets the delivery in progress finish, then Run returns.
+func TestWorkerStopsCleanly(t *testing.T) {
+	pool := newPool(t, newSchema(t), 4)
+	d := webhooktest.Deliveries(1)[0]
+	store(t, pool, d)
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	returned := make(chan error, 1)
+	w := &pginbox.Worker{Pool: pool, PollInterval: 10 * time.Millisecond, Process: func(ctx context.Context, _ *webhooks.Delivery) error {
+		close(entered)
+		<-release
+		return ctx.Err() // the callback's context outlives Run's
+	}}
+	go func() { returned <- w.Run(ctx) }()
+	<-entered
+	cancel()
+	select {
+	case <-returned:
+		t.Fatal("Run returned with a delivery in progress")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-returned:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	assert.Equal(t, pginbox.StatusProcessed, readRow(t, pool, d.ID).Status)
+}
+
+func TestWorkerRejectsMisconfiguration(t *testing.T) {
+	pool := newPool(t, "public", 1)
+	fn := func(context.Context, *webhooks.Delivery) error { return nil }
+	fnTx := func(context.Context, pgx.Tx, *webhooks.Delivery) error { return nil }
+	for name, w := range map[string]*pginbox.Worker{
+		"no pool":              {Process: fn},
+		"no callback":          {Pool: pool},
+		"two callbacks":        {Pool: pool, Process: fn, ProcessTx: fnTx},
+		"negative concurrency": {Pool: pool, Process: fn, Concurrency: -1},
+	} {
+		assert.Error(t, w.Run(context.Background()), name)
+	}
+}

@@ -1,0 +1,187 @@
+package redisdedup
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+// Defaults of the Deduper's options.
+const (
+	// DefaultKeyPrefix starts every key the Deduper writes.
+	DefaultKeyPrefix = "invoicing:webhooks:delivery:"
+	// DefaultTTL is how long a processed delivery id is remembered: the
+	// service's automatic retries span about 27 hours, and three days also
+	// cover a manual retry made soon after.
+	DefaultTTL = 72 * time.Hour
+	// DefaultLease is how long a claim lives when its holder never releases
+	// it: longer than the 30 seconds the service waits for an answer,
+	// shorter than the 5 minutes before its second retry.
+	DefaultLease = 2 * time.Minute
+)
+
+// done is the value of a processed delivery's key. Claim tokens come from
+// crypto/rand.Text (upper-case base32), so no token equals it.
+const done = "done"
+
+var (
+	// ErrLeaseExpired is returned by Release when the claim's lease ran out
+	// and another claim took its place before the release: the delivery may
+	// have been processed twice. Make the lease longer than processing.
+	ErrLeaseExpired = errors.New("redisdedup: claim lease expired before release")
+	// ErrNotClaimed is returned by Release for an id this Deduper holds no
+	// claim on.
+	ErrNotClaimed = errors.New("redisdedup: release of a delivery id that is not claimed")
+)
+
+// releaseScript ends a claim only when the key still holds the claimant's
+// token. KEYS[1] is the delivery's key; ARGV[1] the token; ARGV[2] "1" to
+// remember the id as done for ARGV[3] milliseconds, "0" to forget it. A
+// processed delivery whose lease ran out unclaimed is still remembered. It
+// returns 1 when it ended the claim, 0 when the claim was no longer there.
+var releaseScript = redis.NewScript(`
+local current = redis.call('GET', KEYS[1])
+if current ~= ARGV[1] and not (current == false and ARGV[2] == '1') then
+  return 0
+end
+if ARGV[2] == '1' then
+  redis.call('SET', KEYS[1], 'done', 'PX', ARGV[3])
+else
+  redis.call('DEL', KEYS[1])
+end
+return 1
+`)
+
+// Deduper is a webhooks.Deduper kept in Redis and shared by every replica
+// that uses the same Redis and key prefix. Create it with New; it is safe for
+// concurrent use. Use one Deduper per process (or per Handler): the claims
+// it holds are known only to it.
+type Deduper struct {
+	client redis.UniversalClient
+	prefix string
+	ttl    time.Duration
+	lease  time.Duration
+
+	mu     sync.Mutex
+	tokens map[string]string // delivery id -> token of the claim held here
+}
+
+// An Option configures a Deduper built by New.
+type Option func(*Deduper)
+
+// WithKeyPrefix sets the prefix of the Deduper's keys (DefaultKeyPrefix when
+// not given), so that several receivers can share one Redis. Replicas of one
+// receiver must use the same prefix.
+func WithKeyPrefix(prefix string) Option {
+	return func(d *Deduper) { d.prefix = prefix }
+}
+
+// WithTTL sets how long a processed delivery id is remembered (DefaultTTL
+// when not given). A copy of the delivery that arrives later is processed
+// again.
+func WithTTL(ttl time.Duration) Option {
+	return func(d *Deduper) { d.ttl = ttl }
+}
+
+// WithLease sets how long a claim lives when it is not released
+// (DefaultLease when not given): the time after which the delivery of a
+// replica that died while processing it can be processed elsewhere.
+// Processing must finish well within it (see ErrLeaseExpired).
+func WithLease(lease time.Duration) Option {
+	return func(d *Deduper) { d.lease = lease }
+}
+
+// New returns a Deduper that keeps its claims in Redis through client (a
+// *redis.Client, *redis.ClusterClient or other UniversalClient). It panics
+// if client is nil, or if the TTL or the lease is under a millisecond, which
+// are mistakes in the program.
+func New(client redis.UniversalClient, opts ...Option) *Deduper {
+	d := &Deduper{
+		client: client,
+		prefix: DefaultKeyPrefix,
+		ttl:    DefaultTTL,
+		lease:  DefaultLease,
+		tokens: make(map[string]string),
+	}
+	for _, opt := range opts {
+		opt(d)
+	}
+	switch {
+	case client == nil:
+		panic("redisdedup: New with a nil client")
+	case d.ttl < time.Millisecond:
+		panic(fmt.Sprintf("redisdedup: TTL %v is under a millisecond", d.ttl))
+	case d.lease < time.Millisecond:
+		panic(fmt.Sprintf("redisdedup: lease %v is under a millisecond", d.lease))
+	}
+	return d
+}
+
+// Claim implements webhooks.Deduper with one SET NX PX GET: the id is
+// claimed for the lease when its key is absent. It returns ClaimDuplicate
+// when the id was processed within the TTL, ClaimInFlight when a claim on it
+// is held (by this Deduper or another), and an error when Redis cannot be
+// reached, which makes the Handler answer 500 so that the service retries.
+func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, error) {
+	d.mu.Lock()
+	_, held := d.tokens[id]
+	d.mu.Unlock()
+	if held {
+		return webhooks.ClaimInFlight, nil
+	}
+	token := rand.Text()
+	previous, err := d.client.SetArgs(ctx, d.key(id), token, redis.SetArgs{Mode: "NX", TTL: d.lease, Get: true}).Result()
+	switch {
+	case errors.Is(err, redis.Nil): // the key was absent: the claim is ours
+		d.mu.Lock()
+		d.tokens[id] = token
+		d.mu.Unlock()
+		return webhooks.ClaimNew, nil
+	case err != nil:
+		return 0, fmt.Errorf("redisdedup: claiming delivery %s: %w", id, err)
+	case previous == done:
+		return webhooks.ClaimDuplicate, nil
+	default:
+		return webhooks.ClaimInFlight, nil
+	}
+}
+
+// Release implements webhooks.Deduper: when the key still holds this
+// Deduper's claim, it sets it to "done" for the TTL (processed) or deletes
+// it (not processed). It returns ErrNotClaimed for an id this Deduper does
+// not hold, ErrLeaseExpired when the claim expired and was replaced, and an
+// error when Redis cannot be reached; in that case the claim expires with
+// its lease.
+func (d *Deduper) Release(ctx context.Context, id string, processed bool) error {
+	d.mu.Lock()
+	token, held := d.tokens[id]
+	delete(d.tokens, id)
+	d.mu.Unlock()
+	if !held {
+		return fmt.Errorf("%w: %s", ErrNotClaimed, id)
+	}
+	flag := "0"
+	if processed {
+		flag = "1"
+	}
+	released, err := releaseScript.Run(ctx, d.client, []string{d.key(id)}, token, flag, d.ttl.Milliseconds()).Int()
+	if err != nil {
+		return fmt.Errorf("redisdedup: releasing delivery %s: %w", id, err)
+	}
+	if released == 0 {
+		return fmt.Errorf("%w: delivery %s", ErrLeaseExpired, id)
+	}
+	return nil
+}
+
+// key returns the Redis key of a delivery id.
+func (d *Deduper) key(id string) string { return d.prefix + id }
+
+var _ webhooks.Deduper = (*Deduper)(nil)

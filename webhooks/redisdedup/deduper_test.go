@@ -1,0 +1,164 @@
+package redisdedup_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
+	"github.com/invoicing-api/invoicing-go/webhooks/redisdedup"
+)
+
+func TestClaimReleaseSemantics(t *testing.T) {
+	ctx := context.Background()
+	p := prefix(t)
+	a := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+	b := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+
+	claim := func(d *redisdedup.Deduper, id string) webhooks.ClaimStatus {
+		t.Helper()
+		s, err := d.Claim(ctx, id)
+		require.NoError(t, err)
+		return s
+	}
+
+	assert.Equal(t, webhooks.ClaimNew, claim(a, "d1"))
+	assert.Equal(t, webhooks.ClaimInFlight, claim(b, "d1"), "another replica sees the claim")
+	assert.Equal(t, webhooks.ClaimInFlight, claim(a, "d1"), "the holder's own second claim is in flight too")
+
+	require.NoError(t, a.Release(ctx, "d1", false))
+	assert.Equal(t, webhooks.ClaimNew, claim(b, "d1"), "a failure releases the claim")
+
+	require.NoError(t, b.Release(ctx, "d1", true))
+	assert.Equal(t, webhooks.ClaimDuplicate, claim(a, "d1"), "a success is remembered")
+	assert.Equal(t, webhooks.ClaimDuplicate, claim(b, "d1"))
+
+	assert.Equal(t, webhooks.ClaimNew, claim(a, "d2"), "ids are independent")
+}
+
+func TestKeysPrefixTTLAndLease(t *testing.T) {
+	ctx := context.Background()
+	rdb := newClient(t)
+	p := prefix(t)
+	d := redisdedup.New(rdb, redisdedup.WithKeyPrefix(p), redisdedup.WithTTL(time.Hour), redisdedup.WithLease(30*time.Second))
+
+	_, err := d.Claim(ctx, "d1")
+	require.NoError(t, err)
+	token, err := rdb.Get(ctx, p+"d1").Result()
+	require.NoError(t, err)
+	assert.Len(t, token, 26, "a claim holds a random token")
+	lease, err := rdb.PTTL(ctx, p+"d1").Result()
+	require.NoError(t, err)
+	assert.InDelta(t, 30*time.Second, lease, float64(2*time.Second), "a claim lives for the lease")
+
+	require.NoError(t, d.Release(ctx, "d1", true))
+	assert.Equal(t, "done", rdb.Get(ctx, p+"d1").Val())
+	ttl, err := rdb.PTTL(ctx, p+"d1").Result()
+	require.NoError(t, err)
+	assert.InDelta(t, time.Hour, ttl, float64(2*time.Second), "a success is remembered for the TTL")
+
+	_, err = d.Claim(ctx, "d2")
+	require.NoError(t, err)
+	require.NoError(t, d.Release(ctx, "d2", false))
+	assert.Zero(t, rdb.Exists(ctx, p+"d2").Val(), "a released failure leaves no key")
+
+	assert.Equal(t, "invoicing:webhooks:delivery:", redisdedup.DefaultKeyPrefix)
+}
+
+func TestSuccessIsForgottenAfterTTL(t *testing.T) {
+	ctx := context.Background()
+	d := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(prefix(t)), redisdedup.WithTTL(50*time.Millisecond))
+	_, err := d.Claim(ctx, "d1")
+	require.NoError(t, err)
+	require.NoError(t, d.Release(ctx, "d1", true))
+	require.Eventually(t, func() bool {
+		s, err := d.Claim(ctx, "d1")
+		return err == nil && s == webhooks.ClaimNew
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
+func TestAbandonedClaimExpiresWithLease(t *testing.T) {
+	ctx := context.Background()
+	p := prefix(t)
+	dead := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(time.Second))
+	alive := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+
+	s, err := dead.Claim(ctx, "d1")
+	require.NoError(t, err)
+	require.Equal(t, webhooks.ClaimNew, s)
+	// dead never releases, as a replica that crashed.
+	s, err = alive.Claim(ctx, "d1")
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.ClaimInFlight, s)
+	require.Eventually(t, func() bool {
+		s, err := alive.Claim(ctx, "d1")
+		return err == nil && s == webhooks.ClaimNew
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
+func TestNeverReleasesAnotherReplicasClaim(t *testing.T) {
+	ctx := context.Background()
+	p := prefix(t)
+	slow := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(50*time.Millisecond))
+	other := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+	third := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+
+	_, err := slow.Claim(ctx, "d1")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { // slow's lease runs out; other claims
+		s, err := other.Claim(ctx, "d1")
+		return err == nil && s == webhooks.ClaimNew
+	}, 5*time.Second, 10*time.Millisecond)
+
+	s, err := slow.Claim(ctx, "d1")
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.ClaimInFlight, s, "slow still holds its own, expired, claim")
+	err = slow.Release(ctx, "d1", false)
+	assert.ErrorIs(t, err, redisdedup.ErrLeaseExpired)
+	s, err = third.Claim(ctx, "d1")
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.ClaimInFlight, s, "other's claim survives slow's late release")
+
+	require.NoError(t, other.Release(ctx, "d1", true))
+	s, err = third.Claim(ctx, "d1")
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.ClaimDuplicate, s)
+}
+
+func TestLateSuccessIsRememberedWhenNobodyClaimed(t *testing.T) {
+	ctx := context.Background()
+	p := prefix(t)
+	slow := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(20*time.Millisecond))
+	_, err := slow.Claim(ctx, "d1")
+	require.NoError(t, err)
+	time.Sleep(60 * time.Millisecond) // the lease runs out; nobody claims meanwhile
+	require.NoError(t, slow.Release(ctx, "d1", true))
+	s, err := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p)).Claim(ctx, "d1")
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.ClaimDuplicate, s)
+}
+
+func TestReleaseOfUnclaimedID(t *testing.T) {
+	d := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(prefix(t)))
+	assert.ErrorIs(t, d.Release(context.Background(), "never-claimed", true), redisdedup.ErrNotClaimed)
+}
+
+func TestNewPanicsOnMistakes(t *testing.T) {
+	rdb := newClient(t)
+	assert.Panics(t, func() { redisdedup.New(nil) })
+	assert.Panics(t, func() { redisdedup.New(rdb, redisdedup.WithTTL(0)) })
+	assert.Panics(t, func() { redisdedup.New(rdb, redisdedup.WithLease(time.Microsecond)) })
+}
+
+func TestRedisUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rdb := newClient(t)
+	require.NoError(t, rdb.Close()) // as a lost connection
+	d := redisdedup.New(rdb)
+	_, err := d.Claim(ctx, "d1")
+	assert.ErrorContains(t, err, "redisdedup: claiming delivery d1")
+}

@@ -1,0 +1,52 @@
+// Package redisdedup is a webhooks.Deduper kept in Redis, for webhook
+// receivers that run as several replicas behind a load balancer: the service
+// retries a delivery (after 1 min, 5 min, 30 min, 2 h and 24 h) and each
+// retry may reach another replica, which must know whether the delivery was
+// already processed or is being processed right now.
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	h := webhooks.Handler(verifier, process,
+//		webhooks.WithDeduper(redisdedup.New(rdb)))
+//
+// It keeps the semantics of webhooks.MemoryDeduper: a delivery claimed by
+// one replica and still being processed answers 409 on the others (so the
+// service retries it later), a success is remembered for a TTL (later copies
+// are acknowledged without processing), and a failure or a panic releases
+// the claim (the service's next retry is processed).
+//
+// # Keys and claims
+//
+// Each delivery id has one string key, the key prefix followed by the id
+// (DefaultKeyPrefix unless WithKeyPrefix says otherwise). While a replica
+// processes the delivery the key holds that claim's token, a random value
+// unique to the claim, and expires after the lease; once processed it holds
+// "done" and expires after the TTL; a released failure deletes it.
+//
+// Claim is one atomic command, SET key token NX PX <lease> GET: it claims
+// the id when the key is absent and otherwise returns what the key holds, so
+// it tells "done" (ClaimDuplicate) from another replica's token
+// (ClaimInFlight). It needs Redis 7.0 or later, or a compatible server.
+//
+// Release runs a Lua script that compares the key with the claim's token
+// and only then deletes it or sets it to "done", so a replica never releases
+// a claim that is not its own (its lease expired and another replica
+// claimed the id since). webhooks.Deduper.Release gets no token: the Deduper
+// keeps the token of each claim it holds in memory, keyed by delivery id,
+// from Claim to Release. One Deduper therefore never holds two claims on
+// the same id: while it holds one, its own Claim of that id answers
+// ClaimInFlight without asking Redis.
+//
+// # When a replica dies
+//
+// A replica that dies between Claim and Release leaves its claim behind;
+// the lease (WithLease, DefaultLease unless set) makes Redis drop it, and the
+// service's next retry after that is processed by whichever replica gets it.
+// Until then that delivery answers 409. The same goes for a claim that Redis
+// made but whose reply the replica never got (a network failure): Claim
+// returns the error, the Handler answers 500, and the lease ends the
+// orphaned claim.
+//
+// Processing must finish within the lease: a claim whose lease ran out can
+// be taken by another replica, and the late Release then returns
+// ErrLeaseExpired, meaning the delivery may have been processed twice.
+package redisdedup

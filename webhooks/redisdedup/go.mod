@@ -1,0 +1,23 @@
+module github.com/invoicing-api/invoicing-go/webhooks/redisdedup
+
+go 1.24.0
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/invoicing-api/invoicing-go v0.1.0
+	github.com/redis/go-redis/v9 v9.22.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	github.com/shopspring/decimal v1.6.0 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/time v0.14.0 // indirect
+)
+
+replace github.com/invoicing-api/invoicing-go => ../..
