@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -107,13 +108,13 @@ func (s *Server) createBill(w http.ResponseWriter, r *http.Request) {
 	var ev event
 	if err == nil {
 		view = s.billView(b)
-		ev = s.newEvent(webhooks.EventBillCreated, orderedObject{
-			{"bill_id", b.id},
-			{"bill_number", b.number},
-			{"supplier_id", b.supplierID},
-			{"total", moneyString(b.total())},
-			{"status", b.status},
-			{"created_at", formatTime(b.createdAt)},
+		ev = s.newEvent(webhooks.EventBillCreated, jsonobj.Object{
+			{Key: "bill_id", Value: b.id},
+			{Key: "bill_number", Value: b.number},
+			{Key: "supplier_id", Value: b.supplierID},
+			{Key: "total", Value: moneyString(b.total())},
+			{Key: "status", Value: b.status},
+			{Key: "created_at", Value: formatTime(b.createdAt)},
 		})
 	}
 	s.mu.Unlock()
@@ -196,11 +197,11 @@ func (s *Server) ApproveBill(billID string) error {
 	b.status = invoicing.BillStatusApproved
 	b.approvedAt = now
 	b.updatedAt = &now
-	ev := s.newEvent(webhooks.EventBillApproved, orderedObject{
-		{"bill_id", b.id},
-		{"bill_number", b.number},
-		{"supplier_id", b.supplierID},
-		{"approved_at", formatTime(now)},
+	ev := s.newEvent(webhooks.EventBillApproved, jsonobj.Object{
+		{Key: "bill_id", Value: b.id},
+		{Key: "bill_number", Value: b.number},
+		{Key: "supplier_id", Value: b.supplierID},
+		{Key: "approved_at", Value: formatTime(now)},
 	})
 	s.mu.Unlock()
 	s.publish(ev)

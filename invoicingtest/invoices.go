@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -284,13 +285,13 @@ func (s *Server) invoiceEvent(name webhooks.EventType, inv *invoice) event {
 			at = *inv.updatedAt
 		}
 	}
-	return s.newEvent(name, orderedObject{
-		{"invoice_id", inv.id},
-		{"invoice_number", inv.number},
-		{"client_id", inv.clientID},
-		{"reference", nullable(inv.reference)},
-		{"total", moneyString(inv.total())},
-		{"status", inv.status},
-		{stampKey, formatTime(at)},
+	return s.newEvent(name, jsonobj.Object{
+		{Key: "invoice_id", Value: inv.id},
+		{Key: "invoice_number", Value: inv.number},
+		{Key: "client_id", Value: inv.clientID},
+		{Key: "reference", Value: nullable(inv.reference)},
+		{Key: "total", Value: moneyString(inv.total())},
+		{Key: "status", Value: inv.status},
+		{Key: stampKey, Value: formatTime(at)},
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -73,27 +74,27 @@ func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, er
 	inv.amountPaid = inv.amountPaid.Add(p.Amount)
 	inv.updatedAt = &now
 
-	body := orderedObject{
-		{"payment_id", pay.id},
-		{"invoice_id", inv.id},
-		{"amount", moneyString(pay.amount)},
-		{"payment_method", pay.method},
-		{"received_at", formatTime(received)},
-		{"invoice_number", inv.number},
+	body := jsonobj.Object{
+		{Key: "payment_id", Value: pay.id},
+		{Key: "invoice_id", Value: inv.id},
+		{Key: "amount", Value: moneyString(pay.amount)},
+		{Key: "payment_method", Value: pay.method},
+		{Key: "received_at", Value: formatTime(received)},
+		{Key: "invoice_number", Value: inv.number},
 	}
 	if inv.reference != "" {
-		body = append(body, field{"reference", inv.reference})
+		body = append(body, jsonobj.Field{Key: "reference", Value: inv.reference})
 	}
 	events := []event{s.newEvent(webhooks.EventPaymentReceived, body)}
 	if inv.amountDue().IsZero() {
 		inv.status = invoicing.InvoiceStatusPaid
-		events = append(events, s.newEvent(webhooks.EventInvoicePaid, orderedObject{
-			{"invoice_id", inv.id},
-			{"invoice_number", inv.number},
-			{"client_id", inv.clientID},
-			{"reference", nullable(inv.reference)},
-			{"amount_paid", moneyString(inv.amountPaid)},
-			{"paid_at", formatTime(received)},
+		events = append(events, s.newEvent(webhooks.EventInvoicePaid, jsonobj.Object{
+			{Key: "invoice_id", Value: inv.id},
+			{Key: "invoice_number", Value: inv.number},
+			{Key: "client_id", Value: inv.clientID},
+			{Key: "reference", Value: nullable(inv.reference)},
+			{Key: "amount_paid", Value: moneyString(inv.amountPaid)},
+			{Key: "paid_at", Value: formatTime(received)},
 		}))
 	}
 	return pay.id, events, nil
@@ -119,11 +120,11 @@ func (s *Server) SendInvoice(invoiceID string) error {
 		inv.shareToken = randomHex(16)
 	}
 	inv.updatedAt = &now
-	ev := s.newEvent(webhooks.EventInvoiceSent, orderedObject{
-		{"invoice_id", inv.id},
-		{"invoice_number", inv.number},
-		{"client_id", inv.clientID},
-		{"sent_at", formatTime(now)},
+	ev := s.newEvent(webhooks.EventInvoiceSent, jsonobj.Object{
+		{Key: "invoice_id", Value: inv.id},
+		{Key: "invoice_number", Value: inv.number},
+		{Key: "client_id", Value: inv.clientID},
+		{Key: "sent_at", Value: formatTime(now)},
 	})
 	s.mu.Unlock()
 	s.publish(ev)

@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -111,7 +112,7 @@ func (s *Server) SendQuote(quoteID string, recipients ...Recipient) error {
 	now := s.now()
 	q.status = invoicing.QuoteStatusSent
 	q.updatedAt = &now
-	ev := s.quoteEvent(webhooks.EventQuoteSent, q, field{"sent_at", formatTime(now)})
+	ev := s.quoteEvent(webhooks.EventQuoteSent, q, jsonobj.Field{Key: "sent_at", Value: formatTime(now)})
 	s.mu.Unlock()
 	s.publish(ev)
 	return nil
@@ -143,10 +144,10 @@ func (s *Server) ViewQuote(quoteID string, viewer *Recipient) error {
 	q.viewCount++
 	q.lastViewedAt = &now
 	ev := s.quoteEvent(webhooks.EventQuoteViewed, q,
-		field{"viewed_at", formatTime(now)},
-		field{"view_count", q.viewCount},
-		field{"last_viewed_at", formatTime(now)},
-		field{"viewer", contactJSONForEvent(v)},
+		jsonobj.Field{Key: "viewed_at", Value: formatTime(now)},
+		jsonobj.Field{Key: "view_count", Value: q.viewCount},
+		jsonobj.Field{Key: "last_viewed_at", Value: formatTime(now)},
+		jsonobj.Field{Key: "viewer", Value: contactJSONForEvent(v)},
 	)
 	s.mu.Unlock()
 	s.publish(ev)
@@ -245,32 +246,32 @@ func (s *Server) acceptQuote(quoteID string, o AcceptOptions) (AcceptResult, []e
 		acc.invoiceID = inv.id
 	}
 
-	recipients := make([]orderedObject, 0, len(q.recipients))
+	recipients := make([]jsonobj.Object, 0, len(q.recipients))
 	for _, r := range q.recipients {
 		recipients = append(recipients, recipientJSON(r))
 	}
-	extra := []field{{"recipients", recipients}}
+	extra := []jsonobj.Field{{Key: "recipients", Value: recipients}}
 	if acc.contact != nil {
-		extra = append(extra, field{"accepting_contact", contactJSONForEvent(*acc.contact)})
+		extra = append(extra, jsonobj.Field{Key: "accepting_contact", Value: contactJSONForEvent(*acc.contact)})
 	}
 	extra = append(extra,
-		field{"accepted_by", acc.acceptedBy},
-		field{"accepted_at", formatTime(now)},
-		field{"acceptance_comments", acc.comments},
-		field{"acceptance_order_number", acc.orderNumber},
-		field{"interactive_selections", selections},
+		jsonobj.Field{Key: "accepted_by", Value: acc.acceptedBy},
+		jsonobj.Field{Key: "accepted_at", Value: formatTime(now)},
+		jsonobj.Field{Key: "acceptance_comments", Value: acc.comments},
+		jsonobj.Field{Key: "acceptance_order_number", Value: acc.orderNumber},
+		jsonobj.Field{Key: "interactive_selections", Value: selections},
 	)
 	var res AcceptResult
 	if inv != nil {
 		res = AcceptResult{InvoiceID: inv.id, InvoiceNumber: inv.number}
 		extra = append(extra,
-			field{"invoice_id", inv.id},
-			field{"invoice_number", inv.number},
-			field{"invoice_status", inv.status},
-			field{"invoice_admin_url", s.root + "/app/invoices/" + inv.id},
+			jsonobj.Field{Key: "invoice_id", Value: inv.id},
+			jsonobj.Field{Key: "invoice_number", Value: inv.number},
+			jsonobj.Field{Key: "invoice_status", Value: inv.status},
+			jsonobj.Field{Key: "invoice_admin_url", Value: s.root + "/app/invoices/" + inv.id},
 		)
 		if inv.shareToken != "" {
-			extra = append(extra, field{"invoice_share_url", s.root + "/pay/" + inv.shareToken})
+			extra = append(extra, jsonobj.Field{Key: "invoice_share_url", Value: s.root + "/pay/" + inv.shareToken})
 		}
 	}
 	events := []event{s.quoteEvent(webhooks.EventQuoteAccepted, q, extra...)}
@@ -379,27 +380,27 @@ func (s *Server) UnacceptQuote(quoteID string) error {
 		return err
 	}
 	acc := q.acceptance
-	previous := orderedObject{
-		{"accepted_by", acc.acceptedBy},
-		{"accepted_at", formatTime(acc.acceptedAt)},
-		{"acceptance_comments", acc.comments},
-		{"acceptance_order_number", acc.orderNumber},
+	previous := jsonobj.Object{
+		{Key: "accepted_by", Value: acc.acceptedBy},
+		{Key: "accepted_at", Value: formatTime(acc.acceptedAt)},
+		{Key: "acceptance_comments", Value: acc.comments},
+		{Key: "acceptance_order_number", Value: acc.orderNumber},
 	}
 	if acc.contact != nil {
-		previous = append(previous, field{"accepting_contact", contactJSONForEvent(*acc.contact)})
+		previous = append(previous, jsonobj.Field{Key: "accepting_contact", Value: contactJSONForEvent(*acc.contact)})
 	}
-	previous = append(previous, field{"interactive_selections", acc.selections})
+	previous = append(previous, jsonobj.Field{Key: "interactive_selections", Value: acc.selections})
 	if acc.invoiceID != "" {
-		previous = append(previous, field{"invoice_id", acc.invoiceID})
+		previous = append(previous, jsonobj.Field{Key: "invoice_id", Value: acc.invoiceID})
 	}
 	now := s.now()
 	q.status = acc.previousStatus
 	q.acceptance = nil
 	q.updatedAt = &now
 	ev := s.quoteEvent(webhooks.EventQuoteUnaccepted, q,
-		field{"previous_status", invoicing.QuoteStatusAccepted},
-		field{"unaccepted_at", formatTime(now)},
-		field{"previous_acceptance", previous},
+		jsonobj.Field{Key: "previous_status", Value: invoicing.QuoteStatusAccepted},
+		jsonobj.Field{Key: "unaccepted_at", Value: formatTime(now)},
+		jsonobj.Field{Key: "previous_acceptance", Value: previous},
 	)
 	s.mu.Unlock()
 	s.publish(ev)

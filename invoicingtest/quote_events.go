@@ -1,18 +1,21 @@
 package invoicingtest
 
-import "github.com/invoicing-api/invoicing-go/webhooks"
+import (
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
 
 // quoteEvent builds a quote event payload: the quote fields of API.md 6.3
 // followed by the event's own fields. The caller holds s.mu.
-func (s *Server) quoteEvent(name webhooks.EventType, q *quote, extra ...field) event {
-	return s.newEvent(name, s.quoteFields(q).with(extra...))
+func (s *Server) quoteEvent(name webhooks.EventType, q *quote, extra ...jsonobj.Field) event {
+	return s.newEvent(name, s.quoteFields(q).With(extra...))
 }
 
 // quoteFields are the fields every quote event carries. Line items and
 // totals are those the API shows: the accepted selection for an accepted
 // quote, every offered line otherwise. Decimals are strings. The caller
 // holds s.mu.
-func (s *Server) quoteFields(q *quote) orderedObject {
+func (s *Server) quoteFields(q *quote) jsonobj.Object {
 	c := s.data.clients.get(q.clientID)
 	var name, email string
 	var addr Address
@@ -21,56 +24,56 @@ func (s *Server) quoteFields(q *quote) orderedObject {
 	}
 	lines := q.effectiveLines()
 	subtotal, tax, total := sumLines(lines)
-	items := make([]orderedObject, 0, len(lines))
+	items := make([]jsonobj.Object, 0, len(lines))
 	for _, l := range lines {
 		title := l.description
 		var itemCode *string // null on lines not linked to a catalog item
 		if l.itemID != "" {
 			title, itemCode = l.itemName, &l.itemCode
 		}
-		items = append(items, orderedObject{
-			{"id", l.id},
-			{"item_code", itemCode},
-			{"title", title},
-			{"description", l.description},
-			{"quantity", numberString(l.quantity)},
-			{"unit_price", moneyString(l.unitPrice)},
-			{"subtotal", moneyString(l.net)},
-			{"tax_rate", numberString(l.taxRate)},
-			{"tax_amount", moneyString(l.tax)},
-			{"total", moneyString(l.amount())},
-			{"optional", l.optional},
+		items = append(items, jsonobj.Object{
+			{Key: "id", Value: l.id},
+			{Key: "item_code", Value: itemCode},
+			{Key: "title", Value: title},
+			{Key: "description", Value: l.description},
+			{Key: "quantity", Value: numberString(l.quantity)},
+			{Key: "unit_price", Value: moneyString(l.unitPrice)},
+			{Key: "subtotal", Value: moneyString(l.net)},
+			{Key: "tax_rate", Value: numberString(l.taxRate)},
+			{Key: "tax_amount", Value: moneyString(l.tax)},
+			{Key: "total", Value: moneyString(l.amount())},
+			{Key: "optional", Value: l.optional},
 		})
 	}
-	fields := orderedObject{
-		{"quote_id", q.id},
-		{"quote_number", q.number},
-		{"title", q.title},
-		{"client_id", q.clientID},
-		{"client_name", name},
-		{"client_email", email},
-		{"client_address", orderedObject{
-			{"address_line1", addr.Line1},
-			{"address_line2", addr.Line2},
-			{"city", addr.City},
-			{"state", addr.State},
-			{"postcode", addr.Postcode},
-			{"country", addr.Country},
+	fields := jsonobj.Object{
+		{Key: "quote_id", Value: q.id},
+		{Key: "quote_number", Value: q.number},
+		{Key: "title", Value: q.title},
+		{Key: "client_id", Value: q.clientID},
+		{Key: "client_name", Value: name},
+		{Key: "client_email", Value: email},
+		{Key: "client_address", Value: jsonobj.Object{
+			{Key: "address_line1", Value: addr.Line1},
+			{Key: "address_line2", Value: addr.Line2},
+			{Key: "city", Value: addr.City},
+			{Key: "state", Value: addr.State},
+			{Key: "postcode", Value: addr.Postcode},
+			{Key: "country", Value: addr.Country},
 		}},
 	}
 	if q.shareToken != "" {
-		fields = append(fields, field{"quote_public_url", s.quotePublicURL(q)})
+		fields = append(fields, jsonobj.Field{Key: "quote_public_url", Value: s.quotePublicURL(q)})
 	}
 	return append(fields,
-		field{"quote_admin_url", s.root + "/app/quotes/" + q.id},
-		field{"status", q.status},
-		field{"issue_date", formatDate(q.issueDate)},
-		field{"valid_until", formatDate(q.validUntil)},
-		field{"currency", q.currency},
-		field{"subtotal", moneyString(subtotal)},
-		field{"tax_amount", moneyString(tax)},
-		field{"total", moneyString(total)},
-		field{"line_items", items},
+		jsonobj.Field{Key: "quote_admin_url", Value: s.root + "/app/quotes/" + q.id},
+		jsonobj.Field{Key: "status", Value: q.status},
+		jsonobj.Field{Key: "issue_date", Value: formatDate(q.issueDate)},
+		jsonobj.Field{Key: "valid_until", Value: formatDate(q.validUntil)},
+		jsonobj.Field{Key: "currency", Value: q.currency},
+		jsonobj.Field{Key: "subtotal", Value: moneyString(subtotal)},
+		jsonobj.Field{Key: "tax_amount", Value: moneyString(tax)},
+		jsonobj.Field{Key: "total", Value: moneyString(total)},
+		jsonobj.Field{Key: "line_items", Value: items},
 	)
 }
 
@@ -81,22 +84,22 @@ func (s *Server) quotePublicURL(q *quote) string {
 }
 
 // recipientJSON is a quote recipient in quote.accepted's recipients.
-func recipientJSON(r Recipient) orderedObject {
-	return orderedObject{
-		{"quote_contact_id", r.QuoteContactID},
-		{"contact_id", nullable(r.ContactID)},
-		{"contact_name", r.Name},
-		{"contact_email", r.Email},
-		{"contact_type", r.Type},
+func recipientJSON(r Recipient) jsonobj.Object {
+	return jsonobj.Object{
+		{Key: "quote_contact_id", Value: r.QuoteContactID},
+		{Key: "contact_id", Value: nullable(r.ContactID)},
+		{Key: "contact_name", Value: r.Name},
+		{Key: "contact_email", Value: r.Email},
+		{Key: "contact_type", Value: r.Type},
 	}
 }
 
 // contactJSONForEvent is a person in accepting_contact and viewer.
-func contactJSONForEvent(r Recipient) orderedObject {
-	return orderedObject{
-		{"contact_id", nullable(r.ContactID)},
-		{"contact_name", r.Name},
-		{"contact_email", r.Email},
-		{"contact_type", r.Type},
+func contactJSONForEvent(r Recipient) jsonobj.Object {
+	return jsonobj.Object{
+		{Key: "contact_id", Value: nullable(r.ContactID)},
+		{Key: "contact_name", Value: r.Name},
+		{Key: "contact_email", Value: r.Email},
+		{Key: "contact_type", Value: r.Type},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -126,7 +127,7 @@ func (s *Server) createQuote(w http.ResponseWriter, r *http.Request) {
 	var ev event
 	if err == nil {
 		view = s.quoteView(q)
-		ev = s.quoteEvent(webhooks.EventQuoteCreated, q, field{"created_at", formatTime(q.createdAt)})
+		ev = s.quoteEvent(webhooks.EventQuoteCreated, q, jsonobj.Field{Key: "created_at", Value: formatTime(q.createdAt)})
 	}
 	s.mu.Unlock()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -199,11 +200,11 @@ func (ep *WebhookEndpoint) Test() (Delivery, error) {
 		}
 		return Delivery{}, ErrPaused
 	}
-	ev := s.newEvent(webhooks.EventTest, orderedObject{
-		{"event", webhooks.EventTest},
-		{"timestamp", formatTime(s.now())},
-		{"message", "This is a test webhook delivery."},
-		{"business_id", SeedBusinessID},
+	ev := s.newEvent(webhooks.EventTest, jsonobj.Object{
+		{Key: "event", Value: webhooks.EventTest},
+		{Key: "timestamp", Value: formatTime(s.now())},
+		{Key: "message", Value: "This is a test webhook delivery."},
+		{Key: "business_id", Value: SeedBusinessID},
 	})
 	d := ep.newDelivery(ev)
 	d.noRetry = true
