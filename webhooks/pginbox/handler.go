@@ -1,6 +1,7 @@
 package pginbox
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -17,22 +18,25 @@ VALUES ($1, $2, $3, $4)
 ON CONFLICT (delivery_id) DO NOTHING`
 
 // A HandlerOption configures the http.Handler built by Handler.
-type HandlerOption func(*handler)
+type HandlerOption func(*handlerConfig)
+
+type handlerConfig struct {
+	log *slog.Logger
+}
 
 // WithLogger makes the Handler log each delivery it refuses (at level Warn),
-// each one it fails to store (Error) and each one it stores (Debug), with
-// the status and the delivery id and event type read from the X-Service-
-// headers. It never logs the body or a secret. Without this option the
-// Handler logs nothing.
+// each one it fails to store (Error) and each one it stores (Debug), as
+// webhooks.WithLogger does: with the status, the delivery id and event type
+// read from the request's headers, and the error. It never logs the body or
+// a secret. Without this option the Handler logs nothing.
 func WithLogger(l *slog.Logger) HandlerOption {
-	return func(h *handler) { h.log = l }
+	return func(c *handlerConfig) { c.log = l }
 }
 
 // Handler returns an http.Handler that stores deliveries in the inbox table
-// and acknowledges them; Workers process them afterwards. For each request
-// it reads, verifies and parses the delivery with v (Verifier.Read), then
-// inserts it in one statement that ignores a delivery id already stored. It
-// answers:
+// and acknowledges them; Workers process them afterwards. It is a
+// webhooks.Handler whose function inserts the verified delivery in one
+// statement that ignores a delivery id already stored. It answers:
 //
 //   - 200 once the insert has committed, or for a copy of a stored delivery;
 //   - 500 when the database fails, so the service retries: a delivery is
@@ -50,65 +54,18 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 	if pool == nil || v == nil {
 		panic("pginbox: Handler needs a non-nil pool and Verifier")
 	}
-	h := &handler{pool: pool, v: v}
+	var cfg handlerConfig
 	for _, opt := range opts {
-		opt(h)
+		opt(&cfg)
 	}
-	return h
-}
-
-type handler struct {
-	pool *pgxpool.Pool
-	v    *webhooks.Verifier
-	log  *slog.Logger
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
-		return
+	var hopts []webhooks.HandlerOption
+	if cfg.log != nil {
+		hopts = append(hopts, webhooks.WithLogger(cfg.log))
 	}
-	status, err := h.store(r)
-	h.logResult(r, status, err)
-	if status == http.StatusOK {
-		w.WriteHeader(status)
-		return
-	}
-	http.Error(w, http.StatusText(status), status)
-}
-
-// store verifies and stores the delivery in r. It returns the status to
-// answer and the error behind any other status than 200.
-func (h *handler) store(r *http.Request) (int, error) {
-	d, err := h.v.Read(r)
-	if err != nil {
-		return webhooks.RefusalStatus(err), err
-	}
-	if _, err := h.pool.Exec(r.Context(), insertSQL, d.ID, string(d.Type), d.Timestamp, d.Body); err != nil {
-		return http.StatusInternalServerError, fmt.Errorf("pginbox: storing delivery: %w", err)
-	}
-	return http.StatusOK, nil
-}
-
-// logResult logs the outcome of a POST. The delivery id and event type are
-// read from the default headers, as claimed, even when verification failed.
-func (h *handler) logResult(r *http.Request, status int, err error) {
-	if h.log == nil {
-		return
-	}
-	attrs := []any{
-		"status", status,
-		"delivery_id", r.Header.Get(webhooks.HeaderDelivery),
-		"event", r.Header.Get(webhooks.HeaderEvent),
-	}
-	ctx := r.Context()
-	switch {
-	case err == nil:
-		h.log.DebugContext(ctx, "pginbox: delivery stored", attrs...)
-	case status >= 500:
-		h.log.ErrorContext(ctx, "pginbox: delivery not stored", append(attrs, "error", err.Error())...)
-	default:
-		h.log.WarnContext(ctx, "pginbox: delivery refused", append(attrs, "error", err.Error())...)
-	}
+	return webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+		if _, err := pool.Exec(ctx, insertSQL, d.ID, string(d.Type), d.Timestamp, d.Body); err != nil {
+			return fmt.Errorf("pginbox: storing delivery: %w", err)
+		}
+		return nil
+	}, hopts...)
 }
