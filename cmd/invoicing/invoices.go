@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/invoicing-api/invoicing-go"
+)
+
+// invoices runs "invoicing invoices SUBCOMMAND".
+func (c *cli) invoices(ctx context.Context, args []string) error {
+	return c.group(ctx, "invoices", "Read the business's sales invoices (INVOICING_BASE_URL, INVOICING_API_KEY).", args, []command{
+		{"list", "list invoices [--status S] [--json|--csv]", (*cli).listInvoices},
+		{"get", "show one invoice: get ID [--json]", (*cli).getInvoice},
+		{"pdf", "save an invoice as PDF: pdf ID [-o FILE]", (*cli).invoicePDF},
+	})
+}
+
+const invoicesListHelp = `
+Usage: invoicing invoices list [--status S] [--json|--csv]
+
+Lists every invoice of the business (or those in one status), oldest first,
+as a table fitted to the terminal, as JSON lines or as CSV. Amounts are
+shown with two decimals; --json keeps them exact, as decimal strings.
+
+Examples:
+  invoicing invoices list --status overdue
+  invoicing invoices list --json | jq -r '[.invoice_number, .client_name, .amount_due] | @tsv'
+  invoicing invoices list --csv > invoices.csv
+`
+
+var invoiceColumns = []column[invoicing.Invoice]{
+	{header: "NUMBER", field: "invoice_number", value: func(i *invoicing.Invoice) string { return i.InvoiceNumber }},
+	{header: "STATUS", field: "status", value: func(i *invoicing.Invoice) string { return string(i.Status) }},
+	{header: "CLIENT", field: "client_name", value: func(i *invoicing.Invoice) string { return i.ClientName }, flex: true},
+	{header: "ISSUED", field: "issue_date", value: func(i *invoicing.Invoice) string { return i.IssueDate.String() }},
+	{header: "DUE", field: "due_date", value: func(i *invoicing.Invoice) string { return i.DueDate.String() }},
+	{header: "CUR", field: "currency", value: func(i *invoicing.Invoice) string { return i.Currency }},
+	{header: "TOTAL", field: "total", value: func(i *invoicing.Invoice) string { return i.Total.StringFixed(2) }, right: true},
+	{header: "AMOUNT DUE", field: "amount_due", value: func(i *invoicing.Invoice) string { return i.AmountDue.StringFixed(2) }, right: true},
+	{header: "ID", field: "id", value: func(i *invoicing.Invoice) string { return i.ID }},
+}
+
+// invoiceDrop is the order in which invoice columns give way on a narrow
+// terminal; the number, the total and the id (which get and pdf take) stay
+// longest.
+var invoiceDrop = []string{"CUR", "ISSUED", "DUE", "AMOUNT DUE", "CLIENT", "STATUS", "TOTAL", "ID"}
+
+func (c *cli) listInvoices(ctx context.Context, args []string) error {
+	fs := newFlags("invoices list")
+	status := fs.String("status", "", "only invoices in `STATUS`: draft, awaiting_payment, paid, overdue or voided")
+	format := formatFlags(fs)
+	rest, err := c.parse(fs, invoicesListHelp, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("invoices list", rest); err != nil {
+		return err
+	}
+	f, err := format()
+	if err != nil {
+		return err
+	}
+	st := invoicing.InvoiceStatus(*status)
+	if st != "" && !st.Known() {
+		return usagef("invoices list", "unknown status %q: use draft, awaiting_payment, paid, overdue or voided", *status)
+	}
+	client, err := c.apiClient("invoices list")
+	if err != nil {
+		return err
+	}
+	return writeList(c, client.Invoices.List(ctx, &invoicing.InvoiceListParams{Status: st}), f, invoiceColumns, invoiceDrop, "invoices")
+}
+
+const invoicesGetHelp = `
+Usage: invoicing invoices get ID [--json]
+
+Shows one invoice with its lines, or prints it as one JSON object.
+`
+
+func (c *cli) getInvoice(ctx context.Context, args []string) error {
+	fs := newFlags("invoices get")
+	asJSON := fs.Bool("json", false, "print the invoice as one JSON object")
+	rest, err := c.parse(fs, invoicesGetHelp, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneID("invoices get", "invoice", rest)
+	if err != nil {
+		return err
+	}
+	client, err := c.apiClient("invoices get")
+	if err != nil {
+		return err
+	}
+	inv, err := client.Invoices.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSONLine(c.stdout, inv)
+	}
+	fmt.Fprintf(c.stdout, "Invoice %s\n\n", inv.InvoiceNumber)
+	writeFields(c.stdout, [][2]string{
+		{"ID", inv.ID},
+		{"Status", string(inv.Status)},
+		{"Client", inv.ClientName + " (" + inv.ClientID + ")"},
+		{"Issued", inv.IssueDate.String()},
+		{"Due", inv.DueDate.String()},
+		{"Currency", inv.Currency},
+		{"Subtotal", inv.Subtotal.StringFixed(2)},
+		{"Tax", inv.TaxTotal.StringFixed(2)},
+		{"Total", inv.Total.StringFixed(2)},
+		{"Paid", inv.AmountPaid.StringFixed(2)},
+		{"Amount due", inv.AmountDue.StringFixed(2)},
+		{"Reference", inv.Reference},
+		{"Notes", inv.Notes},
+		{"Created", inv.CreatedAt.Format(time.RFC3339)},
+		{"Updated", formatTimePtr(inv.UpdatedAt)},
+	})
+	t := &table{headers: []string{"DESCRIPTION", "QTY", "UNIT PRICE", "TAX", "AMOUNT"},
+		right: []bool{false, true, true, true, true}, flex: []bool{true, false, false, false, false}}
+	for _, l := range inv.LineItems {
+		t.rows = append(t.rows, []string{l.Description, l.Quantity.String(), l.UnitPrice.StringFixed(2),
+			l.TaxAmount.StringFixed(2), l.Amount.StringFixed(2)})
+	}
+	fmt.Fprintln(c.stdout)
+	t.write(c.stdout, c.tableWidth())
+	return nil
+}
+
+const invoicesPDFHelp = `
+Usage: invoicing invoices pdf ID [-o FILE]
+
+Saves the invoice as PDF, under the name the service gives it
+(Invoice-<number>.pdf) unless -o names a file; -o - writes it to stdout.
+`
+
+func (c *cli) invoicePDF(ctx context.Context, args []string) error {
+	fs := newFlags("invoices pdf")
+	out := fs.String("o", "", "write the PDF to `FILE` (- for stdout)")
+	rest, err := c.parse(fs, invoicesPDFHelp, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneID("invoices pdf", "invoice", rest)
+	if err != nil {
+		return err
+	}
+	client, err := c.apiClient("invoices pdf")
+	if err != nil {
+		return err
+	}
+	file, err := client.Invoices.PDF(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.savePDF(file, *out, "Invoice-"+id+".pdf")
+}
+
+// formatTimePtr formats a nullable datetime, "" for nil.
+func formatTimePtr(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.Format(time.RFC3339)
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/invoicing-api/invoicing-go"
+)
+
+// items runs "invoicing items SUBCOMMAND".
+func (c *cli) items(ctx context.Context, args []string) error {
+	return c.group(ctx, "items", "Read the business's catalog items (INVOICING_BASE_URL, INVOICING_API_KEY).", args, []command{
+		{"list", "list catalog items [--type T] [--json|--csv]", (*cli).listItems},
+		{"get", "show one item: get ID [--json]", (*cli).getItem},
+	})
+}
+
+const itemsListHelp = `
+Usage: invoicing items list [--type T] [--json|--csv]
+
+Lists every catalog item (or those of one type: SALES, PURCHASE or TEXT),
+oldest first, as a table fitted to the terminal, as JSON lines or as CSV.
+
+Example:
+  invoicing items list --type SALES --csv > items.csv
+`
+
+var itemColumns = []column[invoicing.Item]{
+	{header: "CODE", field: "item_code", value: func(i *invoicing.Item) string { return i.ItemCode }},
+	{header: "NAME", field: "name", value: func(i *invoicing.Item) string { return i.Name }, flex: true},
+	{header: "TYPE", field: "item_type", value: func(i *invoicing.Item) string { return string(i.ItemType) }},
+	{header: "UNIT PRICE", field: "unit_price", value: func(i *invoicing.Item) string { return i.UnitPrice.StringFixed(2) }, right: true},
+	{header: "TAXABLE", field: "is_taxable", value: func(i *invoicing.Item) string { return strconv.FormatBool(i.IsTaxable) }},
+	{header: "ACTIVE", field: "is_active", value: func(i *invoicing.Item) string { return strconv.FormatBool(i.IsActive) }},
+	{header: "ID", field: "id", value: func(i *invoicing.Item) string { return i.ID }},
+}
+
+// itemDrop is the order in which item columns give way on a narrow
+// terminal.
+var itemDrop = []string{"ACTIVE", "TAXABLE", "TYPE", "NAME", "UNIT PRICE", "ID"}
+
+func (c *cli) listItems(ctx context.Context, args []string) error {
+	fs := newFlags("items list")
+	itemType := fs.String("type", "", "only items of `TYPE`: SALES, PURCHASE or TEXT")
+	format := formatFlags(fs)
+	rest, err := c.parse(fs, itemsListHelp, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("items list", rest); err != nil {
+		return err
+	}
+	f, err := format()
+	if err != nil {
+		return err
+	}
+	typ := invoicing.ItemType(*itemType)
+	if typ != "" && !typ.Known() {
+		return usagef("items list", "unknown item type %q: use SALES, PURCHASE or TEXT", *itemType)
+	}
+	client, err := c.apiClient("items list")
+	if err != nil {
+		return err
+	}
+	return writeList(c, client.Items.List(ctx, &invoicing.ItemListParams{ItemType: typ}), f, itemColumns, itemDrop, "items")
+}
+
+const itemsGetHelp = `
+Usage: invoicing items get ID [--json]
+
+Shows one catalog item, or prints it as one JSON object.
+`
+
+func (c *cli) getItem(ctx context.Context, args []string) error {
+	fs := newFlags("items get")
+	asJSON := fs.Bool("json", false, "print the item as one JSON object")
+	rest, err := c.parse(fs, itemsGetHelp, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneID("items get", "item", rest)
+	if err != nil {
+		return err
+	}
+	client, err := c.apiClient("items get")
+	if err != nil {
+		return err
+	}
+	it, err := client.Items.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSONLine(c.stdout, it)
+	}
+	fmt.Fprintf(c.stdout, "Item %s\n\n", it.Name)
+	writeFields(c.stdout, [][2]string{
+		{"ID", it.ID},
+		{"Code", it.ItemCode},
+		{"Type", string(it.ItemType)},
+		{"Description", it.Description},
+		{"Unit price", it.UnitPrice.StringFixed(2)},
+		{"Taxable", strconv.FormatBool(it.IsTaxable)},
+		{"Active", strconv.FormatBool(it.IsActive)},
+		{"Account", it.AccountID},
+		{"Tax code", it.TaxCodeID},
+		{"Created", it.CreatedAt.Format(time.RFC3339)},
+		{"Updated", formatTimePtr(it.UpdatedAt)},
+	})
+	return nil
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"cmp"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
+
+	"github.com/invoicing-api/invoicing-go"
+)
+
+// The environment variables the reads take their configuration from.
+const (
+	envBaseURL = "INVOICING_BASE_URL"
+	envAPIKey  = "INVOICING_API_KEY"
+)
+
+// apiClient returns an SDK client for the service the environment names.
+// Missing or unusable configuration is a usage error of cmd; the key is
+// never part of the message.
+func (c *cli) apiClient(cmd string) (*invoicing.Client, error) {
+	baseURL, key := c.getenv(envBaseURL), c.getenv(envAPIKey)
+	switch {
+	case baseURL == "":
+		return nil, usagef(cmd, "%s is not set: set it to the API's base URL, including /api/v1/external ('invoicing mock' prints one)", envBaseURL)
+	case key == "":
+		return nil, usagef(cmd, "%s is not set: set it to an API key of the business", envAPIKey)
+	}
+	client, err := invoicing.NewClient(baseURL, key, invoicing.WithUserAgent("invoicing-cli/"+invoicing.Version))
+	if err != nil {
+		return nil, usagef(cmd, "%s or %s is unusable: %v", envBaseURL, envAPIKey, err)
+	}
+	return client, nil
+}
+
+// listFormat is how a list is written.
+type listFormat int
+
+const (
+	formatTable listFormat = iota // columns fitted to the terminal
+	formatJSON                    // one JSON object per line
+	formatCSV                     // a header row, then one row per record
+)
+
+// formatFlags adds --json and --csv to fs; the function it returns gives
+// the chosen format once fs is parsed.
+func formatFlags(fs *flag.FlagSet) func() (listFormat, error) {
+	asJSON := fs.Bool("json", false, "write one JSON object per line (for jq)")
+	asCSV := fs.Bool("csv", false, "write CSV: a header row, then one row per record")
+	return func() (listFormat, error) {
+		switch {
+		case *asJSON && *asCSV:
+			return 0, usagef(fs.Name(), "--json and --csv cannot be combined")
+		case *asJSON:
+			return formatJSON, nil
+		case *asCSV:
+			return formatCSV, nil
+		}
+		return formatTable, nil
+	}
+}
+
+// column is one column of a list: its table header, its CSV header (the
+// API's field name) and how to show a record in it.
+type column[T any] struct {
+	header string
+	field  string
+	value  func(*T) string
+	right  bool // amounts are right-aligned
+	flex   bool // names and titles are shortened to fit
+}
+
+// writeList writes every record of seq in the format: a table (whose
+// columns in drop are left out, in order, when the terminal is too narrow),
+// JSON lines (each record as the SDK encodes it, with the API's field
+// names) or CSV with every column. Long lists count their progress on
+// stderr when it is a terminal.
+func writeList[T any](c *cli, seq iter.Seq2[*T, error], f listFormat, cols []column[T], drop []string, noun string) error {
+	p := c.newProgress(noun)
+	defer p.done()
+	row := func(rec *T) []string {
+		r := make([]string, len(cols))
+		for i, col := range cols {
+			r[i] = col.value(rec)
+		}
+		return r
+	}
+	switch f {
+	case formatJSON:
+		return eachRecord(seq, p, func(rec *T) error { return writeJSONLine(c.stdout, rec) })
+	case formatCSV:
+		w := csv.NewWriter(c.stdout)
+		fields := make([]string, len(cols))
+		for i, col := range cols {
+			fields[i] = col.field
+		}
+		err := w.Write(fields)
+		if err == nil {
+			err = eachRecord(seq, p, func(rec *T) error { return w.Write(row(rec)) })
+		}
+		w.Flush()
+		return cmp.Or(err, w.Error())
+	}
+
+	var rows [][]string
+	if err := eachRecord(seq, p, func(rec *T) error { rows = append(rows, row(rec)); return nil }); err != nil {
+		return err
+	}
+	p.done()
+	if len(rows) == 0 {
+		fmt.Fprintf(c.stdout, "No %s.\n", noun)
+		return nil
+	}
+	t := &table{rows: rows, right: make([]bool, len(cols)), flex: make([]bool, len(cols))}
+	for i, col := range cols {
+		t.headers = append(t.headers, col.header)
+		t.right[i], t.flex[i] = col.right, col.flex
+	}
+	t.drop = columnIndexes(t.headers, drop...)
+	t.write(c.stdout, c.tableWidth())
+	return nil
+}
+
+// eachRecord calls emit for every record of seq, counting it in p, and
+// stops at the first error.
+func eachRecord[T any](seq iter.Seq2[*T, error], p *progress, emit func(*T) error) error {
+	for rec, err := range seq {
+		if err != nil {
+			return err
+		}
+		if err := emit(rec); err != nil {
+			return err
+		}
+		p.add()
+	}
+	return nil
+}
+
+// writeJSONLine writes v as one line of JSON.
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// writeFields writes name-value pairs in two aligned columns, leaving out
+// empty values.
+func writeFields(w io.Writer, pairs [][2]string) {
+	width := 0
+	for _, p := range pairs {
+		width = max(width, runes(p[0]))
+	}
+	for _, p := range pairs {
+		if p[1] != "" {
+			fmt.Fprintf(w, "%-*s  %s\n", width, p[0], oneLine(p[1]))
+		}
+	}
+}
+
+// oneID returns the single positional argument of cmd, which must be a
+// UUID, the form of every record id.
+func oneID(cmd, noun string, args []string) (string, error) {
+	if len(args) != 1 {
+		return "", usagef(cmd, "%s takes one %s id", cmd, noun)
+	}
+	if _, err := uuid.Parse(args[0]); err != nil {
+		return "", usagef(cmd, "%q is not a valid %s id: ids are UUIDs", args[0], noun)
+	}
+	return args[0], nil
+}
+
+// savePDF writes a downloaded PDF to out: "-" for stdout, "" for the file
+// name the service gave (fallback, when it gave none), else the path given.
+// A file is written whole or not at all.
+func (c *cli) savePDF(file *invoicing.File, out, fallback string) error {
+	defer file.Close()
+	if out == "-" {
+		_, err := io.Copy(c.stdout, file)
+		return err
+	}
+	if out == "" {
+		out = file.Filename
+	}
+	if out == "" {
+		out = fallback
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	var n int64
+	err = writeAndClose(tmp, func(w io.Writer) error {
+		var err error
+		n, err = io.Copy(w, file)
+		return err
+	})
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), out)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("saving %s: %w", out, err)
+	}
+	fmt.Fprintf(c.stdout, "Saved %s (%d bytes)\n", out, n)
+	return nil
+}

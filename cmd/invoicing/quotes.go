@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/invoicing-api/invoicing-go"
+)
+
+// quotes runs "invoicing quotes SUBCOMMAND".
+func (c *cli) quotes(ctx context.Context, args []string) error {
+	return c.group(ctx, "quotes", "Read the business's quotes (INVOICING_BASE_URL, INVOICING_API_KEY).", args, []command{
+		{"list", "list quotes [--status S] [--json|--csv]", (*cli).listQuotes},
+		{"get", "show one quote: get ID [--json]", (*cli).getQuote},
+		{"pdf", "save a quote as PDF: pdf ID [-o FILE]", (*cli).quotePDF},
+	})
+}
+
+const quotesListHelp = `
+Usage: invoicing quotes list [--status S] [--json|--csv]
+
+Lists every quote of the business (or those in one status), oldest first,
+as a table fitted to the terminal, as JSON lines or as CSV. An accepted
+quote shows the client's accepted selection.
+
+Examples:
+  invoicing quotes list --status sent
+  invoicing quotes list --json | jq -r '[.quote_number, .title, .total] | @tsv'
+`
+
+var quoteColumns = []column[invoicing.Quote]{
+	{header: "NUMBER", field: "quote_number", value: func(q *invoicing.Quote) string { return q.QuoteNumber }},
+	{header: "STATUS", field: "status", value: func(q *invoicing.Quote) string { return string(q.Status) }},
+	{header: "CLIENT", field: "client_name", value: func(q *invoicing.Quote) string { return q.ClientName }, flex: true},
+	{header: "TITLE", field: "title", value: func(q *invoicing.Quote) string { return q.Title }, flex: true},
+	{header: "ISSUED", field: "issue_date", value: func(q *invoicing.Quote) string { return q.IssueDate.String() }},
+	{header: "VALID UNTIL", field: "valid_until", value: func(q *invoicing.Quote) string { return q.ValidUntil.String() }},
+	{header: "CUR", field: "currency", value: func(q *invoicing.Quote) string { return q.Currency }},
+	{header: "TOTAL", field: "total", value: func(q *invoicing.Quote) string { return q.Total.StringFixed(2) }, right: true},
+	{header: "ID", field: "id", value: func(q *invoicing.Quote) string { return q.ID }},
+}
+
+// quoteDrop is the order in which quote columns give way on a narrow
+// terminal.
+var quoteDrop = []string{"CUR", "ISSUED", "VALID UNTIL", "CLIENT", "TITLE", "STATUS", "TOTAL", "ID"}
+
+func (c *cli) listQuotes(ctx context.Context, args []string) error {
+	fs := newFlags("quotes list")
+	status := fs.String("status", "", "only quotes in `STATUS`: draft, sent, accepted, declined or expired")
+	format := formatFlags(fs)
+	rest, err := c.parse(fs, quotesListHelp, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("quotes list", rest); err != nil {
+		return err
+	}
+	f, err := format()
+	if err != nil {
+		return err
+	}
+	st := invoicing.QuoteStatus(*status)
+	if st != "" && !st.Known() {
+		return usagef("quotes list", "unknown status %q: use draft, sent, accepted, declined or expired", *status)
+	}
+	client, err := c.apiClient("quotes list")
+	if err != nil {
+		return err
+	}
+	return writeList(c, client.Quotes.List(ctx, &invoicing.QuoteListParams{Status: st}), f, quoteColumns, quoteDrop, "quotes")
+}
+
+const quotesGetHelp = `
+Usage: invoicing quotes get ID [--json]
+
+Shows one quote with its lines, or prints it as one JSON object.
+`
+
+func (c *cli) getQuote(ctx context.Context, args []string) error {
+	fs := newFlags("quotes get")
+	asJSON := fs.Bool("json", false, "print the quote as one JSON object")
+	rest, err := c.parse(fs, quotesGetHelp, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneID("quotes get", "quote", rest)
+	if err != nil {
+		return err
+	}
+	client, err := c.apiClient("quotes get")
+	if err != nil {
+		return err
+	}
+	q, err := client.Quotes.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSONLine(c.stdout, q)
+	}
+	fmt.Fprintf(c.stdout, "Quote %s: %s\n\n", q.QuoteNumber, q.Title)
+	writeFields(c.stdout, [][2]string{
+		{"ID", q.ID},
+		{"Status", string(q.Status)},
+		{"Client", q.ClientName + " (" + q.ClientID + ")"},
+		{"Issued", q.IssueDate.String()},
+		{"Valid until", q.ValidUntil.String()},
+		{"Currency", q.Currency},
+		{"Subtotal", q.Subtotal.StringFixed(2)},
+		{"Tax", q.TaxTotal.StringFixed(2)},
+		{"Total", q.Total.StringFixed(2)},
+		{"Notes", q.Notes},
+		{"Created", q.CreatedAt.Format(time.RFC3339)},
+		{"Updated", formatTimePtr(q.UpdatedAt)},
+	})
+	t := &table{headers: []string{"ITEM", "DESCRIPTION", "QTY", "UNIT PRICE", "TAX", "AMOUNT"},
+		right: []bool{false, false, true, true, true, true}, flex: []bool{false, true, false, false, false, false},
+		drop: []int{0}}
+	for _, l := range q.LineItems {
+		t.rows = append(t.rows, []string{l.ItemCode, l.Description, l.Quantity.String(), l.UnitPrice.StringFixed(2),
+			l.TaxAmount.StringFixed(2), l.Amount.StringFixed(2)})
+	}
+	fmt.Fprintln(c.stdout)
+	t.write(c.stdout, c.tableWidth())
+	return nil
+}
+
+const quotesPDFHelp = `
+Usage: invoicing quotes pdf ID [-o FILE]
+
+Saves the quote as PDF, under the name the service gives it
+(Quote-<number>.pdf) unless -o names a file; -o - writes it to stdout.
+The service never creates a share link for it.
+`
+
+func (c *cli) quotePDF(ctx context.Context, args []string) error {
+	fs := newFlags("quotes pdf")
+	out := fs.String("o", "", "write the PDF to `FILE` (- for stdout)")
+	rest, err := c.parse(fs, quotesPDFHelp, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneID("quotes pdf", "quote", rest)
+	if err != nil {
+		return err
+	}
+	client, err := c.apiClient("quotes pdf")
+	if err != nil {
+		return err
+	}
+	file, err := client.Quotes.PDF(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.savePDF(file, *out, "Quote-"+id+".pdf")
+}

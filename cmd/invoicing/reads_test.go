@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+)
+
+// manySamples is more than a page (100), so the lists page.
+const manySamples = 120
+
+func TestListsAsCSV(t *testing.T) {
+	m := startMock(t, "--seed", strconv.Itoa(manySamples))
+	for _, c := range []struct {
+		noun   string
+		header []string
+		rows   int
+	}{
+		{"invoices", []string{"invoice_number", "status", "client_name", "issue_date", "due_date", "currency", "total", "amount_due", "id"}, manySamples},
+		{"quotes", []string{"quote_number", "status", "client_name", "title", "issue_date", "valid_until", "currency", "total", "id"}, manySamples},
+		{"items", []string{"item_code", "name", "item_type", "unit_price", "is_taxable", "is_active", "id"}, 1},
+	} {
+		r := run(t, m.env(), c.noun, "list", "--csv").requireCode(t, 0)
+		assert.Empty(t, r.stderr, "no progress when stderr is not a terminal")
+		records, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+		require.NoError(t, err, c.noun)
+		require.Len(t, records, 1+c.rows, c.noun)
+		assert.Equal(t, c.header, records[0])
+		ids := map[string]bool{}
+		for _, rec := range records[1:] {
+			id := rec[len(rec)-1]
+			assert.False(t, ids[id], "each record once")
+			ids[id] = true
+		}
+	}
+
+	r := run(t, m.env(), "invoices", "list", "--csv", "--status", "paid").requireCode(t, 0)
+	records, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, records, 1+manySamples/5, "every fifth sample invoice is paid")
+	for _, rec := range records[1:] {
+		assert.Equal(t, "paid", rec[1])
+		assert.Equal(t, "0.00", rec[7], "money has two decimals")
+		assert.Regexp(t, `^\d+\.\d\d$`, rec[6])
+	}
+}
+
+func TestListsAsJSONLines(t *testing.T) {
+	m := startMock(t, "--seed", "6")
+	for noun, want := range map[string]int{"invoices": 6, "quotes": 6, "items": 1} {
+		r := run(t, m.env(), noun, "list", "--json").requireCode(t, 0)
+		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+		require.Len(t, lines, want, noun)
+		for _, l := range lines {
+			var obj map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &obj), "%s: %s", noun, l)
+			assert.NotEmpty(t, obj["id"])
+		}
+	}
+	r := run(t, m.env(), "quotes", "list", "--json", "--status", "sent").requireCode(t, 0)
+	var q map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.Split(r.stdout, "\n")[0]), &q))
+	assert.Equal(t, "sent", q["status"])
+	assert.Equal(t, "QU-0002", q["quote_number"])
+	total, err := decimal.NewFromString(q["total"].(string))
+	require.NoError(t, err, "amounts are exact decimal strings")
+	assert.True(t, total.IsPositive())
+}
+
+func TestTablesFitTheTerminalWidth(t *testing.T) {
+	m := startMock(t, "--seed", "5")
+	for _, width := range []int{30, 60, 80, 120} {
+		for _, args := range [][]string{{"invoices", "list"}, {"quotes", "list"}, {"items", "list"}} {
+			r := run(t, append(m.env(), "COLUMNS="+strconv.Itoa(width)), args...).requireCode(t, 0)
+			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			assert.Greater(t, len(lines), 1)
+			for _, l := range lines {
+				assert.LessOrEqual(t, utf8.RuneCountInString(l), width, "COLUMNS=%d %v: %q", width, args, l)
+			}
+			assert.True(t, strings.HasPrefix(lines[0], "NUMBER") || strings.HasPrefix(lines[0], "CODE"), "the first column stays: %q", lines[0])
+		}
+	}
+	narrow := run(t, append(m.env(), "COLUMNS=60"), "invoices", "list").requireCode(t, 0)
+	assert.Regexp(t, `(?m)^INV-0001 .* [0-9a-f-]{36}$`, narrow.stdout, "the id stays when columns give way")
+	assert.NotContains(t, narrow.stdout, "ISSUED")
+
+	wide := run(t, m.env(), "invoices", "list").requireCode(t, 0) // stdout is a pipe: no limit
+	assert.Contains(t, wide.stdout, "AMOUNT DUE")
+	assert.Contains(t, wide.stdout, "Globex Corporation")
+	assert.NotContains(t, wide.stdout, "…")
+}
+
+func TestGetAndPDF(t *testing.T) {
+	m := startMock(t, "--seed", "3")
+	rows, err := csv.NewReader(strings.NewReader(run(t, m.env(), "invoices", "list", "--csv").stdout)).ReadAll()
+	require.NoError(t, err)
+	invoiceID := rows[3][8]
+	rows, err = csv.NewReader(strings.NewReader(run(t, m.env(), "quotes", "list", "--csv").stdout)).ReadAll()
+	require.NoError(t, err)
+	quoteID := rows[1][8]
+
+	r := run(t, m.env(), "invoices", "get", invoiceID).requireCode(t, 0)
+	assert.Contains(t, r.stdout, "Invoice INV-0003")
+	assert.Regexp(t, `(?m)^Status +paid$`, r.stdout)
+	assert.Regexp(t, `(?m)^Amount due +0\.00$`, r.stdout)
+	assert.Contains(t, r.stdout, "DESCRIPTION")
+
+	r = run(t, m.env(), "invoices", "get", "--json", invoiceID).requireCode(t, 0)
+	var inv map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &inv))
+	assert.Equal(t, invoiceID, inv["id"])
+
+	r = run(t, m.env(), "quotes", "get", quoteID).requireCode(t, 0)
+	assert.Contains(t, r.stdout, "Quote QU-0001: Website refresh")
+	r = run(t, m.env(), "items", "get", invoicingtest.SeedItemID).requireCode(t, 0)
+	assert.Contains(t, r.stdout, "Item Consulting hour")
+	assert.Regexp(t, `(?m)^Unit price +150\.00$`, r.stdout)
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "inv.pdf")
+	r = run(t, m.env(), "invoices", "pdf", invoiceID, "-o", out).requireCode(t, 0)
+	assert.Contains(t, r.stdout, "Saved "+out)
+	pdf, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(pdf, []byte("%PDF-")))
+
+	runIn(t, dir, m.env(), "quotes", "pdf", quoteID).requireCode(t, 0)
+	_, err = os.Stat(filepath.Join(dir, "Quote-QU-0001.pdf"))
+	assert.NoError(t, err, "without -o, the name the service gives")
+
+	r = run(t, m.env(), "quotes", "pdf", quoteID, "-o", "-").requireCode(t, 0)
+	assert.True(t, strings.HasPrefix(r.stdout, "%PDF-"), "-o - writes the PDF to stdout")
+
+	r = run(t, m.env(), "invoices", "get", "5eed0009-0000-4000-8000-000000000009").requireCode(t, 1)
+	assert.Contains(t, r.stderr, "404")
+}
+
+func TestTheKeyIsNeverPrinted(t *testing.T) {
+	m := startMock(t)
+	base := "INVOICING_BASE_URL=" + m.baseURL
+	// run checks every output of a command given INVOICING_API_KEY.
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown key", []string{base, "INVOICING_API_KEY=sk_live_unknown_0123456789"}, []string{"invoices", "list"}, 1, "401"},
+		{"unknown key, get", []string{base, "INVOICING_API_KEY=sk_live_unknown_0123456789"}, []string{"items", "get", invoicingtest.SeedItemID}, 1, "401"},
+		{"read-only key, csv", []string{base, "INVOICING_API_KEY=" + m.readOnlyKey}, []string{"quotes", "list", "--csv"}, 0, ""},
+		{"key with a line break", []string{base, "INVOICING_API_KEY=sk_live_line\nbreak_0123456789"}, []string{"invoices", "list"}, 2, "unusable"},
+		{"plain http to another host", []string{"INVOICING_BASE_URL=http://192.0.2.1/api/v1/external", "INVOICING_API_KEY=sk_live_cleartext_0123456789"}, []string{"items", "list"}, 2, "unusable"},
+		{"bad id", m.env(), []string{"invoices", "pdf", "nope"}, 2, "not a valid invoice id"},
+		{"help", m.env(), []string{"invoices", "list", "--help"}, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, c.env, c.args...).requireCode(t, c.code)
+			assert.Contains(t, r.stderr, c.want)
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+)
+
+// sampleLine is a line the sample documents of --seed draw from.
+type sampleLine struct {
+	description string
+	unitPrice   decimal.Decimal
+	taxCodeID   string
+	itemID      string
+}
+
+var sampleLines = []sampleLine{
+	{"Consulting hour", decimal.New(15000, -2), invoicingtest.SeedGSTTaxCodeID, invoicingtest.SeedItemID},
+	{"Website hosting (monthly)", decimal.New(4995, -2), invoicingtest.SeedGSTTaxCodeID, ""},
+	{"Logo design", decimal.New(85000, -2), invoicingtest.SeedGSTTaxCodeID, ""},
+	{"Support retainer", decimal.New(120000, -2), invoicingtest.SeedGSTTaxCodeID, ""},
+	{"Travel to site", decimal.New(18000, -2), invoicingtest.SeedGSTFreeTaxCodeID, ""},
+}
+
+var sampleTitles = []string{"Website refresh", "Brand identity", "Support plan", "Hosting migration", "Training day"}
+
+// sampleStart is the issue date of the first sample document, a Monday;
+// each next one is issued a week later.
+var sampleStart = invoicing.NewDate(2026, time.January, 5)
+
+// seedSamples adds n sample invoices and n sample quotes through the API
+// and the server's helpers. Everything but the ids and the creation times
+// follows from n.
+func seedSamples(ctx context.Context, srv *invoicingtest.Server, n int) error {
+	c := srv.Client()
+	defer c.CloseIdleConnections()
+	for i := 1; i <= n; i++ {
+		if err := seedInvoice(ctx, srv, c, i); err != nil {
+			return err
+		}
+		if err := seedQuote(ctx, srv, c, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seedInvoice creates sample invoice i, cycling through the statuses:
+// draft, awaiting payment, paid, overdue, and awaiting payment with half
+// paid.
+func seedInvoice(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Client, i int) error {
+	issue := sampleStart.AddDays(7 * (i - 1))
+	res, err := c.Invoices.Create(ctx, &invoicing.InvoiceCreateParams{
+		ClientID:         sampleClient(i),
+		IssueDate:        issue,
+		PaymentTermsDays: invoicing.Ptr(14),
+		Reference:        fmt.Sprintf("SAMPLE-%04d", i),
+		Notes:            "Sample invoice from invoicing mock --seed.",
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		LineItems:        sampleLineParams(i),
+	})
+	if err != nil {
+		return err
+	}
+	inv := res.Invoice
+	paidAt := issue.AddDays(10).In(time.UTC)
+	step := (i - 1) % 5
+	if step == 0 {
+		return nil
+	}
+	if err := srv.SendInvoice(inv.ID); err != nil {
+		return err
+	}
+	switch step {
+	case 2:
+		_, err = srv.RecordPayment(inv.ID, invoicingtest.Payment{Amount: inv.Total, ReceivedAt: paidAt})
+	case 3:
+		err = srv.UpdateInvoice(inv.ID, invoicingtest.InvoiceUpdate{Status: invoicing.InvoiceStatusOverdue})
+	case 4:
+		half := inv.Total.Div(decimal.NewFromInt(2)).Round(2)
+		_, err = srv.RecordPayment(inv.ID, invoicingtest.Payment{Amount: half, ReceivedAt: paidAt})
+	}
+	return err
+}
+
+// seedQuote creates sample quote i, cycling through draft, sent, declined
+// and expired.
+func seedQuote(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Client, i int) error {
+	q, err := c.Quotes.Create(ctx, &invoicing.QuoteCreateParams{
+		ClientID:         sampleClient(i + 1),
+		Title:            sampleTitles[(i-1)%len(sampleTitles)],
+		IssueDate:        sampleStart.AddDays(7 * (i - 1)),
+		ValidDays:        invoicing.Ptr(30),
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		LineItems:        sampleLineParams(i + 1),
+	})
+	if err != nil {
+		return err
+	}
+	switch (i - 1) % 4 {
+	case 1:
+		err = srv.SendQuote(q.ID)
+	case 2:
+		if err = srv.SendQuote(q.ID); err == nil {
+			err = srv.DeclineQuote(q.ID)
+		}
+	case 3:
+		err = srv.ExpireQuote(q.ID)
+	}
+	return err
+}
+
+// sampleClient alternates between the two seed clients.
+func sampleClient(i int) string {
+	if i%2 == 1 {
+		return invoicingtest.SeedClientID
+	}
+	return invoicingtest.SeedOtherClientID
+}
+
+// sampleLineParams returns one to three lines for sample document i.
+func sampleLineParams(i int) []invoicing.LineItemParams {
+	lines := make([]invoicing.LineItemParams, 1+i%3)
+	for j := range lines {
+		s := sampleLines[(i+j)%len(sampleLines)]
+		qty := decimal.NewFromInt(int64(1 + (i+j)%4))
+		lines[j] = invoicing.LineItemParams{
+			Description: s.description, Quantity: &qty, UnitPrice: s.unitPrice,
+			TaxCodeID: s.taxCodeID, ItemID: s.itemID,
+		}
+	}
+	return lines
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+// envWebhookSecret names the environment variable trigger and listen read
+// the signing secret from when --secret is not given.
+const envWebhookSecret = "INVOICING_WEBHOOK_SECRET"
+
+// staleAge is how old --stale makes the timestamp: twice the five minutes
+// receivers are advised to accept.
+const staleAge = 10 * time.Minute
+
+// deliveryTimeout is how long trigger waits for the receiver: the response
+// time the service allows.
+const deliveryTimeout = 30 * time.Second
+
+var allEventTypes = []webhooks.EventType{
+	webhooks.EventInvoiceCreated, webhooks.EventInvoiceSent, webhooks.EventInvoiceUpdated, webhooks.EventInvoicePaid,
+	webhooks.EventBillCreated, webhooks.EventBillApproved, webhooks.EventContactCreated, webhooks.EventPaymentReceived,
+	webhooks.EventQuoteCreated, webhooks.EventQuoteSent, webhooks.EventQuoteViewed, webhooks.EventQuoteAccepted,
+	webhooks.EventQuoteUnaccepted, webhooks.EventTest,
+}
+
+var triggerHelp = `
+Usage: invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret]
+
+Sends one webhook delivery of EVENT to URL as the service would: a POST of a
+realistic JSON body (fresh ids, times of now, money as strings) with
+Content-Type, User-Agent Service-Webhooks/1.0, X-Service-Event, a fresh
+X-Service-Delivery id, X-Service-Timestamp and an X-Service-Signature
+"sha256=..." made with the signing secret (--secret, else $` + envWebhookSecret + `).
+It prints the receiver's status and the time it took, and exits 1 unless the
+status is 2xx.
+
+EVENT is one of:
+  invoice.created  invoice.sent  invoice.updated  invoice.paid
+  bill.created  bill.approved  contact.created  payment.received
+  quote.created  quote.sent  quote.viewed  quote.accepted  quote.unaccepted
+  test
+
+--set changes a top-level field of the body, or adds one. VALUE is read as
+JSON when it is valid JSON, else taken as a string: --set status=paid,
+--set view_count=3, --set total='"99.00"' (money is a string in webhooks;
+--set total=99.00 sends a number).
+
+The bad variants a receiver must refuse (with 401):
+  --stale         sign with a timestamp 10 minutes old
+  --tamper        change the body after signing
+  --wrong-secret  sign with another, random secret
+
+Example:
+  invoicing trigger quote.accepted --to http://127.0.0.1:8080/hooks --secret "$SECRET"
+`
+
+// trigger runs "invoicing trigger".
+func (c *cli) trigger(ctx context.Context, args []string) error {
+	fs := newFlags("trigger")
+	to := fs.String("to", "", "send to the receiver at `URL` (http or https)")
+	secret := fs.String("secret", "", "sign with the signing secret `S` (default $"+envWebhookSecret+")")
+	stale := fs.Bool("stale", false, "sign with a timestamp 10 minutes old")
+	tamper := fs.Bool("tamper", false, "change the body after signing")
+	wrongSecret := fs.Bool("wrong-secret", false, "sign with another, random secret")
+	var sets []jsonobj.Field
+	fs.Func("set", "set `FIELD=VALUE` at the top of the body (repeatable; VALUE is JSON or a string)", func(v string) error {
+		f, err := parseSet(v)
+		if err == nil {
+			sets = append(sets, f)
+		}
+		return err
+	})
+	rest, err := c.parse(fs, triggerHelp, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) != 1:
+		return usagef("trigger", "trigger takes one event type, such as invoice.created")
+	case !webhooks.EventType(rest[0]).Known():
+		return usagef("trigger", "unknown event type %q; use one of %s", rest[0], eventList(allEventTypes))
+	}
+	if err := checkHTTPURL("--to", *to, "trigger"); err != nil {
+		return err
+	}
+	if *secret == "" {
+		*secret = c.getenv(envWebhookSecret)
+	}
+	if *secret == "" {
+		return usagef("trigger", "no signing secret: give --secret or set %s", envWebhookSecret)
+	}
+
+	event := webhooks.EventType(rest[0])
+	now := time.Now()
+	payload := samplePayload(event, now)
+	for _, f := range sets {
+		payload = payload.Set(f.Key, f.Value)
+	}
+	td := webhooks.TestDelivery{Secret: *secret, Type: event, DeliveryID: uuid.NewString(), Timestamp: now}
+	var notes []string
+	if *stale {
+		td.Timestamp = now.Add(-staleAge)
+		notes = append(notes, "timestamp 10 minutes old")
+	}
+	if *wrongSecret {
+		td.Secret = randomSecret()
+		notes = append(notes, "signed with a wrong secret")
+	}
+	if td.Body, err = json.Marshal(payload); err != nil {
+		return err
+	}
+	header := td.Header()
+	body := td.Body
+	if *tamper {
+		key := tamperField(payload)
+		if body, err = json.Marshal(payload.Set(key, tamperedValue(key))); err != nil {
+			return err
+		}
+		notes = append(notes, key+" changed after signing")
+	}
+	return c.deliver(ctx, *to, header, body, event, td.DeliveryID, notes)
+}
+
+// deliver POSTs one delivery and prints the outcome. A non-2xx answer is an
+// error.
+func (c *cli) deliver(ctx context.Context, to string, header http.Header, body []byte, event webhooks.EventType, id string, notes []string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, to, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header = header
+	client := &http.Client{
+		Timeout:       deliveryTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	what := fmt.Sprintf("%s (delivery %s)", event, id)
+	if len(notes) > 0 {
+		what += " [" + strings.Join(notes, "; ") + "]"
+	}
+	fmt.Fprintf(c.stdout, "POST %s %s\n", to, what)
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("trigger: %w", err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	took := time.Since(start).Round(time.Microsecond)
+	fmt.Fprintf(c.stdout, "%s in %s\n", resp.Status, took)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("the receiver answered %s: %q", resp.Status, strings.TrimSpace(string(answer)))
+	}
+	return nil
+}
+
+// parseSet parses FIELD=VALUE; VALUE is JSON when it is valid JSON, else a
+// string.
+func parseSet(v string) (jsonobj.Field, error) {
+	key, value, ok := strings.Cut(v, "=")
+	if !ok || key == "" {
+		return jsonobj.Field{}, fmt.Errorf("%q is not FIELD=VALUE", v)
+	}
+	var parsed any = value
+	if json.Valid([]byte(value)) {
+		parsed = json.RawMessage(value)
+	}
+	return jsonobj.Field{Key: key, Value: parsed}, nil
+}
+
+// tamperField picks the field --tamper changes: the amount when the body
+// has one, else its first field (the record's id).
+func tamperField(payload jsonobj.Object) string {
+	for _, key := range []string{"total", "amount", "amount_paid", "message", "name"} {
+		if _, ok := payload.Get(key); ok {
+			return key
+		}
+	}
+	return payload[0].Key
+}
+
+// tamperedValue is the value --tamper gives key: a large amount, or another
+// id or text.
+func tamperedValue(key string) string {
+	switch key {
+	case "total", "amount", "amount_paid":
+		return "1000000.00"
+	case "message", "name":
+		return "tampered"
+	}
+	return uuid.NewString()
+}
+
+// randomSecret returns a signing secret of the service's form, 64
+// hexadecimal characters.
+func randomSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// checkHTTPURL returns a usage error of cmd unless v is an absolute http or
+// https URL.
+func checkHTTPURL(flagName, v, cmd string) error {
+	if v == "" {
+		return usagef(cmd, "%s is required", flagName)
+	}
+	if !isHTTPURL(v) {
+		return usagef(cmd, "%s %q is not an http or https URL", flagName, v)
+	}
+	return nil
+}
+
+// isHTTPURL reports whether v is an absolute http or https URL.
+func isHTTPURL(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Unit tests of the pieces the binary tests cannot reach: a terminal on
+// stderr, and the corners of argument parsing and table fitting.
+
+func TestProgressCountsPagesAndRubsItOut(t *testing.T) {
+	var buf bytes.Buffer
+	p := &progress{w: &buf, noun: "invoices"}
+	for range 250 {
+		p.add()
+	}
+	p.done()
+	assert.Equal(t, "\r100 invoices...\r200 invoices...\r\033[K", buf.String())
+
+	quiet := (&cli{stderr: io.Discard}).newProgress("quotes")
+	for range 250 {
+		quiet.add()
+	}
+	quiet.done()
+	assert.Nil(t, quiet.w, "no progress when stderr is not a terminal")
+}
+
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	assert.False(t, isTerminal(w), "a pipe")
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, isTerminal(f), "a file")
+	assert.False(t, isTerminal(&bytes.Buffer{}), "not an *os.File")
+	if tty, err := os.Open("/dev/null"); err == nil {
+		defer tty.Close()
+		assert.True(t, isTerminal(tty), "a character device")
+	}
+}
+
+func TestParseTakesFlagsAnywhereAndStopsAtDoubleDash(t *testing.T) {
+	c := &cli{stdout: io.Discard}
+	fs := newFlags("x")
+	asJSON := fs.Bool("json", false, "")
+	out := fs.String("o", "", "")
+	args, err := c.parse(fs, "", []string{"a", "--json", "b", "-o", "f", "--", "--c", "-o"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "--c", "-o"}, args)
+	assert.True(t, *asJSON)
+	assert.Equal(t, "f", *out)
+
+	_, err = c.parse(newFlags("x"), "", []string{"--nope"})
+	var u *usageError
+	require.ErrorAs(t, err, &u)
+	assert.Equal(t, "x", u.cmd)
+}
+
+func TestTableShortensThenDropsThenCuts(t *testing.T) {
+	tbl := func() *table {
+		return &table{
+			headers: []string{"A", "NAME", "AMOUNT", "EMPTY"},
+			rows:    [][]string{{"a1", "a rather long name here", "1.00", ""}, {"a2", "short\nname", "100.00", ""}},
+			right:   []bool{false, false, true, false},
+			flex:    []bool{false, true, false, false},
+			drop:    []int{2, 1},
+		}
+	}
+	var buf bytes.Buffer
+	tbl().write(&buf, 0)
+	assert.Equal(t, "A   NAME                     AMOUNT\na1  a rather long name here    1.00\na2  short name               100.00\n", buf.String(),
+		"aligned, amounts right, empty columns left out, control characters blanked")
+
+	buf.Reset()
+	tbl().write(&buf, 24)
+	assert.Equal(t, "A   NAME          AMOUNT\na1  a rather lo…    1.00\na2  short name    100.00\n", buf.String(), "the name is shortened first")
+
+	buf.Reset()
+	tbl().write(&buf, 14)
+	assert.Equal(t, "A   NAME\na1  a rather …\na2  short name\n", buf.String(), "then AMOUNT is dropped")
+
+	buf.Reset()
+	tbl().write(&buf, 3)
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		assert.LessOrEqual(t, runes(l), 3, "and lines are cut as a last resort: %q", l)
+	}
+}

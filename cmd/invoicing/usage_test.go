@@ -1,0 +1,90 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestUsageErrorsExitWith2(t *testing.T) {
+	// 127.0.0.1:9 (discard) is never contacted: each line is refused first.
+	to := "http://127.0.0.1:9/hooks"
+	env := []string{"INVOICING_BASE_URL=http://127.0.0.1:9/api/v1/external", "INVOICING_API_KEY=sk_test_usage_0123456789"}
+	for _, args := range [][]string{
+		{},
+		{"nope"},
+		{"help", "nope"},
+		{"mock", "--bogus"},
+		{"mock", "extra"},
+		{"mock", "--seed", "-1"},
+		{"mock", "--latency", "soon"},
+		{"mock", "--webhook", "ftp://example.invalid/x"},
+		{"mock", "--webhook", to + ",invoice.created,nope.event"},
+		{"trigger"},
+		{"trigger", "nope.event", "--to", to, "--secret", testSecret},
+		{"trigger", "test", "invoice.paid", "--to", to, "--secret", testSecret},
+		{"trigger", "test", "--secret", testSecret},
+		{"trigger", "test", "--to", "not-a-url", "--secret", testSecret},
+		{"trigger", "test", "--to", to},
+		{"trigger", "test", "--to", to, "--secret", testSecret, "--set", "no-equals-sign"},
+		{"listen"},
+		{"listen", "--secret", "   "},
+		{"listen", "--secret", testSecret, "--forward", "nowhere"},
+		{"invoices"},
+		{"invoices", "nope"},
+		{"invoices", "list", "--json", "--csv"},
+		{"invoices", "list", "--status", "unpaid"},
+		{"invoices", "list", "extra"},
+		{"invoices", "get"},
+		{"invoices", "get", "not-a-uuid"},
+		{"invoices", "pdf", "a", "b"},
+		{"quotes", "list", "--status", "paid"},
+		{"quotes", "pdf"},
+		{"items", "list", "--type", "SERVICE"},
+		{"items", "pdf", "x"},
+	} {
+		r := run(t, env, args...)
+		assert.Equal(t, 2, r.code, "invoicing %q: stderr %q", args, r.stderr)
+		assert.Contains(t, r.stderr, "Run 'invoicing", "invoicing %q says where the usage is", args)
+		if len(args) > 0 {
+			assert.Empty(t, r.stdout, "invoicing %q", args)
+		}
+	}
+}
+
+func TestReadsWithoutConfigurationExitWith2(t *testing.T) {
+	r := run(t, nil, "invoices", "list")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "INVOICING_BASE_URL is not set")
+	r = run(t, []string{"INVOICING_BASE_URL=http://127.0.0.1:9/api/v1/external"}, "items", "list")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "INVOICING_API_KEY is not set")
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	withFlags := [][]string{
+		{"mock", "--help"}, {"help", "mock"}, {"trigger", "-h"}, {"help", "trigger"}, {"listen", "--help"},
+		{"invoices", "list", "--help"}, {"invoices", "get", "--help"}, {"invoices", "pdf", "--help"}, {"help", "invoices", "pdf"},
+		{"quotes", "list", "--help"}, {"quotes", "get", "--help"}, {"quotes", "pdf", "--help"},
+		{"items", "list", "--help"}, {"items", "get", "--help"},
+	}
+	overviews := [][]string{{"--help"}, {"-h"}, {"help"}, {"invoices", "--help"}, {"quotes", "-h"}, {"help", "items"}}
+	for _, args := range append(withFlags, overviews...) {
+		r := run(t, nil, args...)
+		assert.Equal(t, 0, r.code, "invoicing %q", args)
+		assert.Contains(t, r.stdout, "Usage", "invoicing %q", args)
+		assert.Empty(t, r.stderr, "invoicing %q", args)
+	}
+	for _, args := range withFlags {
+		r := run(t, nil, args...)
+		assert.Contains(t, r.stdout, "\nFlags:\n", "invoicing %q", args)
+		assert.Contains(t, r.stdout, "  -h, --help", "invoicing %q", args)
+	}
+
+	r := run(t, nil, "--help")
+	for _, cmd := range commands() {
+		assert.True(t, strings.Contains(r.stdout, "  "+cmd.name+" "), "the help lists %s", cmd.name)
+	}
+	assert.Contains(t, r.stdout, "Exit status: 0 success, 1 API or runtime error, 2 usage error.")
+}
