@@ -99,7 +99,8 @@ type Option func(*options)
 // of hc's CheckRedirect (which runs after it): no redirect to plain http on
 // a non-loopback host, where the API key would travel in clear text (see
 // WithInsecureHTTP). hc itself is not modified. By default each Client has
-// its own http.Client with a clone of http.DefaultTransport.
+// its own http.Client with a clone of http.DefaultTransport that keeps up to
+// MaxPrefetch idle connections to the service (instead of 2).
 func WithHTTPClient(hc *http.Client) Option { return func(o *options) { o.hc = hc } }
 
 // WithMaxRetries sets how many times a request may be repeated after the
@@ -338,7 +339,7 @@ var errInsecureRedirect = errors.New("invoicing: refusing to follow a redirect t
 // attemptTransport in front of the real one.
 func sdkHTTPClient(hc *http.Client, insecure bool, c *Client) (*http.Client, http.RoundTripper) {
 	var cp http.Client
-	var next http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
+	var next http.RoundTripper = defaultTransport()
 	if hc != nil {
 		cp = *hc
 		if hc.Transport != nil {
@@ -350,6 +351,18 @@ func sdkHTTPClient(hc *http.Client, insecure bool, c *Client) (*http.Client, htt
 	cp.CheckRedirect = redirectPolicy(insecure, cp.CheckRedirect)
 	cp.Transport = attemptTransport{c}
 	return &cp, next
+}
+
+// defaultTransport is the transport of a Client made without
+// WithHTTPClient: a clone of http.DefaultTransport that keeps up to
+// MaxPrefetch idle connections to the service instead of 2, so that a List
+// with WithPrefetch, or as many goroutines sharing the Client, reuse their
+// connections (and TLS sessions) from one round of requests to the next
+// instead of dialling most of them again.
+func defaultTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = MaxPrefetch
+	return t
 }
 
 // redirectPolicy is the SDK's CheckRedirect: no redirect to plain http on a

@@ -164,7 +164,11 @@ func WithQuery(key, value string) RequestOption {
 // over the current one (1 <= n <= MaxPrefetch); other methods ignore it.
 // Records still come out once each and in the service's order, and at most
 // n+1 pages are held in memory. See List in the package documentation for
-// how the pages ahead are chosen.
+// how the pages ahead are chosen. A Client made without WithHTTPClient keeps
+// up to MaxPrefetch idle connections to the service, so the n connections
+// are reused from one round of pages to the next; with your own
+// http.Client, give its Transport a MaxIdleConnsPerHost of at least n
+// (net/http's default of 2 dials most of them again for every round).
 func WithPrefetch(n int) RequestOption {
 	return func(cfg *callConfig) {
 		if n < 1 || n > MaxPrefetch {

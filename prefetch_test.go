@@ -225,3 +225,28 @@ func TestPrefetchMemoryDoesNotGrowWithRecords(t *testing.T) {
 	t.Logf("peak live heap with WithPrefetch(8): 2,000 invoices %d KiB, 20,000 invoices %d KiB", small>>10, large>>10)
 	assert.Less(t, large, small+1<<20, "bounded by n+1 pages, not by the total (20,000 decoded invoices take some 30 MiB)")
 }
+
+func TestPrefetchReusesItsConnections(t *testing.T) {
+	// Every page takes 10 ms, so that 8 requests are in flight together; a
+	// transport keeping only 2 idle connections (net/http's default) would
+	// dial 6 of them again for each round of pages.
+	pages := pagedInvoices(400, "invoices")
+	var mu sync.Mutex
+	conns := map[string]bool{}
+	c, _ := newTestAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conns[r.RemoteAddr] = true
+		mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		pages(w, r)
+	})
+	params := &invoicing.InvoiceListParams{ListParams: invoicing.ListParams{PageSize: 10}}
+	for range 2 {
+		got, err := collectNumbers(c.Invoices.List(context.Background(), params, invoicing.WithPrefetch(8)))
+		require.NoError(t, err)
+		require.Len(t, got, 400)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.LessOrEqual(t, len(conns), 9, "80 requests, at most 8 at a time plus the first page: no connection dialled twice")
+}
