@@ -20,7 +20,7 @@ func describe(d *webhooks.Delivery) string {
 		var s string
 		switch v := value.(type) {
 		case decimal.Decimal:
-			s = v.StringFixed(2)
+			s = amount(v)
 		case *string:
 			if v == nil {
 				return

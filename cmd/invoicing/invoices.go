@@ -22,7 +22,7 @@ Usage: invoicing invoices list [--status S] [--json|--csv]
 
 Lists every invoice of the business (or those in one status), oldest first,
 as a table fitted to the terminal, as JSON lines or as CSV. Amounts are
-shown with two decimals; --json keeps them exact, as decimal strings.
+exact, with at least two decimals (in JSON, as decimal strings).
 
 Examples:
   invoicing invoices list --status overdue
@@ -37,8 +37,8 @@ var invoiceColumns = []column[invoicing.Invoice]{
 	{header: "ISSUED", field: "issue_date", value: func(i *invoicing.Invoice) string { return i.IssueDate.String() }},
 	{header: "DUE", field: "due_date", value: func(i *invoicing.Invoice) string { return i.DueDate.String() }},
 	{header: "CUR", field: "currency", value: func(i *invoicing.Invoice) string { return i.Currency }},
-	{header: "TOTAL", field: "total", value: func(i *invoicing.Invoice) string { return i.Total.StringFixed(2) }, right: true},
-	{header: "AMOUNT DUE", field: "amount_due", value: func(i *invoicing.Invoice) string { return i.AmountDue.StringFixed(2) }, right: true},
+	{header: "TOTAL", field: "total", value: func(i *invoicing.Invoice) string { return amount(i.Total) }, right: true},
+	{header: "AMOUNT DUE", field: "amount_due", value: func(i *invoicing.Invoice) string { return amount(i.AmountDue) }, right: true},
 	{header: "ID", field: "id", value: func(i *invoicing.Invoice) string { return i.ID }},
 }
 
@@ -109,11 +109,11 @@ func (c *cli) getInvoice(ctx context.Context, args []string) error {
 		{"Issued", inv.IssueDate.String()},
 		{"Due", inv.DueDate.String()},
 		{"Currency", inv.Currency},
-		{"Subtotal", inv.Subtotal.StringFixed(2)},
-		{"Tax", inv.TaxTotal.StringFixed(2)},
-		{"Total", inv.Total.StringFixed(2)},
-		{"Paid", inv.AmountPaid.StringFixed(2)},
-		{"Amount due", inv.AmountDue.StringFixed(2)},
+		{"Subtotal", amount(inv.Subtotal)},
+		{"Tax", amount(inv.TaxTotal)},
+		{"Total", amount(inv.Total)},
+		{"Paid", amount(inv.AmountPaid)},
+		{"Amount due", amount(inv.AmountDue)},
 		{"Reference", inv.Reference},
 		{"Notes", inv.Notes},
 		{"Created", inv.CreatedAt.Format(time.RFC3339)},
@@ -122,8 +122,8 @@ func (c *cli) getInvoice(ctx context.Context, args []string) error {
 	t := &table{headers: []string{"DESCRIPTION", "QTY", "UNIT PRICE", "TAX", "AMOUNT"},
 		right: []bool{false, true, true, true, true}, flex: []bool{true, false, false, false, false}}
 	for _, l := range inv.LineItems {
-		t.rows = append(t.rows, []string{l.Description, l.Quantity.String(), l.UnitPrice.StringFixed(2),
-			l.TaxAmount.StringFixed(2), l.Amount.StringFixed(2)})
+		t.rows = append(t.rows, []string{l.Description, l.Quantity.String(), amount(l.UnitPrice),
+			amount(l.TaxAmount), amount(l.Amount)})
 	}
 	fmt.Fprintln(c.stdout)
 	t.write(c.stdout, c.tableWidth())

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/invoicing-api/invoicing-go"
 )
@@ -151,6 +152,16 @@ func writeJSONLine(w io.Writer, v any) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
+}
+
+// amount shows a money amount exactly, with at least two decimals: 12.50,
+// and 0.125 for a price finer than a cent, which is never rounded for
+// display.
+func amount(d decimal.Decimal) string {
+	if d.Equal(d.Round(2)) {
+		return d.StringFixed(2)
+	}
+	return d.String()
 }
 
 // writeFields writes name-value pairs in two aligned columns, leaving out

@@ -37,7 +37,7 @@ var quoteColumns = []column[invoicing.Quote]{
 	{header: "ISSUED", field: "issue_date", value: func(q *invoicing.Quote) string { return q.IssueDate.String() }},
 	{header: "VALID UNTIL", field: "valid_until", value: func(q *invoicing.Quote) string { return q.ValidUntil.String() }},
 	{header: "CUR", field: "currency", value: func(q *invoicing.Quote) string { return q.Currency }},
-	{header: "TOTAL", field: "total", value: func(q *invoicing.Quote) string { return q.Total.StringFixed(2) }, right: true},
+	{header: "TOTAL", field: "total", value: func(q *invoicing.Quote) string { return amount(q.Total) }, right: true},
 	{header: "ID", field: "id", value: func(q *invoicing.Quote) string { return q.ID }},
 }
 
@@ -107,9 +107,9 @@ func (c *cli) getQuote(ctx context.Context, args []string) error {
 		{"Issued", q.IssueDate.String()},
 		{"Valid until", q.ValidUntil.String()},
 		{"Currency", q.Currency},
-		{"Subtotal", q.Subtotal.StringFixed(2)},
-		{"Tax", q.TaxTotal.StringFixed(2)},
-		{"Total", q.Total.StringFixed(2)},
+		{"Subtotal", amount(q.Subtotal)},
+		{"Tax", amount(q.TaxTotal)},
+		{"Total", amount(q.Total)},
 		{"Notes", q.Notes},
 		{"Created", q.CreatedAt.Format(time.RFC3339)},
 		{"Updated", formatTimePtr(q.UpdatedAt)},
@@ -118,8 +118,8 @@ func (c *cli) getQuote(ctx context.Context, args []string) error {
 		right: []bool{false, false, true, true, true, true}, flex: []bool{false, true, false, false, false, false},
 		drop: []int{0}}
 	for _, l := range q.LineItems {
-		t.rows = append(t.rows, []string{l.ItemCode, l.Description, l.Quantity.String(), l.UnitPrice.StringFixed(2),
-			l.TaxAmount.StringFixed(2), l.Amount.StringFixed(2)})
+		t.rows = append(t.rows, []string{l.ItemCode, l.Description, l.Quantity.String(), amount(l.UnitPrice),
+			amount(l.TaxAmount), amount(l.Amount)})
 	}
 	fmt.Fprintln(c.stdout)
 	t.write(c.stdout, c.tableWidth())

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
@@ -171,5 +172,36 @@ func TestTheKeyIsNeverPrinted(t *testing.T) {
 			r := run(t, c.env, c.args...).requireCode(t, c.code)
 			assert.Contains(t, r.stderr, c.want)
 		})
+	}
+}
+
+func TestAmountsFinerThanACentAreNotRounded(t *testing.T) {
+	m := startMock(t)
+	_, err := m.client(t, m.fullKey).Items.Create(t.Context(), &invoicing.ItemCreateParams{
+		Name: "Printing per page", ItemCode: "PRINT", UnitPrice: invoicing.Ptr(decimal.RequireFromString("0.125")),
+		AccountID: invoicingtest.SeedRevenueAccountID, TaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+	})
+	require.NoError(t, err)
+
+	r := run(t, m.env(), "items", "list", "--csv").requireCode(t, 0)
+	records, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	require.NoError(t, err)
+	prices := map[string]string{}
+	for _, rec := range records[1:] {
+		prices[rec[0]] = rec[3]
+	}
+	assert.Equal(t, "0.125", prices["PRINT"], "exact, not 0.13")
+	assert.Equal(t, "150.00", prices["CONSULT"], "two decimals at least")
+
+	table := run(t, m.env(), "items", "list").requireCode(t, 0).stdout
+	assert.Contains(t, table, " 0.125 ")
+}
+
+func TestAmountShowsAtLeastTwoDecimalsAndNeverRounds(t *testing.T) {
+	for in, want := range map[string]string{
+		"12.5": "12.50", "12.500": "12.50", "0": "0.00", "-3": "-3.00",
+		"0.125": "0.125", "1234.5678": "1234.5678", "0.1000": "0.10",
+	} {
+		assert.Equal(t, want, amount(decimal.RequireFromString(in)), in)
 	}
 }
