@@ -5,9 +5,10 @@ import (
 	"errors"
 )
 
-// This file splits a JSON object into its members, and counts an array's
-// elements, without decoding them: a list response is refused for holding
-// too many records before any record is decoded.
+// This file splits a JSON object into its members, counting the elements
+// of those that are arrays, without decoding them: a list response is
+// refused for holding too many records before any record is decoded, in
+// the one pass that finds the records.
 //
 // eachMember checks the object's own structure (braces, keys, colons,
 // commas) and finds where each value ends; it does not check what is inside
@@ -19,10 +20,11 @@ var (
 	errSyntax    = errors.New("malformed JSON")
 )
 
-// eachMember calls fn with the key and the raw value of each member of the
-// JSON object b, in order. It fails when b is not an object; fn must check
-// the value it is given (see above).
-func eachMember(b []byte, fn func(key string, value []byte) error) error {
+// eachMember calls fn with the key, the raw value and (for an array) the
+// number of elements of each member of the JSON object b, in order. It
+// fails when b is not an object; fn must check the value it is given (see
+// above).
+func eachMember(b []byte, fn func(key string, value []byte, elements int) error) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return errNotObject
@@ -48,11 +50,11 @@ func eachMember(b []byte, fn func(key string, value []byte) error) error {
 		if start >= len(b) {
 			return errSyntax
 		}
-		end = skipValue(b, start)
+		end, elements := skipValue(b, start)
 		if end == start {
 			return errSyntax // no value
 		}
-		if err := fn(key, b[start:end]); err != nil {
+		if err := fn(key, b[start:end], elements); err != nil {
 			return err
 		}
 		i = skipSpace(b, end)
@@ -97,29 +99,6 @@ func memberKey(k []byte) (string, error) {
 	return s, err
 }
 
-// countElements returns the number of elements of the JSON array b (of
-// its elements up to the first syntax error, when b is not valid JSON).
-func countElements(b []byte) int {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return 0
-	}
-	i = skipSpace(b, i+1)
-	n := 0
-	for i < len(b) && b[i] != ']' {
-		end := skipValue(b, i)
-		if end == i {
-			break // not JSON: encoding/json will say so
-		}
-		n++
-		i = skipSpace(b, end)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-	}
-	return n
-}
-
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
@@ -127,37 +106,52 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipValue returns the index just past the JSON value that starts at b[i].
-func skipValue(b []byte, i int) int {
+// skipValue returns the index just past the JSON value that starts at b[i]
+// and, when that value is an array, its number of elements: one more than
+// its top-level commas unless it is empty (exact for valid JSON, which
+// encoding/json checks afterwards).
+func skipValue(b []byte, i int) (end, elements int) {
 	if i >= len(b) {
-		return len(b)
+		return len(b), 0
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return skipString(b, i), 0
 	case '{', '[':
-		depth := 0
+		array := b[i] == '['
+		depth, commas, empty := 0, 0, true
 		for ; i < len(b); i++ {
-			switch b[i] {
+			c := b[i]
+			if depth == 1 && empty && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != ']' && c != '}' {
+				empty = false
+			}
+			switch c {
 			case '"':
 				i = skipString(b, i) - 1
 			case '{', '[':
 				depth++
+			case ',':
+				if depth == 1 {
+					commas++
+				}
 			case '}', ']':
 				if depth--; depth == 0 {
-					return i + 1
+					if array && !empty {
+						elements = commas + 1
+					}
+					return i + 1, elements
 				}
 			}
 		}
-		return len(b)
+		return len(b), 0
 	default: // a number, true, false or null
 		for ; i < len(b); i++ {
 			switch b[i] {
 			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
+				return i, 0
 			}
 		}
-		return i
+		return i, 0
 	}
 }
 

@@ -82,12 +82,13 @@ func (e *listEnvelope[T]) UnmarshalJSON(b []byte) error { return e.decodeJSON(b)
 // them once).
 func (e *listEnvelope[T]) decodeJSON(b []byte) error {
 	var named, general []byte
-	err := eachMember(b, func(key string, v []byte) error {
+	var namedN, generalN int
+	err := eachMember(b, func(key string, v []byte, elements int) error {
 		switch key {
 		case e.key:
-			named = v
+			named, namedN = v, elements
 		case "items":
-			general = v
+			general, generalN = v, elements
 		case "total":
 			return json.Unmarshal(v, &e.page.Total)
 		case "page":
@@ -106,9 +107,9 @@ func (e *listEnvelope[T]) decodeJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("list response: %w", err)
 	}
-	records, key, unused := named, e.key, general
+	records, n, key, unused := named, namedN, e.key, general
 	if records == nil || string(records) == "null" {
-		records, key, unused = general, "items", named
+		records, n, key, unused = general, generalN, "items", named
 	}
 	if unused != nil && !json.Valid(unused) {
 		return fmt.Errorf("list response: %w", errSyntax)
@@ -119,7 +120,6 @@ func (e *listEnvelope[T]) decodeJSON(b []byte) error {
 	if records[0] != '[' {
 		return fmt.Errorf("list response: %q is not an array", key)
 	}
-	n := countElements(records)
 	if n > e.limit {
 		return fmt.Errorf("%w: the page holds %d records, more than the page_size of %d", ErrInconsistentList, n, e.limit)
 	}

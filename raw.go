@@ -183,7 +183,7 @@ func decodeFields(b []byte, v reflect.Value) ([]string, error) {
 		}
 	}
 	failed := make([]bool, len(names))
-	err := eachMember(b, func(key string, value []byte) error {
+	err := eachMember(b, func(key string, value []byte, _ int) error {
 		i := fieldIndex(names, key)
 		if i < 0 || failed[i] {
 			return nil
