@@ -142,7 +142,7 @@ func WithRateLimit(perSecond float64, burst int) Option {
 
 func (o *options) fail(format string, args ...any) {
 	if o.err == nil {
-		o.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+		o.err = invalidOption(format, args...)
 	}
 }
 
@@ -201,19 +201,19 @@ func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	case o.err != nil:
 		return nil, o.err
 	case o.maxRetries < 0:
-		return nil, fmt.Errorf("%w: max retries must not be negative", ErrInvalidOption)
+		return nil, invalidOption("max retries must not be negative")
 	case o.waitMin < 0 || o.waitMax < o.waitMin:
-		return nil, fmt.Errorf("%w: retry wait bounds must satisfy 0 <= min <= max", ErrInvalidOption)
+		return nil, invalidOption("retry wait bounds must satisfy 0 <= min <= max")
 	case o.timeout <= 0:
-		return nil, fmt.Errorf("%w: timeout %v is not positive", ErrInvalidOption, o.timeout)
+		return nil, invalidOption("timeout %v is not positive", o.timeout)
 	case o.maxBody <= 0:
-		return nil, fmt.Errorf("%w: max response bytes must be positive", ErrInvalidOption)
+		return nil, invalidOption("max response bytes must be positive")
 	case strings.ContainsAny(o.userAgent, "\r\n"):
-		return nil, fmt.Errorf("%w: user agent must not contain line breaks", ErrInvalidOption)
+		return nil, invalidOption("user agent must not contain line breaks")
 	}
 	for _, mw := range o.middleware {
 		if mw == nil {
-			return nil, fmt.Errorf("%w: nil middleware", ErrInvalidOption)
+			return nil, invalidOption("nil middleware")
 		}
 	}
 	ua := "invoicing-go/" + Version + " (" + runtime.Version() + ")"
@@ -332,8 +332,8 @@ func checkBaseURL(raw string, insecure bool) (string, error) {
 var errInsecureRedirect = errors.New("invoicing: refusing to follow a redirect to plain http (the API key would travel in clear text)")
 
 // sdkHTTPClient returns the http.Client the SDK sends through and the
-// transport under it. With no hc, that is a new client over a clone of
-// http.DefaultTransport; otherwise a copy of hc (sharing its Transport,
+// transport under it. With no hc, that is a new client over
+// defaultTransport(); otherwise a copy of hc (sharing its Transport,
 // Jar and Timeout; hc itself is not modified). Either way its redirect
 // policy is the SDK's rule followed by hc's own, and its Transport is
 // attemptTransport in front of the real one.

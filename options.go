@@ -48,8 +48,13 @@ type callConfig struct {
 
 func (cfg *callConfig) fail(format string, args ...any) {
 	if cfg.err == nil {
-		cfg.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+		cfg.err = invalidOption(format, args...)
 	}
+}
+
+// invalidOption returns an error matching ErrInvalidOption.
+func invalidOption(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
 }
 
 // WithHeader adds a header to the request, e.g. an Idempotency-Key or a

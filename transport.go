@@ -124,7 +124,7 @@ func (c *Client) gate(ctx context.Context, cl *call) error {
 		now := c.clk.Now()
 		r := c.limiter.ReserveN(now, 1)
 		if !r.OK() {
-			return fmt.Errorf("%w: the rate limit allows no request", ErrInvalidOption)
+			return invalidOption("the rate limit allows no request")
 		}
 		if err := c.clk.Sleep(ctx, r.DelayFrom(now)); err != nil {
 			r.CancelAt(c.clk.Now())
