@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"time"
 
@@ -335,8 +334,7 @@ func (s *Server) attempt(ep *WebhookEndpoint, d *delivery) {
 	number := len(d.attempts) + 1
 	s.mu.Unlock()
 
-	timestamp, signature := webhooks.Sign(secret, at, d.body)
-	code, err := s.post(url, d, timestamp, signature)
+	code, err := s.post(url, webhooks.TestDelivery{Secret: secret, Type: d.event, DeliveryID: d.id, Timestamp: at, Body: d.body})
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -360,19 +358,13 @@ func (s *Server) attempt(ep *WebhookEndpoint, d *delivery) {
 	d.attempts = append(d.attempts, a)
 }
 
-// post sends one attempt with the headers of API.md 6.2 and returns the
-// response status.
-func (s *Server) post(url string, d *delivery, timestamp, signature string) (int, error) {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(d.body))
+// post sends one attempt, signed and with the headers of API.md 6.2, and
+// returns the response status.
+func (s *Server) post(url string, td webhooks.TestDelivery) (int, error) {
+	req, err := td.Request(url)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Service-Webhooks/1.0")
-	req.Header.Set("X-Service-Event", string(d.event))
-	req.Header.Set("X-Service-Delivery", d.id)
-	req.Header.Set("X-Service-Timestamp", timestamp)
-	req.Header.Set("X-Service-Signature", signature)
 	resp, err := s.webhookClient.Do(req)
 	if err != nil {
 		return 0, err
