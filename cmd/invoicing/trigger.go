@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -31,12 +32,9 @@ const staleAge = 10 * time.Minute
 // time the service allows.
 const deliveryTimeout = 30 * time.Second
 
-var allEventTypes = []webhooks.EventType{
-	webhooks.EventInvoiceCreated, webhooks.EventInvoiceSent, webhooks.EventInvoiceUpdated, webhooks.EventInvoicePaid,
-	webhooks.EventBillCreated, webhooks.EventBillApproved, webhooks.EventContactCreated, webhooks.EventPaymentReceived,
-	webhooks.EventQuoteCreated, webhooks.EventQuoteSent, webhooks.EventQuoteViewed, webhooks.EventQuoteAccepted,
-	webhooks.EventQuoteUnaccepted, webhooks.EventTest,
-}
+// allEventTypes are the event types trigger sends: the 13 events of the
+// API and test.
+var allEventTypes = append(invoicingtest.AllEvents(), webhooks.EventTest)
 
 var triggerHelp = `
 Usage: invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret]
