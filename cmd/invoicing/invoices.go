@@ -82,15 +82,7 @@ Shows one invoice with its lines, or prints it as one JSON object.
 func (c *cli) getInvoice(ctx context.Context, args []string) error {
 	fs := newFlags("invoices get")
 	asJSON := fs.Bool("json", false, "print the invoice as one JSON object")
-	rest, err := c.parse(fs, invoicesGetHelp, args)
-	if err != nil {
-		return err
-	}
-	id, err := oneID("invoices get", "invoice", rest)
-	if err != nil {
-		return err
-	}
-	client, err := c.apiClient("invoices get")
+	id, client, err := c.parseID(fs, invoicesGetHelp, "invoice", args)
 	if err != nil {
 		return err
 	}
@@ -140,15 +132,7 @@ Saves the invoice as PDF, under the name the service gives it
 func (c *cli) invoicePDF(ctx context.Context, args []string) error {
 	fs := newFlags("invoices pdf")
 	out := fs.String("o", "", "write the PDF to `FILE` (- for stdout)")
-	rest, err := c.parse(fs, invoicesPDFHelp, args)
-	if err != nil {
-		return err
-	}
-	id, err := oneID("invoices pdf", "invoice", rest)
-	if err != nil {
-		return err
-	}
-	client, err := c.apiClient("invoices pdf")
+	id, client, err := c.parseID(fs, invoicesPDFHelp, "invoice", args)
 	if err != nil {
 		return err
 	}

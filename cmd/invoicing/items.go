@@ -76,15 +76,7 @@ Shows one catalog item, or prints it as one JSON object.
 func (c *cli) getItem(ctx context.Context, args []string) error {
 	fs := newFlags("items get")
 	asJSON := fs.Bool("json", false, "print the item as one JSON object")
-	rest, err := c.parse(fs, itemsGetHelp, args)
-	if err != nil {
-		return err
-	}
-	id, err := oneID("items get", "item", rest)
-	if err != nil {
-		return err
-	}
-	client, err := c.apiClient("items get")
+	id, client, err := c.parseID(fs, itemsGetHelp, "item", args)
 	if err != nil {
 		return err
 	}

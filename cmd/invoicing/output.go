@@ -178,16 +178,23 @@ func writeFields(w io.Writer, pairs [][2]string) {
 	}
 }
 
-// oneID returns the single positional argument of cmd, which must be a
-// UUID, the form of every record id.
-func oneID(cmd, noun string, args []string) (string, error) {
-	if len(args) != 1 {
-		return "", usagef(cmd, "%s takes one %s id", cmd, noun)
+// parseID parses the command line of a command that takes one record id
+// (a UUID, the form of every id) and reads the API configuration. It
+// returns the id and an SDK client.
+func (c *cli) parseID(fs *flag.FlagSet, help, noun string, args []string) (string, *invoicing.Client, error) {
+	cmd := fs.Name()
+	rest, err := c.parse(fs, help, args)
+	if err != nil {
+		return "", nil, err
 	}
-	if _, err := uuid.Parse(args[0]); err != nil {
-		return "", usagef(cmd, "%q is not a valid %s id: ids are UUIDs", args[0], noun)
+	if len(rest) != 1 {
+		return "", nil, usagef(cmd, "%s takes one %s id", cmd, noun)
 	}
-	return args[0], nil
+	if _, err := uuid.Parse(rest[0]); err != nil {
+		return "", nil, usagef(cmd, "%q is not a valid %s id: ids are UUIDs", rest[0], noun)
+	}
+	client, err := c.apiClient(cmd)
+	return rest[0], client, err
 }
 
 // savePDF writes a downloaded PDF to out: "-" for stdout, "" for the file

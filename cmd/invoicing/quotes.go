@@ -80,15 +80,7 @@ Shows one quote with its lines, or prints it as one JSON object.
 func (c *cli) getQuote(ctx context.Context, args []string) error {
 	fs := newFlags("quotes get")
 	asJSON := fs.Bool("json", false, "print the quote as one JSON object")
-	rest, err := c.parse(fs, quotesGetHelp, args)
-	if err != nil {
-		return err
-	}
-	id, err := oneID("quotes get", "quote", rest)
-	if err != nil {
-		return err
-	}
-	client, err := c.apiClient("quotes get")
+	id, client, err := c.parseID(fs, quotesGetHelp, "quote", args)
 	if err != nil {
 		return err
 	}
@@ -137,15 +129,7 @@ The service never creates a share link for it.
 func (c *cli) quotePDF(ctx context.Context, args []string) error {
 	fs := newFlags("quotes pdf")
 	out := fs.String("o", "", "write the PDF to `FILE` (- for stdout)")
-	rest, err := c.parse(fs, quotesPDFHelp, args)
-	if err != nil {
-		return err
-	}
-	id, err := oneID("quotes pdf", "quote", rest)
-	if err != nil {
-		return err
-	}
-	client, err := c.apiClient("quotes pdf")
+	id, client, err := c.parseID(fs, quotesPDFHelp, "quote", args)
 	if err != nil {
 		return err
 	}
