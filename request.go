@@ -62,6 +62,11 @@ type call struct {
 	attempts     int
 	wait         time.Duration // before the next attempt; set by checkRetry
 	buf          *[]byte       // pooled buffer holding the latest JSON response body
+	// resp and body are the latest attempt's response and the bytes
+	// exchange read of it (see remember); nil when a middleware replaced
+	// the body, or for a streamed PDF.
+	resp *http.Response
+	body []byte
 }
 
 type callKey struct{}
@@ -189,7 +194,7 @@ func (c *Client) send(ctx context.Context, r *request) (*http.Response, *call, e
 		return nil, nil, fmt.Errorf("invoicing: %s %s: %w", r.method, r.path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := newError(r.method, r.path, resp, bytes.Clone(bodyBytes(resp)), c.clk.Now())
+		e := newError(r.method, r.path, resp, errorBody(resp, cl), c.clk.Now())
 		e.Response.fill(resp, cl.attempts, took)
 		resp.Body.Close()
 		c.release(cl)

@@ -1,6 +1,7 @@
 package invoicing
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,7 @@ func (t attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := c.first(req.WithContext(ctx))
 	timer.Stop()
+	cl.remember(resp)
 	if err == nil && cl.pdf && isSuccess(resp.StatusCode) {
 		resp.Body = newIdleBody(resp.Body, ctx, req.Context(), cancel, d)
 	} else {
@@ -192,28 +194,52 @@ func (b *bufferedBody) Read(p []byte) (int, error) {
 
 func (b *bufferedBody) Close() error { return nil }
 
-// bodyBytes returns the in-memory body of a response read by exchange.
-func bodyBytes(resp *http.Response) []byte {
-	if bb, ok := resp.Body.(*bufferedBody); ok {
-		return bb.b
+// remember records the body of resp when it is still the one exchange read
+// (no middleware replaced it), so that the pipeline finds those bytes again
+// after an http.Client wraps the body: net/http does so for a client with a
+// Timeout, and a wrapper changes nothing of what the body holds.
+func (cl *call) remember(resp *http.Response) {
+	cl.resp, cl.body = nil, nil
+	if resp == nil {
+		return
 	}
-	return nil
+	if bb, ok := resp.Body.(*bufferedBody); ok {
+		cl.resp, cl.body = resp, bb.b
+	}
+}
+
+// bodyOf returns the body of resp when the pipeline already holds it in
+// memory: the bytes exchange read for this very response, however the
+// http.Client wrapped its Body since. ok is false when the body must be read.
+func (cl *call) bodyOf(resp *http.Response) (b []byte, ok bool) {
+	if bb, isBuf := resp.Body.(*bufferedBody); isBuf {
+		return bb.b, true
+	}
+	if cl != nil && cl.resp == resp && cl.body != nil {
+		return cl.body, true
+	}
+	return nil, false
+}
+
+// errorBody returns a copy of the body of a non-2xx response, capped at
+// maxErrorBody: the bytes already read, or (when a Middleware replaced the
+// body) what can be read of it now.
+func errorBody(resp *http.Response, cl *call) []byte {
+	if b, ok := cl.bodyOf(resp); ok {
+		return bytes.Clone(b)
+	}
+	b, _ := readCapped(io.LimitReader(resp.Body, maxErrorBody), nil, resp.ContentLength, maxErrorBody)
+	return b
 }
 
 // readBody returns the whole body of a 2xx response: the bytes exchange
 // read, or (when a Middleware replaced the body) the body read now, capped.
 func (c *Client) readBody(resp *http.Response, cl *call) ([]byte, error) {
-	if bb, ok := resp.Body.(*bufferedBody); ok {
-		return bb.b, nil
+	if b, ok := cl.bodyOf(resp); ok {
+		return b, nil
 	}
-	if cl.buf == nil {
-		cl.buf = c.getBuf()
-	}
-	b, err := readCapped(resp.Body, *cl.buf, resp.ContentLength, c.maxBody)
-	if err == nil {
-		*cl.buf = b
-	}
-	return b, err
+	// Not into cl.buf: a replaced body may still be reading from it.
+	return readCapped(resp.Body, nil, resp.ContentLength, c.maxBody)
 }
 
 // idleBody is a streamed (PDF) body whose every Read may wait at most d for
