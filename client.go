@@ -67,7 +67,8 @@ type Client struct {
 	waitMin, waitMax time.Duration
 	defaults         callConfig // per-call settings unless a RequestOption says otherwise
 	limiter          *rate.Limiter
-	pausedUntil      atomic.Int64 // Unix nanoseconds (on clk) before which no request is sent, after a 429
+	pausedUntil      atomic.Int64          // Unix nanoseconds (on clk) before which no request is sent, after a 429
+	pauseCause       atomic.Pointer[Error] // the 429 that set pausedUntil
 	clk              clock
 	bufs             sync.Pool // *[]byte response buffers
 	services         service

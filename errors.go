@@ -66,7 +66,11 @@ type Error struct {
 	// {loc, msg, type} objects; nil otherwise.
 	Problems []Problem
 	// RetryAfter is the wait the response asked for in its Retry-After
-	// header (seconds or an HTTP date), or 0 when it had none.
+	// header (seconds or an HTTP date), or 0 when it had none. A call that
+	// starts while the Client is paused after a 429 (see WithRetryWait),
+	// when the pause ends after the call's deadline, sends nothing: it gets
+	// that 429's Error at once, with what is left of the pause here and
+	// Attempts 0.
 	RetryAfter time.Duration
 	// Body is the raw response body, truncated to 64 KiB.
 	Body []byte

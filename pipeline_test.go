@@ -171,6 +171,48 @@ func TestRateLimitedResponsePausesEveryRequestOfTheClient(t *testing.T) {
 	assert.EqualValues(t, 1+callers, served.Load())
 }
 
+// A call that starts while the Client is paused after a 429, when the pause
+// ends after the call's deadline, sends nothing and returns the rate-limit
+// error at once, with what is left of the pause as its RetryAfter: the same
+// answer a call gets when its own 429 asks for longer than it can wait.
+func TestCallStartingInAPauseLongerThanItsDeadlineGetsTheRateLimitError(t *testing.T) {
+	clk := newFakeClock()
+	c, api := newTestAPI(t, sequence(
+		always(429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "20"),
+		always(200, fixture(t, "invoice.json")),
+	), invoicing.WithClock(clk), invoicing.WithRetryWait(time.Millisecond, time.Minute))
+
+	_, err := c.Invoices.Get(context.Background(), invoiceID, invoicing.WithRetries(0))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	pausedAt := clk.Now()
+
+	// The caller's deadline is the real clock's; the pause is on the fake
+	// one, which no Sleep moves here. 10s is inside the pause of 20s+.
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(10*time.Second))
+	defer cancel()
+	var resp invoicing.Response
+	_, err = c.Items.Get(ctx, invoiceID, invoicing.WithResponseInto(&resp))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	var apiErr *invoicing.Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusTooManyRequests, apiErr.StatusCode)
+	assert.Equal(t, "GET", apiErr.Method)
+	assert.Equal(t, "/items/"+invoiceID, apiErr.Path)
+	assert.Equal(t, "Rate limit exceeded", apiErr.Detail, "the detail of the 429 that paused the Client")
+	assert.GreaterOrEqual(t, apiErr.RetryAfter, 20*time.Second-clk.Now().Sub(pausedAt))
+	assert.LessOrEqual(t, apiErr.RetryAfter, 22*time.Second)
+	assert.Zero(t, apiErr.Attempts, "nothing was sent")
+	assert.Empty(t, clk.waits(), "the call did not wait")
+	assert.Len(t, api.requests(), 1, "no request is sent inside the pause")
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+
+	// A call with room for the pause waits it out and succeeds.
+	_, err = c.Invoices.Get(context.Background(), invoiceID)
+	require.NoError(t, err)
+	assert.Len(t, api.requests(), 2)
+}
+
 func TestClientSideRateLimit(t *testing.T) {
 	clk := newFakeClock()
 	c, api := newTestAPI(t, always(200, fixture(t, "invoice.json")), invoicing.WithClock(clk), invoicing.WithRateLimit(10, 2))

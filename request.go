@@ -184,6 +184,12 @@ func (c *Client) send(ctx context.Context, r *request) (*http.Response, *call, e
 	}
 	if err != nil {
 		c.release(cl)
+		if e := rateLimited(err, r.method, r.path, took); e != nil {
+			if into := cl.cfg.into; into != nil {
+				*into = e.Response
+			}
+			return nil, nil, e
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is the request's, said below

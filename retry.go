@@ -49,7 +49,8 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		return false, nil // Retry-After asks for more than the maximum wait
 	}
 	if limited {
-		c.pause(wait) // whether or not this call retries
+		// Every call of the Client waits, whether or not this one retries.
+		c.pause(wait, newError(cl.method, cl.path, resp, errorBody(resp, cl), c.clk.Now()))
 	}
 	if cl.attempts > cl.cfg.retries {
 		return false, nil // the call's retry budget is spent
@@ -112,7 +113,7 @@ func retryableTransportError(err error) bool {
 	case errors.As(err, &unknownCA), errors.As(err, &invalidErr), errors.As(err, &hostErr),
 		errors.As(err, &recordErr), errors.As(err, &verifyErr):
 		return false
-	case errors.Is(err, http.ErrSchemeMismatch), errors.Is(err, errInsecureRedirect),
+	case errors.As(err, new(*pausedError)), errors.Is(err, http.ErrSchemeMismatch), errors.Is(err, errInsecureRedirect),
 		errors.Is(err, ErrResponseTooLarge), errors.Is(err, ErrInvalidOption):
 		return false
 	}

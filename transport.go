@@ -114,9 +114,13 @@ func (c *Client) gate(ctx context.Context, cl *call) error {
 		}
 	}
 	for {
-		left := time.Duration(c.pausedUntil.Load() - c.clk.Now().UnixNano())
+		now := c.clk.Now()
+		left := time.Duration(c.pausedUntil.Load() - now.UnixNano())
 		if left <= 0 {
 			break
+		}
+		if dl, ok := ctx.Deadline(); ok && now.Add(left).After(dl) {
+			return &pausedError{left: left, cause: c.pauseCause.Load()}
 		}
 		if err := c.clk.Sleep(ctx, left); err != nil {
 			return err
@@ -137,15 +141,50 @@ func (c *Client) gate(ctx context.Context, cl *call) error {
 }
 
 // pause makes every request of the Client wait d from now before sending
-// (unless it already waits longer), after a 429.
-func (c *Client) pause(d time.Duration) {
+// (unless it already waits longer), after the 429 cause.
+func (c *Client) pause(d time.Duration, cause *Error) {
 	until := c.clk.Now().Add(d).UnixNano()
 	for {
 		cur := c.pausedUntil.Load()
-		if cur >= until || c.pausedUntil.CompareAndSwap(cur, until) {
+		if cur >= until {
+			return
+		}
+		if c.pausedUntil.CompareAndSwap(cur, until) {
+			c.pauseCause.Store(cause)
 			return
 		}
 	}
+}
+
+// pausedError is the gate's refusal to wait out a pause after a 429 that
+// ends after the call's deadline: the call gets the rate-limit error at
+// once, as it would for its own 429 (see rateLimited), instead of waiting
+// until its deadline for nothing.
+type pausedError struct {
+	left  time.Duration // what is left of the pause
+	cause *Error        // the 429 that started it; nil if unknown
+}
+
+func (e *pausedError) Error() string {
+	return fmt.Sprintf("the client is paused for %v after a 429, past the call's deadline", e.left)
+}
+
+// rateLimited returns the *Error a call on method and path gets when
+// err is the gate's pausedError, and nil otherwise: the 429 that paused the
+// Client, with this call's method and path and what is left of the pause as
+// RetryAfter. No attempt was made.
+func rateLimited(err error, method, path string, took time.Duration) *Error {
+	var pe *pausedError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	e := &Error{Detail: http.StatusText(http.StatusTooManyRequests)}
+	if pe.cause != nil {
+		*e = *pe.cause
+	}
+	e.Method, e.Path, e.RetryAfter = method, path, pe.left
+	e.StatusCode, e.Attempts, e.Duration = http.StatusTooManyRequests, 0, took
+	return e
 }
 
 // attemptTimeout is the error of an attempt that exceeded its deadline
