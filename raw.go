@@ -3,15 +3,11 @@ package invoicing
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 )
 
-// ErrFieldMissing is returned (wrapped) by RawObject.Get when the object has
-// no field of the requested name.
-var ErrFieldMissing = errors.New("invoicing: field not present in the JSON object")
 
 // RawObject keeps the complete JSON object a value was decoded from, so that
 // no field the service sends is lost, including fields the SDK has no typed

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // Date is a civil date (YYYY-MM-DD) with no time of day and no time zone, as
@@ -123,6 +126,17 @@ func (d Date) MarshalJSON() ([]byte, error) {
 	return append(b, '"'), nil
 }
 
+// MarshalJSONTo encodes d as MarshalJSON does, straight to enc (the
+// encoding/json/v2 interface).
+func (d Date) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if d.IsZero() {
+		return enc.WriteToken(jsontext.Null)
+	}
+	b := append(enc.AvailableBuffer(), '"')
+	b = d.appendTo(b)
+	return enc.WriteValue(append(b, '"'))
+}
+
 // UnmarshalJSON decodes "YYYY-MM-DD"; null and "" give the zero Date.
 func (d *Date) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
@@ -133,6 +147,51 @@ func (d *Date) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("invoicing: invalid date %s: want a \"YYYY-MM-DD\" string", b)
 	}
 	return d.UnmarshalText(b[1 : len(b)-1])
+}
+
+// UnmarshalJSONFrom decodes the next value of dec as UnmarshalJSON does,
+// straight from the token stream (the encoding/json/v2 interface).
+func (d *Date) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if v.Kind() != '"' {
+		return d.UnmarshalJSON(v) // null, or the error
+	}
+	if t, ok := parseDateFast(v[1 : len(v)-1]); ok {
+		*d = t
+		return nil
+	}
+	return d.UnmarshalText(v[1 : len(v)-1])
+}
+
+// parseDateFast parses the YYYY-MM-DD form of a real date without
+// allocating; ok is false for anything else, which UnmarshalText then
+// parses (or refuses) as time.Parse does.
+func parseDateFast(b []byte) (Date, bool) {
+	if len(b) != 10 || b[4] != '-' || b[7] != '-' {
+		return Date{}, false
+	}
+	n := 0
+	for i, c := range b {
+		if i == 4 || i == 7 {
+			continue
+		}
+		if c < '0' || c > '9' {
+			return Date{}, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	d := Date{Year: n / 10000, Month: time.Month(n / 100 % 100), Day: n % 100}
+	if d.Month < 1 || d.Month > 12 || d.Day < 1 || d.Day > daysIn(d.Month, d.Year) {
+		return Date{}, false
+	}
+	return d, true
+}
+
+func daysIn(m time.Month, year int) int {
+	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // InvoiceStatus is the status of an invoice. Values the SDK does not know yet
@@ -196,6 +255,56 @@ func (t ItemType) Known() bool {
 		return true
 	}
 	return false
+}
+
+// UnmarshalJSONFrom decodes a JSON string (null leaves s unchanged),
+// straight from the token stream: a documented status costs no allocation.
+func (s *InvoiceStatus) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return decodeEnum(dec, s, invoiceStatuses)
+}
+
+// UnmarshalJSONFrom decodes a JSON string (null leaves s unchanged),
+// straight from the token stream: a documented status costs no allocation.
+func (s *QuoteStatus) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return decodeEnum(dec, s, quoteStatuses)
+}
+
+// UnmarshalJSONFrom decodes a JSON string (null leaves t unchanged),
+// straight from the token stream: a documented type costs no allocation.
+func (t *ItemType) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return decodeEnum(dec, t, itemTypes)
+}
+
+var (
+	invoiceStatuses = []InvoiceStatus{InvoiceStatusDraft, InvoiceStatusAwaitingPayment, InvoiceStatusPaid, InvoiceStatusOverdue, InvoiceStatusVoided}
+	quoteStatuses   = []QuoteStatus{QuoteStatusDraft, QuoteStatusSent, QuoteStatusAccepted, QuoteStatusDeclined, QuoteStatusExpired}
+	itemTypes       = []ItemType{ItemTypeSales, ItemTypePurchase, ItemTypeText}
+)
+
+// decodeEnum decodes the next value of dec, a JSON string, into s, using
+// the constant of known that it spells when there is one (no allocation),
+// and a new string otherwise. null leaves s unchanged.
+func decodeEnum[S ~string](dec *jsontext.Decoder, s *S, known []S) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	switch v.Kind() {
+	case 'n':
+		return nil
+	case '"':
+		raw := v[1 : len(v)-1]
+		for _, k := range known {
+			if string(raw) == string(k) {
+				*s = k
+				return nil
+			}
+		}
+		str, err := unquote(v)
+		*s = S(str)
+		return err
+	}
+	return fmt.Errorf("want a string, got %s", jsonopt.KindName(v.Kind()))
 }
 
 // Ptr returns a pointer to v, for optional request fields such as

@@ -1,6 +1,6 @@
 module github.com/invoicing-api/invoicing-go/webhooks/pginbox
 
-go 1.24.0
+go 1.26
 
 require (
 	github.com/invoicing-api/invoicing-go v0.1.0

@@ -1,6 +1,6 @@
 module github.com/invoicing-api/invoicing-go/webhooks/redisdedup
 
-go 1.24.0
+go 1.26
 
 require (
 	github.com/google/uuid v1.6.0

@@ -1,0 +1,156 @@
+// Package jsonopt holds the encoding/json/v2 options every package of the
+// module decodes and encodes with, and the exact-decimal codec they install,
+// so that the SDK, webhooks, invoicingtest and the command-line tool read and
+// write JSON by one set of rules. The rules, and why, are written once in
+// the invoicing package documentation ("JSON").
+package jsonopt
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/shopspring/decimal"
+)
+
+// Decode are the options of every decode:
+//   - a name given twice in one object is accepted, the last value winning,
+//     as encoding/json (v1) does;
+//   - invalid UTF-8 in a string is accepted and replaced by U+FFFD, as v1
+//     does;
+//   - a decimal.Decimal decodes exactly from a JSON number or a string
+//     holding one (see UnmarshalDecimal).
+//
+// Names match case-sensitively (v2's rule): a member whose name differs
+// from a field's only in case is not that field.
+var Decode = json.JoinOptions(
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+	json.WithUnmarshalers(json.UnmarshalFromFunc(UnmarshalDecimal)),
+)
+
+// Encode are the options of every encode: decimal.Decimal values as exact
+// JSON numbers (see MarshalDecimal), map members sorted by name, and nil
+// slices and maps as null, as encoding/json (v1) writes them.
+var Encode = json.JoinOptions(
+	json.WithMarshalers(json.MarshalToFunc(MarshalDecimal)),
+	json.Deterministic(true),
+	json.FormatNilSliceAsNull(true),
+	json.FormatNilMapAsNull(true),
+)
+
+// ErrNotDecimal is the error (wrapped) of a JSON value that is neither a
+// number nor a string holding one.
+var ErrNotDecimal = errors.New("want a JSON number or a numeric string")
+
+// zero is the shared coefficient of every zero decimal decoded: Shift keeps
+// it rather than allocating, and decimal never modifies a coefficient.
+var zero = decimal.Zero
+
+// UnmarshalDecimal decodes the next JSON value of dec into d, exactly: a
+// number (1.50 keeps its exponent, -2), or a string holding one (as
+// decimal.Decimal's own UnmarshalJSON accepts); null leaves d unchanged.
+func UnmarshalDecimal(dec *jsontext.Decoder, d *decimal.Decimal) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	return SetDecimal(d, v)
+}
+
+// SetDecimal sets d from the JSON value v as UnmarshalDecimal does.
+func SetDecimal(d *decimal.Decimal, v jsontext.Value) error {
+	switch v.Kind() {
+	case '0':
+		m, exp, ok := smallDecimal(v)
+		switch {
+		case !ok:
+			x, err := decimal.NewFromString(string(v))
+			if err != nil {
+				return fmt.Errorf("invalid decimal %s: %w", v, err)
+			}
+			*d = x
+		case m == 0:
+			*d = zero.Shift(exp)
+		default:
+			*d = decimal.New(m, exp)
+		}
+		return nil
+	case '"':
+		// As decimal.Decimal's UnmarshalJSON: the text between the quotes,
+		// unescaped or not, must parse.
+		if err := d.UnmarshalJSON(v); err != nil {
+			return fmt.Errorf("%w: %v", ErrNotDecimal, err)
+		}
+		return nil
+	case 'n':
+		return nil
+	}
+	return fmt.Errorf("%w, got %s", ErrNotDecimal, kindName(v.Kind()))
+}
+
+// SmallDecimal returns the coefficient and exponent of the JSON number v
+// when it is [-]digits[.digits] with at most 18 significant digits, the
+// form money takes; ok is false for any other number (an exponent, more
+// digits), which the caller parses the slow way.
+func SmallDecimal(v []byte) (m int64, exp int32, ok bool) { return smallDecimal(v) }
+
+func smallDecimal(v []byte) (m int64, exp int32, ok bool) {
+	i, neg := 0, false
+	if len(v) > 0 && v[0] == '-' {
+		neg, i = true, 1
+	}
+	digits, frac := 0, false
+	for ; i < len(v); i++ {
+		switch c := v[i]; {
+		case '0' <= c && c <= '9':
+			if m != 0 || c != '0' {
+				if digits++; digits > 18 {
+					return 0, 0, false
+				}
+			}
+			m = m*10 + int64(c-'0')
+			if frac {
+				exp--
+			}
+		case c == '.' && !frac:
+			frac = true
+		default:
+			return 0, 0, false
+		}
+	}
+	if neg {
+		m = -m
+	}
+	return m, exp, true
+}
+
+// MarshalDecimal writes d as an exact JSON number, its digits as
+// decimal.Decimal's String gives them (never an exponent).
+func MarshalDecimal(enc *jsontext.Encoder, d decimal.Decimal) error {
+	return enc.WriteValue(jsontext.Value(d.String()))
+}
+
+// kindName names a JSON kind for error messages.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "an invalid value"
+}
+
+// KindName names the JSON kind k for error messages: "a string", "an
+// object", ...
+func KindName(k jsontext.Kind) string { return kindName(k) }
