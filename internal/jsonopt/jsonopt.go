@@ -63,23 +63,23 @@ func UnmarshalDecimal(dec *jsontext.Decoder, d *decimal.Decimal) error {
 func SetDecimal(d *decimal.Decimal, v jsontext.Value) error {
 	switch v.Kind() {
 	case '0':
-		m, exp, ok := smallDecimal(v)
-		switch {
-		case !ok:
-			x, err := decimal.NewFromString(string(v))
-			if err != nil {
-				return fmt.Errorf("invalid decimal %s: %w", v, err)
-			}
-			*d = x
-		case m == 0:
-			*d = zero.Shift(exp)
-		default:
-			*d = decimal.New(m, exp)
+		if m, exp, ok := smallDecimal(v); ok {
+			setSmall(d, m, exp)
+			return nil
 		}
+		x, err := decimal.NewFromString(string(v))
+		if err != nil {
+			return fmt.Errorf("invalid decimal %s: %w", v, err)
+		}
+		*d = x
 		return nil
 	case '"':
 		// As decimal.Decimal's UnmarshalJSON: the text between the quotes,
-		// unescaped or not, must parse.
+		// not unescaped, must parse (webhook payloads carry money so).
+		if m, exp, ok := smallDecimal(v[1 : len(v)-1]); ok {
+			setSmall(d, m, exp)
+			return nil
+		}
 		if err := d.UnmarshalJSON(v); err != nil {
 			return fmt.Errorf("%w: %v", ErrNotDecimal, err)
 		}
@@ -88,6 +88,15 @@ func SetDecimal(d *decimal.Decimal, v jsontext.Value) error {
 		return nil
 	}
 	return fmt.Errorf("%w, got %s", ErrNotDecimal, kindName(v.Kind()))
+}
+
+// setSmall sets d to m × 10^exp; a zero shares one coefficient.
+func setSmall(d *decimal.Decimal, m int64, exp int32) {
+	if m == 0 {
+		*d = zero.Shift(exp)
+		return
+	}
+	*d = decimal.New(m, exp)
 }
 
 // SmallDecimal returns the coefficient and exponent of the JSON number v
@@ -101,7 +110,7 @@ func smallDecimal(v []byte) (m int64, exp int32, ok bool) {
 	if len(v) > 0 && v[0] == '-' {
 		neg, i = true, 1
 	}
-	digits, frac := 0, false
+	digits, intDigits, fracDigits, frac := 0, 0, 0, false
 	for ; i < len(v); i++ {
 		switch c := v[i]; {
 		case '0' <= c && c <= '9':
@@ -113,12 +122,18 @@ func smallDecimal(v []byte) (m int64, exp int32, ok bool) {
 			m = m*10 + int64(c-'0')
 			if frac {
 				exp--
+				fracDigits++
+			} else {
+				intDigits++
 			}
 		case c == '.' && !frac:
 			frac = true
 		default:
 			return 0, 0, false
 		}
+	}
+	if intDigits == 0 || (frac && fracDigits == 0) {
+		return 0, 0, false
 	}
 	if neg {
 		m = -m
