@@ -4,7 +4,10 @@ import (
 	"context"
 	"iter"
 	"net/url"
+	"reflect"
+	"slices"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 )
 
@@ -48,11 +51,10 @@ func (t AccountType) Known() bool {
 // account_id of line items and catalog items.
 //
 // The service documents accounts only in outline; see the package
-// documentation for what that means for these fields. Every field the
-// service sends is kept in the embedded RawObject (a.Get("description",
-// &d)); a field the service does not send is left zero.
+// documentation for what that means for these fields. A member the SDK
+// has no field for is kept in Extra (a.Extra.Get("description", &d)); a
+// field the service does not send is left zero (Has tells).
 type Account struct {
-	RawObject
 	// ID identifies the account, a UUID.
 	ID string `json:"id"`
 	// Code is the account's code in the chart, e.g. "200".
@@ -65,20 +67,50 @@ type Account struct {
 	// service does not send is_active, so that a missing field is not read
 	// as "inactive".
 	IsActive *bool `json:"is_active"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for, and those whose value did not fit their field (see
+	// MismatchedFields); nil when there were none.
+	Extra Extra `json:",embed"`
+
+	from decodedFrom
 }
 
-// UnmarshalJSON decodes the typed fields and keeps the whole object in
-// RawObject.
-func (a *Account) UnmarshalJSON(b []byte) error {
-	type alias Account
-	return decodeRaw(b, &a.RawObject, (*alias)(a))
+// UnmarshalJSONFrom decodes the record leniently (see the package
+// documentation, "Resources documented in outline"), keeping the members the
+// SDK has no field for in Extra (the encoding/json/v2 interface).
+func (a *Account) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain Account
+	return decodeLenient(dec, (*plain)(a), &a.from)
 }
 
-// MarshalJSON writes the object exactly as the service sent it, or the typed
-// fields for an Account not decoded from JSON.
-func (a Account) MarshalJSON() ([]byte, error) {
-	type alias Account
-	return encodeRaw(a.RawObject, alias(a))
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (a *Account) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, a) }
+
+// MarshalJSONTo encodes the record (money as exact numbers): a decoded
+// record encodes back to the members it was decoded from, a mismatched
+// field as the value the service sent; a record built in code encodes its
+// typed fields, then the members in Extra (the encoding/json/v2
+// interface).
+func (a Account) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Account
+	return marshalLenient(enc, (*plain)(&a), &a.from)
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (a Account) MarshalJSON() ([]byte, error) { return marshalJSON(a) }
+
+// MismatchedFields returns the JSON names of the typed fields whose value did
+// not fit their Go type, in field order, or nil when every field fit. Those
+// fields are zero; the values the service sent are in Extra.
+func (a Account) MismatchedFields() []string { return slices.Clone(a.from.mismatched) }
+
+// Has reports whether the object the record was decoded from had a member
+// named name, a typed field's (even one whose value was zero or null) or one
+// kept in Extra. It is false for a record built in code.
+func (a Account) Has(name string) bool {
+	return a.Extra.Has(name) || a.from.has(reflect.TypeFor[Account](), name)
 }
 
 // AccountListParams filters GET /accounts. Zero fields are not sent.
@@ -119,11 +151,10 @@ func (s *AccountService) Get(ctx context.Context, id string, opts ...RequestOpti
 // the service looks its rate up when a line is created.
 //
 // The service documents tax codes only in outline; see the package
-// documentation for what that means for these fields. Every field the
-// service sends is kept in the embedded RawObject; a field the service does
-// not send is left zero.
+// documentation for what that means for these fields. A member the SDK
+// has no field for is kept in Extra; a field the service does not send is
+// left zero (Has tells).
 type TaxCode struct {
-	RawObject
 	// ID identifies the tax code, a UUID.
 	ID string `json:"id"`
 	// Code is the tax code's short code, e.g. "GST".
@@ -135,20 +166,50 @@ type TaxCode struct {
 	Rate decimal.Decimal `json:"rate"`
 	// Region is the region the code applies to, e.g. "AU".
 	Region string `json:"region"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for, and those whose value did not fit their field (see
+	// MismatchedFields); nil when there were none.
+	Extra Extra `json:",embed"`
+
+	from decodedFrom
 }
 
-// UnmarshalJSON decodes the typed fields and keeps the whole object in
-// RawObject.
-func (t *TaxCode) UnmarshalJSON(b []byte) error {
-	type alias TaxCode
-	return decodeRaw(b, &t.RawObject, (*alias)(t))
+// UnmarshalJSONFrom decodes the record leniently (see the package
+// documentation, "Resources documented in outline"), keeping the members the
+// SDK has no field for in Extra (the encoding/json/v2 interface).
+func (t *TaxCode) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain TaxCode
+	return decodeLenient(dec, (*plain)(t), &t.from)
 }
 
-// MarshalJSON writes the object exactly as the service sent it, or the typed
-// fields for a TaxCode not decoded from JSON.
-func (t TaxCode) MarshalJSON() ([]byte, error) {
-	type alias TaxCode
-	return encodeRaw(t.RawObject, alias(t))
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (t *TaxCode) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, t) }
+
+// MarshalJSONTo encodes the record (money as exact numbers): a decoded
+// record encodes back to the members it was decoded from, a mismatched
+// field as the value the service sent; a record built in code encodes its
+// typed fields, then the members in Extra (the encoding/json/v2
+// interface).
+func (t TaxCode) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain TaxCode
+	return marshalLenient(enc, (*plain)(&t), &t.from)
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (t TaxCode) MarshalJSON() ([]byte, error) { return marshalJSON(t) }
+
+// MismatchedFields returns the JSON names of the typed fields whose value did
+// not fit their Go type, in field order, or nil when every field fit. Those
+// fields are zero; the values the service sent are in Extra.
+func (t TaxCode) MismatchedFields() []string { return slices.Clone(t.from.mismatched) }
+
+// Has reports whether the object the record was decoded from had a member
+// named name, a typed field's (even one whose value was zero or null) or one
+// kept in Extra. It is false for a record built in code.
+func (t TaxCode) Has(name string) bool {
+	return t.Extra.Has(name) || t.from.has(reflect.TypeFor[TaxCode](), name)
 }
 
 // TaxCodeListParams filters GET /tax-codes. Zero fields are not sent.

@@ -39,7 +39,7 @@ func TestAccountsListTypeFilter(t *testing.T) {
 
 	assert.Nil(t, a1.IsActive, "an absent is_active is not read as inactive")
 	var desc string
-	require.NoError(t, a1.Get("description", &desc))
+	require.NoError(t, a1.Extra.Get("description", &desc))
 	assert.Equal(t, "Interest and sundry income", desc)
 }
 
@@ -67,7 +67,7 @@ func TestAccountsGet(t *testing.T) {
 	resAssertGET(t, api.last(t), "/accounts/"+accountID, "")
 	assert.Equal(t, "Sales", a.Name)
 	assert.Equal(t, invoicing.AccountTypeRevenue, a.Type)
-	assert.JSONEq(t, body, string(a.Raw()))
+	assert.JSONEq(t, body, string(rawJSON(t, a)))
 }
 
 func TestAccountTypeKnown(t *testing.T) {
@@ -91,7 +91,7 @@ func TestTaxCodesListPageRegion(t *testing.T) {
 	assert.Equal(t, "AU", gst.Region)
 	assert.True(t, fre.Rate.IsZero())
 	var label string
-	require.NoError(t, fre.Get("reporting_label", &label))
+	require.NoError(t, fre.Extra.Get("reporting_label", &label))
 	assert.Equal(t, "G2", label)
 }
 
@@ -117,7 +117,7 @@ func TestTaxCodesGetExactRateAndUnknownFields(t *testing.T) {
 		Name string          `json:"name"`
 		Rate decimal.Decimal `json:"rate"`
 	}
-	require.NoError(t, tc.Get("components", &comps))
+	require.NoError(t, tc.Extra.Get("components", &comps))
 	require.Len(t, comps, 2)
 	assert.True(t, comps[0].Rate.Add(comps[1].Rate).Equal(tc.Rate))
 }

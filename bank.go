@@ -4,7 +4,10 @@ import (
 	"context"
 	"iter"
 	"net/url"
+	"reflect"
+	"slices"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 )
 
@@ -23,11 +26,10 @@ type BankTransactionService service
 // BankAccount is one of the business's bank accounts. Money is exact.
 //
 // The service documents bank accounts only in outline; see the package
-// documentation for what that means for these fields. Every field the
-// service sends is kept in the embedded RawObject (a.Get("bsb", &bsb)); a
-// field the service does not send is left zero.
+// documentation for what that means for these fields. A member the SDK
+// has no field for is kept in Extra (a.Extra.Get("bsb", &bsb)); a field the
+// service does not send is left zero (Has tells).
 type BankAccount struct {
-	RawObject
 	// ID identifies the bank account. No endpoint takes it in its path, so
 	// unlike the other records' ids it is not known to be a UUID and the
 	// SDK does not check it.
@@ -41,20 +43,50 @@ type BankAccount struct {
 	// Balance is the account's balance in Currency; zero when the service
 	// does not send it (check Has("balance")).
 	Balance decimal.Decimal `json:"balance"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for, and those whose value did not fit their field (see
+	// MismatchedFields); nil when there were none.
+	Extra Extra `json:",embed"`
+
+	from decodedFrom
 }
 
-// UnmarshalJSON decodes the typed fields and keeps the whole object in
-// RawObject.
-func (a *BankAccount) UnmarshalJSON(b []byte) error {
-	type alias BankAccount
-	return decodeRaw(b, &a.RawObject, (*alias)(a))
+// UnmarshalJSONFrom decodes the record leniently (see the package
+// documentation, "Resources documented in outline"), keeping the members the
+// SDK has no field for in Extra (the encoding/json/v2 interface).
+func (a *BankAccount) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain BankAccount
+	return decodeLenient(dec, (*plain)(a), &a.from)
 }
 
-// MarshalJSON writes the object exactly as the service sent it, or the typed
-// fields for a BankAccount not decoded from JSON.
-func (a BankAccount) MarshalJSON() ([]byte, error) {
-	type alias BankAccount
-	return encodeRaw(a.RawObject, alias(a))
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (a *BankAccount) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, a) }
+
+// MarshalJSONTo encodes the record (money as exact numbers): a decoded
+// record encodes back to the members it was decoded from, a mismatched
+// field as the value the service sent; a record built in code encodes its
+// typed fields, then the members in Extra (the encoding/json/v2
+// interface).
+func (a BankAccount) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain BankAccount
+	return marshalLenient(enc, (*plain)(&a), &a.from)
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (a BankAccount) MarshalJSON() ([]byte, error) { return marshalJSON(a) }
+
+// MismatchedFields returns the JSON names of the typed fields whose value did
+// not fit their Go type, in field order, or nil when every field fit. Those
+// fields are zero; the values the service sent are in Extra.
+func (a BankAccount) MismatchedFields() []string { return slices.Clone(a.from.mismatched) }
+
+// Has reports whether the object the record was decoded from had a member
+// named name, a typed field's (even one whose value was zero or null) or one
+// kept in Extra. It is false for a record built in code.
+func (a BankAccount) Has(name string) bool {
+	return a.Extra.Has(name) || a.from.has(reflect.TypeFor[BankAccount](), name)
 }
 
 // BankAccountListParams are the query parameters of GET /bank-accounts.
@@ -85,11 +117,10 @@ func (s *BankAccountService) ListPage(ctx context.Context, p *BankAccountListPar
 // Money is exact.
 //
 // The service documents bank transactions only in outline; see the package
-// documentation for what that means for these fields. Every field the
-// service sends is kept in the embedded RawObject; a field the service does
-// not send is left zero.
+// documentation for what that means for these fields. A member the SDK
+// has no field for is kept in Extra; a field the service does not send is
+// left zero (Has tells).
 type BankTransaction struct {
-	RawObject
 	// ID identifies the transaction, a UUID.
 	ID string `json:"id"`
 	// BankAccountID is the ID of the BankAccount the transaction is on.
@@ -100,27 +131,57 @@ type BankTransaction struct {
 	Description string `json:"description"`
 	// Amount is the transaction's amount, positive for money in and
 	// negative for money out. A direction the service sends as a field of
-	// its own is in Raw.
+	// its own is in Extra.
 	Amount decimal.Decimal `json:"amount"`
 	// Reference is the transaction's reference.
 	Reference string `json:"reference"`
 	// Status is the transaction's status (e.g. whether it is reconciled),
 	// as the service sends it.
 	Status string `json:"status"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for, and those whose value did not fit their field (see
+	// MismatchedFields); nil when there were none.
+	Extra Extra `json:",embed"`
+
+	from decodedFrom
 }
 
-// UnmarshalJSON decodes the typed fields and keeps the whole object in
-// RawObject.
-func (t *BankTransaction) UnmarshalJSON(b []byte) error {
-	type alias BankTransaction
-	return decodeRaw(b, &t.RawObject, (*alias)(t))
+// UnmarshalJSONFrom decodes the record leniently (see the package
+// documentation, "Resources documented in outline"), keeping the members the
+// SDK has no field for in Extra (the encoding/json/v2 interface).
+func (t *BankTransaction) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain BankTransaction
+	return decodeLenient(dec, (*plain)(t), &t.from)
 }
 
-// MarshalJSON writes the object exactly as the service sent it, or the typed
-// fields for a BankTransaction not decoded from JSON.
-func (t BankTransaction) MarshalJSON() ([]byte, error) {
-	type alias BankTransaction
-	return encodeRaw(t.RawObject, alias(t))
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (t *BankTransaction) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, t) }
+
+// MarshalJSONTo encodes the record (money as exact numbers): a decoded
+// record encodes back to the members it was decoded from, a mismatched
+// field as the value the service sent; a record built in code encodes its
+// typed fields, then the members in Extra (the encoding/json/v2
+// interface).
+func (t BankTransaction) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain BankTransaction
+	return marshalLenient(enc, (*plain)(&t), &t.from)
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (t BankTransaction) MarshalJSON() ([]byte, error) { return marshalJSON(t) }
+
+// MismatchedFields returns the JSON names of the typed fields whose value did
+// not fit their Go type, in field order, or nil when every field fit. Those
+// fields are zero; the values the service sent are in Extra.
+func (t BankTransaction) MismatchedFields() []string { return slices.Clone(t.from.mismatched) }
+
+// Has reports whether the object the record was decoded from had a member
+// named name, a typed field's (even one whose value was zero or null) or one
+// kept in Extra. It is false for a record built in code.
+func (t BankTransaction) Has(name string) bool {
+	return t.Extra.Has(name) || t.from.has(reflect.TypeFor[BankTransaction](), name)
 }
 
 // BankTransactionListParams filters GET /bank-transactions. The typed

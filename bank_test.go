@@ -31,7 +31,7 @@ func TestBankAccountsList(t *testing.T) {
 	assert.Equal(t, "AUD", op.Currency)
 	assert.Equal(t, "25031.07", op.Balance.String())
 	var bsb string
-	require.NoError(t, op.Get("bsb", &bsb))
+	require.NoError(t, op.Extra.Get("bsb", &bsb))
 	assert.Equal(t, "062-000", bsb)
 	assert.Equal(t, "-812.3", cc.Balance.String())
 	assert.False(t, cc.Has("bsb"))
@@ -74,7 +74,7 @@ func TestBankTransactionsListPageFilters(t *testing.T) {
 	assert.Equal(t, "reconciled", out.Status)
 	assert.Equal(t, "1357.95", in.Amount.String())
 	var payee string
-	require.NoError(t, in.Get("payee", &payee))
+	require.NoError(t, in.Extra.Get("payee", &payee))
 	assert.Equal(t, "ACME", payee)
 }
 
@@ -100,12 +100,12 @@ func TestBankTransactionsGet(t *testing.T) {
 		Name    string `json:"name"`
 		Account string `json:"account"`
 	}
-	require.NoError(t, tx.Get("counterparty", &cp))
+	require.NoError(t, tx.Extra.Get("counterparty", &cp))
 	assert.Equal(t, "Paper Supplies Co", cp.Name)
 	var running decimal.Decimal
-	require.NoError(t, tx.Get("running_balance", &running))
+	require.NoError(t, tx.Extra.Get("running_balance", &running))
 	assert.Equal(t, "23931", running.String())
-	assert.JSONEq(t, body, string(tx.Raw()))
+	assert.JSONEq(t, body, string(rawJSON(t, tx)))
 }
 
 func TestBankTransactionsParamsValidatedBeforeSending(t *testing.T) {

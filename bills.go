@@ -4,8 +4,11 @@ import (
 	"context"
 	"iter"
 	"net/url"
+	"reflect"
+	"slices"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 )
 
@@ -43,11 +46,10 @@ func (s BillStatus) Known() bool {
 // The service documents bills only in outline; see the package
 // documentation for what that means for these fields. BillNumber,
 // SupplierID, Status, Total and CreatedAt are named as in the bill.created
-// webhook, the other fields as on Invoice. Every field the service sends is
-// kept in the embedded RawObject (b.Get("reference", &ref)); a field the
-// service does not send is left zero (b.Has tells absent from zero).
+// webhook, the other fields as on Invoice. A member the SDK has no field for
+// is kept in Extra (b.Extra.Get("reference", &ref)); a field the service
+// does not send is left zero (b.Has tells absent from zero).
 type Bill struct {
-	RawObject
 	// ID identifies the bill, a UUID.
 	ID string `json:"id"`
 	// BillNumber is the supplier's bill number.
@@ -78,27 +80,55 @@ type Bill struct {
 	// UpdatedAt is when the bill was last updated; nil when the service
 	// sends null or nothing.
 	UpdatedAt *time.Time `json:"updated_at"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for, and those whose value did not fit their field (see
+	// MismatchedFields); nil when there were none.
+	Extra Extra `json:",embed"`
+
+	from decodedFrom
 }
 
-// UnmarshalJSON decodes the typed fields and keeps the whole object in
-// RawObject.
-func (b *Bill) UnmarshalJSON(data []byte) error {
-	type alias Bill
-	return decodeRaw(data, &b.RawObject, (*alias)(b))
+// UnmarshalJSONFrom decodes the record leniently (see the package
+// documentation, "Resources documented in outline"), keeping the members the
+// SDK has no field for in Extra (the encoding/json/v2 interface).
+func (b *Bill) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain Bill
+	return decodeLenient(dec, (*plain)(b), &b.from)
 }
 
-// MarshalJSON writes the object exactly as the service sent it (so nothing
-// is lost; edits to the typed fields are not reflected), or the typed
-// fields for a Bill not decoded from JSON.
-func (b Bill) MarshalJSON() ([]byte, error) {
-	type alias Bill
-	return encodeRaw(b.RawObject, alias(b))
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (b *Bill) UnmarshalJSON(data []byte) error { return unmarshalRecord(data, b) }
+
+// MarshalJSONTo encodes the record (money as exact numbers): a decoded
+// record encodes back to the members it was decoded from, a mismatched
+// field as the value the service sent; a record built in code encodes its
+// typed fields, then the members in Extra (the encoding/json/v2
+// interface).
+func (b Bill) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Bill
+	return marshalLenient(enc, (*plain)(&b), &b.from)
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (b Bill) MarshalJSON() ([]byte, error) { return marshalJSON(b) }
+
+// MismatchedFields returns the JSON names of the typed fields whose value did
+// not fit their Go type, in field order, or nil when every field fit. Those
+// fields are zero; the values the service sent are in Extra.
+func (b Bill) MismatchedFields() []string { return slices.Clone(b.from.mismatched) }
+
+// Has reports whether the object the record was decoded from had a member
+// named name, a typed field's (even one whose value was zero or null) or one
+// kept in Extra. It is false for a record built in code.
+func (b Bill) Has(name string) bool {
+	return b.Extra.Has(name) || b.from.has(reflect.TypeFor[Bill](), name)
 }
 
 // BillLineItem is one line of a Bill, with fields named as on
-// InvoiceLineItem. The whole line is kept in the embedded RawObject.
+// InvoiceLineItem. A member the SDK has no field for is kept in Extra.
 type BillLineItem struct {
-	RawObject
 	// ID identifies the line.
 	ID string `json:"id"`
 	// Description is the line's text.
@@ -116,20 +146,50 @@ type BillLineItem struct {
 	AccountID *string `json:"account_id"`
 	// TaxCodeID is the tax code; nil when the service sends null or nothing.
 	TaxCodeID *string `json:"tax_code_id"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for, and those whose value did not fit their field (see
+	// MismatchedFields); nil when there were none.
+	Extra Extra `json:",embed"`
+
+	from decodedFrom
 }
 
-// UnmarshalJSON decodes the typed fields and keeps the whole line in
-// RawObject.
-func (l *BillLineItem) UnmarshalJSON(b []byte) error {
-	type alias BillLineItem
-	return decodeRaw(b, &l.RawObject, (*alias)(l))
+// UnmarshalJSONFrom decodes the record leniently (see the package
+// documentation, "Resources documented in outline"), keeping the members the
+// SDK has no field for in Extra (the encoding/json/v2 interface).
+func (l *BillLineItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain BillLineItem
+	return decodeLenient(dec, (*plain)(l), &l.from)
 }
 
-// MarshalJSON writes the line exactly as the service sent it, or the typed
-// fields for a line not decoded from JSON.
-func (l BillLineItem) MarshalJSON() ([]byte, error) {
-	type alias BillLineItem
-	return encodeRaw(l.RawObject, alias(l))
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (l *BillLineItem) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, l) }
+
+// MarshalJSONTo encodes the record (money as exact numbers): a decoded
+// record encodes back to the members it was decoded from, a mismatched
+// field as the value the service sent; a record built in code encodes its
+// typed fields, then the members in Extra (the encoding/json/v2
+// interface).
+func (l BillLineItem) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain BillLineItem
+	return marshalLenient(enc, (*plain)(&l), &l.from)
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (l BillLineItem) MarshalJSON() ([]byte, error) { return marshalJSON(l) }
+
+// MismatchedFields returns the JSON names of the typed fields whose value did
+// not fit their Go type, in field order, or nil when every field fit. Those
+// fields are zero; the values the service sent are in Extra.
+func (l BillLineItem) MismatchedFields() []string { return slices.Clone(l.from.mismatched) }
+
+// Has reports whether the object the record was decoded from had a member
+// named name, a typed field's (even one whose value was zero or null) or one
+// kept in Extra. It is false for a record built in code.
+func (l BillLineItem) Has(name string) bool {
+	return l.Extra.Has(name) || l.from.has(reflect.TypeFor[BillLineItem](), name)
 }
 
 // BillListParams filters GET /bills. The typed filters are named as the
@@ -182,26 +242,18 @@ type BillCreateParams struct {
 	// LineItems are the bill's lines, encoded as for invoices (unit_price
 	// always sent as an exact number); not sent when empty.
 	LineItems []LineItemParams `json:"line_items,omitempty"`
-	// Extra holds body fields the SDK does not know (a reference, say), added
-	// after the typed fields. A key a typed field also sends is a
-	// *ParamError; a key whose typed field is empty may be used (e.g.
-	// line_items in a shape LineItemParams cannot express). Top-level
-	// decimal.Decimal values are sent as exact JSON numbers.
-	Extra map[string]any `json:"-"`
+	// Extra holds body members the SDK does not model (a reference, say),
+	// sent after the typed fields in name order (decimal.Decimal values as
+	// exact numbers, at any depth). A name a typed field also sends is a
+	// *ParamError; one whose typed field is empty may be used (e.g.
+	// line_items in a shape LineItemParams cannot express).
+	Extra map[string]any `json:",embed"`
 }
 
-// MarshalJSON encodes the typed fields followed by Extra; see Extra for the
-// rules.
+// MarshalJSON encodes the request as the Client sends it (see Extra).
 func (p BillCreateParams) MarshalJSON() ([]byte, error) {
-	type alias BillCreateParams
-	return encodeBody(alias(p), p.Extra)
-}
-
-func (p *BillCreateParams) body() ([]byte, error) {
-	if p == nil {
-		return nil, paramErr("params", "is nil")
-	}
-	return p.MarshalJSON()
+	type plain BillCreateParams
+	return encodeParams(plain(p))
 }
 
 // List iterates over every bill matching p (nil for all), fetching pages of
@@ -228,9 +280,5 @@ func (s *BillService) Get(ctx context.Context, id string, opts ...RequestOption)
 // errors come back as *Error (ErrValidation). Creates are never repeated
 // after a 5xx or a network error.
 func (s *BillService) Create(ctx context.Context, p *BillCreateParams, opts ...RequestOption) (*Bill, error) {
-	b, err := p.body()
-	if err != nil {
-		return nil, err
-	}
-	return createOne[Bill](ctx, s.c, "/bills", b, opts)
+	return createOne[Bill](ctx, s.c, "/bills", p, opts)
 }

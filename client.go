@@ -37,8 +37,8 @@ type Client struct {
 	Quotes   *QuoteService
 
 	// The services below cover resources the service documents only in
-	// outline: their records keep the complete JSON the service sent (see
-	// RawObject) and their params accept Extra fields.
+	// outline: their records decode leniently and keep every member the
+	// SDK has no field for in Extra, and their params accept Extra fields.
 	Clients          *ClientService
 	Suppliers        *SupplierService
 	Bills            *BillService

@@ -4,7 +4,11 @@ import (
 	"context"
 	"iter"
 	"net/url"
+	"reflect"
+	"slices"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ClientService reads and creates the business's clients (GET /clients,
@@ -25,12 +29,11 @@ type SupplierService service
 // Client is the SDK's API client.)
 //
 // The service documents clients and suppliers only in outline; see the
-// package documentation for what that means for these fields. Every field
-// the service sends, typed or not, is kept in the embedded RawObject: read
-// an address, say, with c.Get("address", &addr). A field the service does
-// not send is left zero.
+// package documentation for what that means for these fields. A member the
+// SDK has no field for is kept in Extra: read an address, say, with
+// c.Extra.Get("address", &addr). A field the service does not send is left
+// zero (Has tells).
 type Contact struct {
-	RawObject
 	// ID identifies the contact, a UUID.
 	ID string `json:"id"`
 	// Name is the contact's name, as in the contact.created webhook.
@@ -45,21 +48,50 @@ type Contact struct {
 	// UpdatedAt is when the contact was last updated; nil when the service
 	// sends null or nothing.
 	UpdatedAt *time.Time `json:"updated_at"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for, and those whose value did not fit their field (see
+	// MismatchedFields); nil when there were none.
+	Extra Extra `json:",embed"`
+
+	from decodedFrom
 }
 
-// UnmarshalJSON decodes the typed fields and keeps the whole object in
-// RawObject.
-func (c *Contact) UnmarshalJSON(b []byte) error {
-	type alias Contact
-	return decodeRaw(b, &c.RawObject, (*alias)(c))
+// UnmarshalJSONFrom decodes the record leniently (see the package
+// documentation, "Resources documented in outline"), keeping the members the
+// SDK has no field for in Extra (the encoding/json/v2 interface).
+func (c *Contact) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain Contact
+	return decodeLenient(dec, (*plain)(c), &c.from)
 }
 
-// MarshalJSON writes the object exactly as the service sent it (so nothing
-// is lost; edits to the typed fields are not reflected), or the typed
-// fields for a Contact not decoded from JSON.
-func (c Contact) MarshalJSON() ([]byte, error) {
-	type alias Contact
-	return encodeRaw(c.RawObject, alias(c))
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (c *Contact) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, c) }
+
+// MarshalJSONTo encodes the record (money as exact numbers): a decoded
+// record encodes back to the members it was decoded from, a mismatched
+// field as the value the service sent; a record built in code encodes its
+// typed fields, then the members in Extra (the encoding/json/v2
+// interface).
+func (c Contact) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Contact
+	return marshalLenient(enc, (*plain)(&c), &c.from)
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (c Contact) MarshalJSON() ([]byte, error) { return marshalJSON(c) }
+
+// MismatchedFields returns the JSON names of the typed fields whose value did
+// not fit their Go type, in field order, or nil when every field fit. Those
+// fields are zero; the values the service sent are in Extra.
+func (c Contact) MismatchedFields() []string { return slices.Clone(c.from.mismatched) }
+
+// Has reports whether the object the record was decoded from had a member
+// named name, a typed field's (even one whose value was zero or null) or one
+// kept in Extra. It is false for a record built in code.
+func (c Contact) Has(name string) bool {
+	return c.Extra.Has(name) || c.from.has(reflect.TypeFor[Contact](), name)
 }
 
 // ContactListParams filters GET /clients and GET /suppliers. The SDK knows
@@ -85,26 +117,18 @@ type ContactCreateParams struct {
 	Email string `json:"email,omitempty"`
 	// Phone is the contact's phone number.
 	Phone string `json:"phone,omitempty"`
-	// Extra holds body fields the SDK does not know, e.g.
-	// {"address": map[string]any{"city": "Sydney"}}, added after the typed
-	// fields. A key a typed field also sends is a *ParamError; a key whose
-	// typed field is empty may be used (to send null, say). Top-level
-	// decimal.Decimal values are sent as exact JSON numbers.
-	Extra map[string]any `json:"-"`
+	// Extra holds body members the SDK does not model, e.g.
+	// {"address": map[string]any{"city": "Sydney"}}, sent after the typed
+	// fields in name order (decimal.Decimal values as exact numbers, at any
+	// depth). A name a typed field also sends is a *ParamError; one whose
+	// typed field is empty may be used (to send null, say).
+	Extra map[string]any `json:",embed"`
 }
 
-// MarshalJSON encodes the typed fields followed by Extra; see Extra for the
-// rules.
+// MarshalJSON encodes the request as the Client sends it (see Extra).
 func (p ContactCreateParams) MarshalJSON() ([]byte, error) {
-	type alias ContactCreateParams
-	return encodeBody(alias(p), p.Extra)
-}
-
-func (p *ContactCreateParams) body() ([]byte, error) {
-	if p == nil {
-		return nil, paramErr("params", "is nil")
-	}
-	return p.MarshalJSON()
+	type plain ContactCreateParams
+	return encodeParams(plain(p))
 }
 
 // List iterates over every client matching p (nil for all), fetching pages
@@ -131,11 +155,7 @@ func (s *ClientService) Get(ctx context.Context, id string, opts ...RequestOptio
 // errors come back as *Error (ErrValidation). Creates are never repeated
 // after a 5xx or a network error.
 func (s *ClientService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
-	b, err := p.body()
-	if err != nil {
-		return nil, err
-	}
-	return createOne[Contact](ctx, s.c, "/clients", b, opts)
+	return createOne[Contact](ctx, s.c, "/clients", p, opts)
 }
 
 // List iterates over every supplier matching p (nil for all), fetching pages
@@ -162,9 +182,5 @@ func (s *SupplierService) Get(ctx context.Context, id string, opts ...RequestOpt
 // validation errors come back as *Error (ErrValidation). Creates are never
 // repeated after a 5xx or a network error.
 func (s *SupplierService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
-	b, err := p.body()
-	if err != nil {
-		return nil, err
-	}
-	return createOne[Contact](ctx, s.c, "/suppliers", b, opts)
+	return createOne[Contact](ctx, s.c, "/suppliers", p, opts)
 }

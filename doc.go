@@ -63,11 +63,49 @@
 // parameters. For those resources the SDK's typed fields follow the names
 // the service uses elsewhere (its webhook payloads and documented
 // resources) and may change in a minor release. Nothing is out of reach
-// meanwhile: every such record keeps the complete JSON the service sent
-// (see RawObject: Raw, Get, Has, Decode, and MismatchedFields for a field
-// that came with another JSON type and was left zero), every params type
-// takes Extra body fields or query values, WithQuery adds a query parameter
-// to any call, and Client.Do reaches any endpoint.
+// meanwhile: their records decode leniently (a member whose value does not
+// fit its typed field leaves the field zero, is named by MismatchedFields
+// and is kept in Extra, and the decode goes on; Has tells an absent member
+// from a zero one), every params type takes Extra body members or query
+// values, WithQuery adds a query parameter to any call, and Client.Do
+// reaches any endpoint.
+//
+// # JSON
+//
+// Every record, core and outline alike, keeps in its Extra field the
+// members the SDK has no field for, so a field the service adds is readable
+// at once (inv.Extra.Get("purchase_order", &po)), and a record marshals
+// back, with encoding/json or encoding/json/v2, to every member it was
+// decoded from, money as exact JSON numbers. Params types send their Extra
+// members after the typed fields.
+//
+// The SDK reads and writes JSON with the encoding/json/v2 API (through
+// github.com/go-json-experiment/json, which on Go 1.27 is the standard
+// library's implementation); Go 1.26 and 1.27 are supported. Where v2's
+// defaults differ from encoding/json (v1), the SDK chooses as follows, and
+// accepts every response body it accepted before:
+//
+//   - Names match exactly, as the API spells them. v1 also matched a member
+//     whose name differed only in case ("Invoice_Number"); the SDK keeps
+//     such a member in Extra instead, so nothing is lost either way.
+//   - A name given twice in one object is accepted, the last value winning,
+//     as v1 does (v2 rejects it). The service is the only source of these
+//     bodies, and webhook bodies are verified byte for byte before parsing.
+//   - Invalid UTF-8 in a string is accepted and replaced by U+FFFD, as v1
+//     does (v2 rejects it): one bad byte in a client's name should not fail
+//     a whole page.
+//   - Money decodes from a JSON number or from a string holding one, as
+//     decimal.Decimal always has, exactly; the SDK encodes it as an exact
+//     JSON number (decimal.Decimal alone would write a string).
+//   - Request bodies omit an optional field when it is unset: an empty
+//     string or a nil pointer (omitempty: v2's omitzero would also drop a
+//     pointer to a zero decimal, which has an IsZero method), the zero Date
+//     (omitzero). A pointer to zero, such as a quantity of 0, is sent.
+//   - A nil slice or map in a record encodes as null, as v1 writes it, so a
+//     record decoded from null encodes back to null; [] decodes to an empty
+//     slice and encodes back to [].
+//   - Extra members are encoded in name order (v2 leaves map order
+//     unspecified).
 //
 // Package webhooks verifies and parses the service's webhook deliveries, and
 // package invoicingtest is an in-memory server to try the SDK and to test

@@ -2,13 +2,17 @@ package invoicing
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // Sentinel errors for the statuses of the API's error table. Every non-2xx
@@ -184,24 +188,24 @@ func parseDetail(body []byte) (string, []Problem) {
 		return "", nil
 	}
 	var env struct {
-		Detail json.RawMessage `json:"detail"`
+		Detail jsontext.Value `json:"detail"`
 	}
-	if json.Unmarshal(body, &env) != nil || len(env.Detail) == 0 {
+	if json.Unmarshal(body, &env, jsonopt.Decode) != nil || len(env.Detail) == 0 {
 		return "", nil
 	}
-	switch env.Detail[0] {
+	switch env.Detail.Kind() {
 	case '"':
 		var s string
-		if json.Unmarshal(env.Detail, &s) == nil {
+		if json.Unmarshal(env.Detail, &s, jsonopt.Decode) == nil {
 			return s, nil
 		}
 	case '[':
 		var raw []struct {
-			Loc  []json.RawMessage `json:"loc"`
-			Msg  string            `json:"msg"`
-			Type string            `json:"type"`
+			Loc  []jsontext.Value `json:"loc"`
+			Msg  string           `json:"msg"`
+			Type string           `json:"type"`
 		}
-		if json.Unmarshal(env.Detail, &raw) != nil {
+		if json.Unmarshal(env.Detail, &raw, jsonopt.Decode) != nil {
 			return "", nil
 		}
 		problems := make([]Problem, len(raw))
@@ -210,7 +214,7 @@ func parseDetail(body []byte) (string, []Problem) {
 			p := Problem{Msg: r.Msg, Type: r.Type, Loc: make([]string, 0, len(r.Loc))}
 			for _, l := range r.Loc {
 				var s string
-				if json.Unmarshal(l, &s) != nil {
+				if json.Unmarshal(l, &s, jsonopt.Decode) != nil {
 					s = string(l) // a number (array index): keep its text
 				}
 				p.Loc = append(p.Loc, s)
@@ -222,6 +226,8 @@ func parseDetail(body []byte) (string, []Problem) {
 			}
 		}
 		return strings.Join(msgs, "; "), problems
+	case 'n':
+		return "", nil
 	default:
 		// A number, object or bool: keep its JSON text rather than lose it.
 		return string(env.Detail), nil

@@ -30,7 +30,8 @@ var ErrFieldMissing = errors.New("invoicing: field not present in the JSON objec
 // loses nothing. Extra is nil when there were no such members; names match
 // exactly (case-sensitively). For a record documented only in outline, it
 // also holds each member whose value did not fit its typed field (see that
-// record's MismatchedFields).
+// record's MismatchedFields), and a null given for a field that cannot hold
+// null, so that the record encodes back to exactly what it was decoded from.
 type Extra map[string]jsontext.Value
 
 // Has reports whether the object had a member named name that no typed field
@@ -49,6 +50,9 @@ func (e Extra) Get(name string, dst any) error {
 	v, ok := e[name]
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrFieldMissing, name)
+	}
+	if v.Kind() == 'n' {
+		return nil // as encoding/json (v1) leaves a value on null
 	}
 	if err := json.Unmarshal(v, dst, jsonopt.Decode); err != nil {
 		return fmt.Errorf("invoicing: decoding field %q: %w", name, err)

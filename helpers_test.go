@@ -2,6 +2,7 @@ package invoicing_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -182,4 +183,13 @@ func (f *fakeClock) waits() []time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]time.Duration(nil), f.sleeps...)
+}
+
+// rawJSON returns v encoded with encoding/json: for a record decoded from
+// the service, the members it was decoded from.
+func rawJSON(t testing.TB, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 )
 
@@ -41,7 +42,74 @@ type Invoice struct {
 	CreatedAt time.Time         `json:"created_at"`
 	// UpdatedAt is nil when the invoice was never updated.
 	UpdatedAt *time.Time `json:"updated_at"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for (see Extra); nil when there were none.
+	Extra Extra `json:",embed"`
 }
+
+func (v *Invoice) decodeFrom(st *decodeState) error {
+	return st.object(func(name []byte) error {
+		switch string(name) {
+		case "id":
+			return st.str(&v.ID)
+		case "invoice_number":
+			return st.str(&v.InvoiceNumber)
+		case "client_id":
+			return st.shared(&v.ClientID)
+		case "client_name":
+			return st.shared(&v.ClientName)
+		case "status":
+			return v.Status.UnmarshalJSONFrom(st.dec)
+		case "issue_date":
+			return st.date(&v.IssueDate)
+		case "due_date":
+			return st.date(&v.DueDate)
+		case "subtotal":
+			return st.decimal(&v.Subtotal)
+		case "tax_total":
+			return st.decimal(&v.TaxTotal)
+		case "total":
+			return st.decimal(&v.Total)
+		case "amount_paid":
+			return st.decimal(&v.AmountPaid)
+		case "amount_due":
+			return st.decimal(&v.AmountDue)
+		case "currency":
+			return st.shared(&v.Currency)
+		case "notes":
+			return st.shared(&v.Notes)
+		case "reference":
+			return st.str(&v.Reference)
+		case "line_items":
+			return array(st, &v.LineItems, func(l *InvoiceLineItem) error { return l.decodeFrom(st) })
+		case "created_at":
+			return st.time(&v.CreatedAt)
+		case "updated_at":
+			return st.timePtr(&v.UpdatedAt)
+		}
+		return st.extra(&v.Extra, name)
+	})
+}
+
+// UnmarshalJSONFrom decodes an invoice from dec, keeping the members the SDK
+// has no field for in Extra (the encoding/json/v2 interface).
+func (v *Invoice) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, v) }
+
+// UnmarshalJSON decodes an invoice as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (v *Invoice) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, v) }
+
+// MarshalJSONTo encodes the invoice as the service does, money as exact
+// numbers, followed by the members in Extra (the encoding/json/v2
+// interface).
+func (v Invoice) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Invoice
+	return marshalRecord(enc, (*plain)(&v))
+}
+
+// MarshalJSON encodes the invoice as MarshalJSONTo does (the encoding/json
+// interface).
+func (v Invoice) MarshalJSON() ([]byte, error) { return marshalJSON(v) }
 
 // InvoiceLineItem is one line of an Invoice.
 type InvoiceLineItem struct {
@@ -58,7 +126,54 @@ type InvoiceLineItem struct {
 	AccountID *string `json:"account_id"`
 	// TaxCodeID is the tax code; nil when the service sent null.
 	TaxCodeID *string `json:"tax_code_id"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for (see Extra); nil when there were none.
+	Extra Extra `json:",embed"`
 }
+
+func (l *InvoiceLineItem) decodeFrom(st *decodeState) error {
+	return st.object(func(name []byte) error {
+		switch string(name) {
+		case "id":
+			return st.str(&l.ID)
+		case "description":
+			return st.shared(&l.Description)
+		case "quantity":
+			return st.decimal(&l.Quantity)
+		case "unit_price":
+			return st.decimal(&l.UnitPrice)
+		case "amount":
+			return st.decimal(&l.Amount)
+		case "tax_amount":
+			return st.decimal(&l.TaxAmount)
+		case "account_id":
+			return st.strPtr(&l.AccountID)
+		case "tax_code_id":
+			return st.strPtr(&l.TaxCodeID)
+		}
+		return st.extra(&l.Extra, name)
+	})
+}
+
+// UnmarshalJSONFrom decodes a line, keeping the members the SDK has no field
+// for in Extra (the encoding/json/v2 interface).
+func (l *InvoiceLineItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, l) }
+
+// UnmarshalJSON decodes a line as UnmarshalJSONFrom does (the encoding/json
+// interface).
+func (l *InvoiceLineItem) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, l) }
+
+// MarshalJSONTo encodes the line as the service does, money as exact
+// numbers, followed by the members in Extra (the encoding/json/v2
+// interface).
+func (l InvoiceLineItem) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain InvoiceLineItem
+	return marshalRecord(enc, (*plain)(&l))
+}
+
+// MarshalJSON encodes the line as MarshalJSONTo does (the encoding/json
+// interface).
+func (l InvoiceLineItem) MarshalJSON() ([]byte, error) { return marshalJSON(l) }
 
 // InvoiceListParams filters GET /invoices. Zero fields are not sent.
 type InvoiceListParams struct {
@@ -130,6 +245,17 @@ type InvoiceCreateParams struct {
 	Status InvoiceStatus `json:"status,omitempty"`
 	// LineItems are required: at least one.
 	LineItems []LineItemParams `json:"line_items"`
+	// Extra holds body members the SDK does not model, sent after the
+	// typed fields in name order (decimal.Decimal values as exact numbers,
+	// at any depth). A name a typed field also sends is a *ParamError; one
+	// whose typed field is empty (so not sent) may be used.
+	Extra map[string]any `json:",embed"`
+}
+
+// MarshalJSON encodes the request as the Client sends it (see Extra).
+func (p InvoiceCreateParams) MarshalJSON() ([]byte, error) {
+	type plain InvoiceCreateParams
+	return encodeParams(plain(p))
 }
 
 func (p *InvoiceCreateParams) validate() error {

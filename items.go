@@ -2,12 +2,12 @@ package invoicing
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 )
 
@@ -33,7 +33,62 @@ type Item struct {
 	CreatedAt time.Time `json:"created_at"`
 	// UpdatedAt is nil when the item was never updated.
 	UpdatedAt *time.Time `json:"updated_at"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for (see Extra); nil when there were none.
+	Extra Extra `json:",embed"`
 }
+
+func (v *Item) decodeFrom(st *decodeState) error {
+	return st.object(func(name []byte) error {
+		switch string(name) {
+		case "id":
+			return st.str(&v.ID)
+		case "item_code":
+			return st.str(&v.ItemCode)
+		case "name":
+			return st.str(&v.Name)
+		case "description":
+			return st.shared(&v.Description)
+		case "item_type":
+			return v.ItemType.UnmarshalJSONFrom(st.dec)
+		case "unit_price":
+			return st.decimal(&v.UnitPrice)
+		case "is_taxable":
+			return st.bool(&v.IsTaxable)
+		case "account_id":
+			return st.shared(&v.AccountID)
+		case "tax_code_id":
+			return st.shared(&v.TaxCodeID)
+		case "is_active":
+			return st.bool(&v.IsActive)
+		case "created_at":
+			return st.time(&v.CreatedAt)
+		case "updated_at":
+			return st.timePtr(&v.UpdatedAt)
+		}
+		return st.extra(&v.Extra, name)
+	})
+}
+
+// UnmarshalJSONFrom decodes the record from dec, keeping the members the SDK
+// has no field for in Extra (the encoding/json/v2 interface).
+func (v *Item) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, v) }
+
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (v *Item) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, v) }
+
+// MarshalJSONTo encodes the record as the service does, money as exact
+// numbers, followed by the members in Extra (the encoding/json/v2
+// interface).
+func (v Item) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Item
+	return marshalRecord(enc, (*plain)(&v))
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (v Item) MarshalJSON() ([]byte, error) { return marshalJSON(v) }
 
 // ItemListParams filters GET /items. Zero fields are not sent.
 type ItemListParams struct {
@@ -65,35 +120,33 @@ func (s *ItemService) Get(ctx context.Context, id string, opts ...RequestOption)
 // ItemCreateParams is the body of POST /items.
 type ItemCreateParams struct {
 	// Name is required.
-	Name string
+	Name string `json:"name"`
 	// ItemCode must be unique within the business; optional.
-	ItemCode    string
-	Description string
+	ItemCode    string `json:"item_code,omitempty"`
+	Description string `json:"description,omitempty"`
 	// ItemType defaults to SALES on the service.
-	ItemType ItemType
+	ItemType ItemType `json:"item_type,omitempty"`
 	// UnitPrice is required for SALES (the default) and PURCHASE items; nil
 	// means not sent (for TEXT items). Use Ptr(decimal.Zero) for a free item.
-	UnitPrice *decimal.Decimal
+	UnitPrice *decimal.Decimal `json:"unit_price,omitempty"`
 	// IsTaxable defaults to true on the service; nil means not sent.
-	IsTaxable *bool
+	IsTaxable *bool `json:"is_taxable,omitempty"`
 	// AccountID (revenue or expense account) is required.
-	AccountID string
+	AccountID string `json:"account_id"`
 	// TaxCodeID is required.
-	TaxCodeID string
+	TaxCodeID string `json:"tax_code_id"`
+	// Extra holds body members the SDK does not model, sent after the
+	// typed fields in name order (decimal.Decimal values as exact numbers,
+	// at any depth). A name a typed field also sends is a *ParamError; one
+	// whose typed field is empty (so not sent) may be used.
+	Extra map[string]any `json:",embed"`
 }
 
-// MarshalJSON encodes the request with UnitPrice as an exact JSON number.
+// MarshalJSON encodes the request as the Client sends it: UnitPrice as an
+// exact JSON number, unset optional fields omitted, then Extra.
 func (p ItemCreateParams) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Name        string   `json:"name"`
-		ItemCode    string   `json:"item_code,omitempty"`
-		Description string   `json:"description,omitempty"`
-		ItemType    ItemType `json:"item_type,omitempty"`
-		UnitPrice   *number  `json:"unit_price,omitempty"`
-		IsTaxable   *bool    `json:"is_taxable,omitempty"`
-		AccountID   string   `json:"account_id"`
-		TaxCodeID   string   `json:"tax_code_id"`
-	}{p.Name, p.ItemCode, p.Description, p.ItemType, (*number)(p.UnitPrice), p.IsTaxable, p.AccountID, p.TaxCodeID})
+	type plain ItemCreateParams
+	return encodeParams(plain(p))
 }
 
 func (p *ItemCreateParams) validate() error {

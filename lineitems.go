@@ -1,7 +1,6 @@
 package invoicing
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -12,35 +11,35 @@ import (
 type LineItemParams struct {
 	// Description is the line's text; optional (a linked catalog item
 	// supplies it on quotes).
-	Description string
+	Description string `json:"description,omitempty"`
 	// Quantity is the number of units; nil means not sent, and the service
 	// uses 1. A quantity you set is always sent, zero included:
 	// Quantity: invoicing.Ptr(decimal.Zero) bills nothing for the line.
-	Quantity *decimal.Decimal
+	Quantity *decimal.Decimal `json:"quantity,omitempty"`
 	// UnitPrice is the price per unit before tax. Required: a zero price is
 	// sent as 0.
-	UnitPrice decimal.Decimal
+	UnitPrice decimal.Decimal `json:"unit_price"`
 	// AccountID is the revenue (or, on bills, expense) account; required
 	// unless the request sets DefaultAccountID.
-	AccountID string
+	AccountID string `json:"account_id,omitempty"`
 	// TaxCodeID is the tax code, whose rate the service looks up; required
 	// unless the request sets DefaultTaxCodeID.
-	TaxCodeID string
+	TaxCodeID string `json:"tax_code_id,omitempty"`
 	// ItemID links the line to a catalog item by its id (a UUID); optional.
-	ItemID string
+	ItemID string `json:"item_id,omitempty"`
+	// Extra holds body members the SDK does not model, sent after the
+	// typed fields in name order (decimal.Decimal values as exact numbers,
+	// at any depth). A name a typed field also sends is a *ParamError; one
+	// whose typed field is empty (so not sent) may be used.
+	Extra map[string]any `json:",embed"`
 }
 
-// MarshalJSON encodes the line with decimals as exact JSON numbers and
-// unset optional fields omitted. A line never carries an id of its own.
+// MarshalJSON encodes the line as the Client sends it: decimals as exact
+// JSON numbers, unset optional fields omitted, then Extra. A line never
+// carries an id of its own.
 func (l LineItemParams) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Description string  `json:"description,omitempty"`
-		Quantity    *number `json:"quantity,omitempty"`
-		UnitPrice   number  `json:"unit_price"`
-		AccountID   string  `json:"account_id,omitempty"`
-		TaxCodeID   string  `json:"tax_code_id,omitempty"`
-		ItemID      string  `json:"item_id,omitempty"`
-	}{l.Description, (*number)(l.Quantity), number(l.UnitPrice), l.AccountID, l.TaxCodeID, l.ItemID})
+	type plain LineItemParams
+	return encodeParams(plain(l))
 }
 
 // validateLines checks what the API makes certain: at least one line, an

@@ -2,15 +2,15 @@ package invoicing
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
-	"reflect"
 	"slices"
 	"strconv"
+
+	"github.com/go-json-experiment/json"
 )
 
 // MaxPageSize is the largest page_size the API accepts; List uses it.
@@ -66,69 +66,75 @@ type Page[T any] struct {
 // listEnvelope decodes one list response into page. The records may be
 // under the resource's own key or under the general key `items`; both are
 // accepted, the resource's key first. A page holding more than limit
-// records is refused before any record is decoded.
+// records is refused once the record after the limit begins: at most limit
+// records are decoded, and the error counts them all.
 type listEnvelope[T any] struct {
 	key   string // the resource's own key, e.g. "invoices"
 	limit int
 	page  Page[T]
 }
 
-// UnmarshalJSON decodes a list response (see decodeJSON).
-func (e *listEnvelope[T]) UnmarshalJSON(b []byte) error { return e.decodeJSON(b) }
-
-// decodeJSON decodes a list response, checking its JSON as it goes: the
-// pipeline calls it on the raw body, to spare encoding/json's validation
-// pass over the whole page before the records are decoded (which validates
-// them once).
-func (e *listEnvelope[T]) decodeJSON(b []byte) error {
-	var named, general []byte
-	var namedN, generalN int
-	err := eachMember(b, func(key string, v []byte, elements int) error {
-		switch key {
+func (e *listEnvelope[T]) decodeFrom(st *decodeState) error {
+	var named, general []T
+	err := st.object(func(name []byte) error {
+		switch string(name) {
 		case e.key:
-			named, namedN = v, elements
+			return decodeRecords(st, &named, e.limit)
 		case "items":
-			general, generalN = v, elements
+			return decodeRecords(st, &general, e.limit)
 		case "total":
-			return json.Unmarshal(v, &e.page.Total)
+			return st.int(&e.page.Total)
 		case "page":
-			return json.Unmarshal(v, &e.page.Page)
+			return st.int(&e.page.Page)
 		case "page_size":
-			return json.Unmarshal(v, &e.page.PageSize)
+			return st.int(&e.page.PageSize)
 		case "has_more":
-			return json.Unmarshal(v, &e.page.HasMore)
-		default:
-			if !json.Valid(v) {
-				return errSyntax
-			}
+			return st.bool(&e.page.HasMore)
 		}
-		return nil
+		return st.dec.SkipValue()
 	})
 	if err != nil {
-		return fmt.Errorf("list response: %w", err)
+		return err
 	}
-	records, n, key, unused := named, namedN, e.key, general
-	if records == nil || string(records) == "null" {
-		records, n, key, unused = general, generalN, "items", named
-	}
-	if unused != nil && !json.Valid(unused) {
-		return fmt.Errorf("list response: %w", errSyntax)
-	}
-	if records == nil || string(records) == "null" {
-		return nil
-	}
-	if records[0] != '[' {
-		return fmt.Errorf("list response: %q is not an array", key)
-	}
-	if n > e.limit {
-		return fmt.Errorf("%w: the page holds %d records, more than the page_size of %d", ErrInconsistentList, n, e.limit)
-	}
-	e.page.Items = make([]T, 0, n)
-	if err := json.Unmarshal(records, &e.page.Items); err != nil {
-		return fmt.Errorf("field %s: %w", joinPath(key, fieldPath(records, reflect.TypeOf(e.page.Items))), err)
+	e.page.Items = named
+	if named == nil {
+		e.page.Items = general
 	}
 	return nil
 }
+
+// decodeRecords decodes a JSON array of records into *dst (null leaves it
+// nil), refusing an array of more than limit records with an error matching
+// ErrInconsistentList that counts them.
+func decodeRecords[T any](st *decodeState, dst *[]T, limit int) error {
+	if st.dec.PeekKind() == '[' {
+		*dst = make([]T, 0, limit)
+	}
+	n := 0
+	err := array(st, dst, func(v *T) error {
+		if n++; n > limit {
+			return errTooMany
+		}
+		if r, ok := any(v).(recordDecoder); ok {
+			return r.decodeFrom(st)
+		}
+		return json.UnmarshalDecode(st.dec, v)
+	})
+	if err != errTooMany {
+		return err
+	}
+	for st.dec.PeekKind() != ']' { // count the rest, for the message
+		if err := st.dec.SkipValue(); err != nil {
+			return err
+		}
+		n++
+	}
+	n-- // the record after the limit was counted before it was skipped
+	return fmt.Errorf("%w: the page holds %d records, more than the page_size of %d", ErrInconsistentList, n, limit)
+}
+
+// errTooMany stops decodeRecords at the record after the limit.
+var errTooMany = errors.New("too many records")
 
 // listQuery is implemented by every list params type: paging plus filters.
 type listQuery interface {

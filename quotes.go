@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 )
 
@@ -37,16 +38,79 @@ type Quote struct {
 	CreatedAt time.Time       `json:"created_at"`
 	// UpdatedAt is nil when the service sends null.
 	UpdatedAt *time.Time `json:"updated_at"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for (see Extra); nil when there were none.
+	Extra Extra `json:",embed"`
 }
+
+func (v *Quote) decodeFrom(st *decodeState) error {
+	return st.object(func(name []byte) error {
+		switch string(name) {
+		case "id":
+			return st.str(&v.ID)
+		case "quote_number":
+			return st.str(&v.QuoteNumber)
+		case "title":
+			return st.shared(&v.Title)
+		case "client_id":
+			return st.shared(&v.ClientID)
+		case "client_name":
+			return st.shared(&v.ClientName)
+		case "status":
+			return v.Status.UnmarshalJSONFrom(st.dec)
+		case "issue_date":
+			return st.date(&v.IssueDate)
+		case "valid_until":
+			return st.date(&v.ValidUntil)
+		case "subtotal":
+			return st.decimal(&v.Subtotal)
+		case "tax_total":
+			return st.decimal(&v.TaxTotal)
+		case "total":
+			return st.decimal(&v.Total)
+		case "currency":
+			return st.shared(&v.Currency)
+		case "notes":
+			return st.shared(&v.Notes)
+		case "line_items":
+			return array(st, &v.LineItems, func(l *QuoteLineItem) error { return l.decodeFrom(st) })
+		case "created_at":
+			return st.time(&v.CreatedAt)
+		case "updated_at":
+			return st.timePtr(&v.UpdatedAt)
+		}
+		return st.extra(&v.Extra, name)
+	})
+}
+
+// UnmarshalJSONFrom decodes the record from dec, keeping the members the SDK
+// has no field for in Extra (the encoding/json/v2 interface).
+func (v *Quote) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, v) }
+
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (v *Quote) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, v) }
+
+// MarshalJSONTo encodes the record as the service does, money as exact
+// numbers, followed by the members in Extra (the encoding/json/v2
+// interface).
+func (v Quote) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Quote
+	return marshalRecord(enc, (*plain)(&v))
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (v Quote) MarshalJSON() ([]byte, error) { return marshalJSON(v) }
 
 // QuoteLineItem is one line of a Quote.
 type QuoteLineItem struct {
 	ID string `json:"id"`
 	// ItemID, ItemCode and ItemName are set only when the line is linked to
 	// a catalog item ("" otherwise). ItemID is kept as the service sends it.
-	ItemID      string          `json:"item_id"`
-	ItemCode    string          `json:"item_code"`
-	ItemName    string          `json:"item_name"`
+	ItemID      string          `json:"item_id,omitempty"`
+	ItemCode    string          `json:"item_code,omitempty"`
+	ItemName    string          `json:"item_name,omitempty"`
 	Description string          `json:"description"`
 	Quantity    decimal.Decimal `json:"quantity"`
 	// UnitPrice is the price per unit before tax.
@@ -55,7 +119,56 @@ type QuoteLineItem struct {
 	// tax (a line of 100 with a 1% tax code: Amount 101, TaxAmount 1).
 	Amount    decimal.Decimal `json:"amount"`
 	TaxAmount decimal.Decimal `json:"tax_amount"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for (see Extra); nil when there were none.
+	Extra Extra `json:",embed"`
 }
+
+func (l *QuoteLineItem) decodeFrom(st *decodeState) error {
+	return st.object(func(name []byte) error {
+		switch string(name) {
+		case "id":
+			return st.str(&l.ID)
+		case "item_id":
+			return st.shared(&l.ItemID)
+		case "item_code":
+			return st.shared(&l.ItemCode)
+		case "item_name":
+			return st.shared(&l.ItemName)
+		case "description":
+			return st.shared(&l.Description)
+		case "quantity":
+			return st.decimal(&l.Quantity)
+		case "unit_price":
+			return st.decimal(&l.UnitPrice)
+		case "amount":
+			return st.decimal(&l.Amount)
+		case "tax_amount":
+			return st.decimal(&l.TaxAmount)
+		}
+		return st.extra(&l.Extra, name)
+	})
+}
+
+// UnmarshalJSONFrom decodes the record from dec, keeping the members the SDK
+// has no field for in Extra (the encoding/json/v2 interface).
+func (l *QuoteLineItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, l) }
+
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (l *QuoteLineItem) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, l) }
+
+// MarshalJSONTo encodes the record as the service does, money as exact
+// numbers, followed by the members in Extra (the encoding/json/v2
+// interface).
+func (l QuoteLineItem) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain QuoteLineItem
+	return marshalRecord(enc, (*plain)(&l))
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (l QuoteLineItem) MarshalJSON() ([]byte, error) { return marshalJSON(l) }
 
 // QuoteListParams filters GET /quotes. Zero fields are not sent.
 type QuoteListParams struct {
@@ -113,6 +226,17 @@ type QuoteCreateParams struct {
 	DefaultTaxCodeID string `json:"default_tax_code_id,omitempty"`
 	// LineItems are required: at least one.
 	LineItems []LineItemParams `json:"line_items"`
+	// Extra holds body members the SDK does not model, sent after the
+	// typed fields in name order (decimal.Decimal values as exact numbers,
+	// at any depth). A name a typed field also sends is a *ParamError; one
+	// whose typed field is empty (so not sent) may be used.
+	Extra map[string]any `json:",embed"`
+}
+
+// MarshalJSON encodes the request as the Client sends it (see Extra).
+func (p QuoteCreateParams) MarshalJSON() ([]byte, error) {
+	type plain QuoteCreateParams
+	return encodeParams(plain(p))
 }
 
 func (p *QuoteCreateParams) validate() error {

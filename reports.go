@@ -1,11 +1,16 @@
 package invoicing
 
 import (
-	"bytes"
 	"context"
 	"net/url"
+	"reflect"
+	"slices"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // ReportService runs the accounting reports (GET /reports/trial-balance,
@@ -19,12 +24,11 @@ type ReportService service
 // or period, its currency, one line per account and totals.
 //
 // The service documents reports only in outline; see the package
-// documentation for what that means for these fields. The whole object is
-// kept in the embedded RawObject, so a report of another shape is still
-// fully readable with Get or Decode; a field the service does not send is
-// left zero.
+// documentation for what that means for these fields. A member the SDK
+// has no field for is kept in Extra, so a report of another shape is still
+// fully readable (Extra.Get, Extra.Decode); a field the service does not
+// send is left zero.
 type Report struct {
-	RawObject
 	// Name identifies the report, e.g. "trial_balance", from the key
 	// "report".
 	Name string `json:"report"`
@@ -40,26 +44,55 @@ type Report struct {
 	// Totals are the report's totals, by name: read them with
 	// Totals.Amount or Totals.Get.
 	Totals ReportTotals `json:"totals"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for, and those whose value did not fit their field (see
+	// MismatchedFields); nil when there were none.
+	Extra Extra `json:",embed"`
+
+	from decodedFrom
 }
 
-// UnmarshalJSON decodes the typed fields and keeps the whole object in
-// RawObject.
-func (r *Report) UnmarshalJSON(b []byte) error {
-	type alias Report
-	return decodeRaw(b, &r.RawObject, (*alias)(r))
+// UnmarshalJSONFrom decodes the record leniently (see the package
+// documentation, "Resources documented in outline"), keeping the members the
+// SDK has no field for in Extra (the encoding/json/v2 interface).
+func (r *Report) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain Report
+	return decodeLenient(dec, (*plain)(r), &r.from)
 }
 
-// MarshalJSON writes the object exactly as the service sent it, or the typed
-// fields for a Report not decoded from JSON.
-func (r Report) MarshalJSON() ([]byte, error) {
-	type alias Report
-	return encodeRaw(r.RawObject, alias(r))
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (r *Report) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, r) }
+
+// MarshalJSONTo encodes the record (money as exact numbers): a decoded
+// record encodes back to the members it was decoded from, a mismatched
+// field as the value the service sent; a record built in code encodes its
+// typed fields, then the members in Extra (the encoding/json/v2
+// interface).
+func (r Report) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Report
+	return marshalLenient(enc, (*plain)(&r), &r.from)
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (r Report) MarshalJSON() ([]byte, error) { return marshalJSON(r) }
+
+// MismatchedFields returns the JSON names of the typed fields whose value did
+// not fit their Go type, in field order, or nil when every field fit. Those
+// fields are zero; the values the service sent are in Extra.
+func (r Report) MismatchedFields() []string { return slices.Clone(r.from.mismatched) }
+
+// Has reports whether the object the record was decoded from had a member
+// named name, a typed field's (even one whose value was zero or null) or one
+// kept in Extra. It is false for a record built in code.
+func (r Report) Has(name string) bool {
+	return r.Extra.Has(name) || r.from.has(reflect.TypeFor[Report](), name)
 }
 
 // ReportLine is one row of a Report, for one account. Amounts are exact;
-// the whole row is kept in the embedded RawObject.
+// a member the SDK has no field for is kept in Extra.
 type ReportLine struct {
-	RawObject
 	// AccountID, AccountCode, AccountName and AccountType describe the
 	// row's account (see Account).
 	AccountID   string      `json:"account_id"`
@@ -71,29 +104,73 @@ type ReportLine struct {
 	Credit decimal.Decimal `json:"credit"`
 	// Balance is the account's balance, with the sign the service gives it.
 	Balance decimal.Decimal `json:"balance"`
+	// Extra holds the members the service sent that the SDK has no field
+	// for, and those whose value did not fit their field (see
+	// MismatchedFields); nil when there were none.
+	Extra Extra `json:",embed"`
+
+	from decodedFrom
 }
 
-// UnmarshalJSON decodes the typed fields and keeps the whole row in
-// RawObject.
-func (l *ReportLine) UnmarshalJSON(b []byte) error {
-	type alias ReportLine
-	return decodeRaw(b, &l.RawObject, (*alias)(l))
+// UnmarshalJSONFrom decodes the record leniently (see the package
+// documentation, "Resources documented in outline"), keeping the members the
+// SDK has no field for in Extra (the encoding/json/v2 interface).
+func (l *ReportLine) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain ReportLine
+	return decodeLenient(dec, (*plain)(l), &l.from)
 }
 
-// MarshalJSON writes the row exactly as the service sent it, or the typed
-// fields for a row not decoded from JSON.
-func (l ReportLine) MarshalJSON() ([]byte, error) {
-	type alias ReportLine
-	return encodeRaw(l.RawObject, alias(l))
+// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
+// encoding/json interface).
+func (l *ReportLine) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, l) }
+
+// MarshalJSONTo encodes the record (money as exact numbers): a decoded
+// record encodes back to the members it was decoded from, a mismatched
+// field as the value the service sent; a record built in code encodes its
+// typed fields, then the members in Extra (the encoding/json/v2
+// interface).
+func (l ReportLine) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain ReportLine
+	return marshalLenient(enc, (*plain)(&l), &l.from)
+}
+
+// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
+// interface).
+func (l ReportLine) MarshalJSON() ([]byte, error) { return marshalJSON(l) }
+
+// MismatchedFields returns the JSON names of the typed fields whose value did
+// not fit their Go type, in field order, or nil when every field fit. Those
+// fields are zero; the values the service sent are in Extra.
+func (l ReportLine) MismatchedFields() []string { return slices.Clone(l.from.mismatched) }
+
+// Has reports whether the object the record was decoded from had a member
+// named name, a typed field's (even one whose value was zero or null) or one
+// kept in Extra. It is false for a record built in code.
+func (l ReportLine) Has(name string) bool {
+	return l.Extra.Has(name) || l.from.has(reflect.TypeFor[ReportLine](), name)
 }
 
 // ReportTotals holds a report's "totals" value, such as {"debit": 100,
-// "credit": 100}, untyped because the names of the totals vary by report.
-// Whatever JSON the service sends there is kept, so even a totals value
-// that is not an object is never a decoding error: Raw returns it, and Get
-// and Amount then find no fields.
+// "credit": 100}, kept as the service sent it because the names of the
+// totals vary by report. Whatever JSON the service sends there is kept, so
+// even a totals value that is not an object is never a decoding error: Raw
+// returns it, and Get and Amount then find no totals.
 type ReportTotals struct {
-	RawObject
+	raw jsontext.Value
+}
+
+// Raw returns a copy of the totals value as the service sent it, or nil for
+// totals not decoded from JSON.
+func (t ReportTotals) Raw() jsontext.Value { return t.raw.Clone() }
+
+// Get decodes the total named name into dst, as Extra.Get does. It returns
+// an error wrapping ErrFieldMissing when there is no such total.
+func (t ReportTotals) Get(name string, dst any) error {
+	var members Extra
+	if t.raw.Kind() == '{' {
+		_ = json.Unmarshal(t.raw, &members, jsonopt.Decode) // checked when decoded
+	}
+	return members.Get(name, dst)
 }
 
 // Amount returns the total named name as an exact decimal. It returns an
@@ -105,23 +182,32 @@ func (t ReportTotals) Amount(name string) (decimal.Decimal, error) {
 	return d, err
 }
 
-// UnmarshalJSON keeps the value as it is; null leaves t unchanged.
-func (t *ReportTotals) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if string(b) != "null" {
-		t.raw = string(b)
+// UnmarshalJSONFrom keeps the next value of dec as it is; null leaves t
+// unchanged (the encoding/json/v2 interface).
+func (t *ReportTotals) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err == nil && v.Kind() != 'n' {
+		t.raw = v.Clone()
 	}
-	return nil
+	return err
 }
 
-// MarshalJSON writes the value as the service sent it, or {} for totals not
-// decoded from JSON.
-func (t ReportTotals) MarshalJSON() ([]byte, error) {
-	if t.raw == "" {
-		return []byte("{}"), nil
+// UnmarshalJSON keeps the value as UnmarshalJSONFrom does (the encoding/json
+// interface).
+func (t *ReportTotals) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, t) }
+
+// MarshalJSONTo writes the value as the service sent it, or {} for totals
+// not decoded from JSON (the encoding/json/v2 interface).
+func (t ReportTotals) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if t.raw == nil {
+		return enc.WriteValue(jsontext.Value("{}"))
 	}
-	return []byte(t.raw), nil
+	return json.MarshalEncode(enc, t.raw, jsonopt.Encode) // as kept: see jsonopt.Encode
 }
+
+// MarshalJSON writes the value as MarshalJSONTo does (the encoding/json
+// interface).
+func (t ReportTotals) MarshalJSON() ([]byte, error) { return marshalJSON(t) }
 
 // TrialBalanceParams are the query parameters of GET /reports/trial-balance.
 // Parameters other than AsAt go in Extra.

@@ -3,7 +3,6 @@ package invoicing
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,8 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // ErrResponseTooLarge is returned (wrapped) when a JSON response is larger
@@ -141,8 +144,11 @@ func (c *Client) send(ctx context.Context, r *request) (*http.Response, *call, e
 	}
 	var body any
 	if r.body != nil {
-		b, err := json.Marshal(r.body)
+		b, err := encodeParams(r.body)
 		if err != nil {
+			if _, ok := err.(*ParamError); ok {
+				return nil, nil, err
+			}
 			return nil, nil, fmt.Errorf("invoicing: encoding %s %s request: %w", r.method, r.path, err)
 		}
 		body = b
@@ -253,28 +259,68 @@ func (c *Client) do(ctx context.Context, r *request, out any) (int, error) {
 		return resp.StatusCode, fmt.Errorf("invoicing: decoding %s %s response: want a JSON object, got %s", r.method, r.path, describeJSON(b))
 	}
 	if err := decodeJSON(b, out); err != nil {
-		if p := fieldPath(b, reflect.TypeOf(out)); p != "" {
-			err = fmt.Errorf("field %s: %w", p, err)
-		}
 		return resp.StatusCode, fmt.Errorf("invoicing: decoding %s %s response: %w", r.method, r.path, err)
 	}
 	return resp.StatusCode, nil
 }
 
-// decodeJSON decodes b into out; a *[]byte or *json.RawMessage gets a copy
-// of b itself.
+// decodeJSON decodes b into out; a *[]byte gets a copy of b itself.
 func decodeJSON(b []byte, out any) error {
-	switch o := out.(type) {
-	case interface{ decodeJSON([]byte) error }: // a list page
-		return o.decodeJSON(b)
-	case *json.RawMessage:
-		*o = bytes.Clone(b)
-		return nil
-	case *[]byte:
+	if o, ok := out.(*[]byte); ok {
 		*o = bytes.Clone(b)
 		return nil
 	}
-	return json.Unmarshal(b, out)
+	return decodeBody(b, out)
+}
+
+// encodeParams encodes a request body with the SDK's rules (decimals as
+// exact numbers, Extra members after the typed fields, in name order). An
+// Extra member that a typed field also sends is a *ParamError.
+func encodeParams(v any) ([]byte, error) {
+	if hasEmptyExtraName(reflect.ValueOf(v)) {
+		return nil, paramErr("Extra", "has a member with an empty name")
+	}
+	b, err := json.Marshal(v, jsonopt.EncodeParams)
+	var xe *jsontext.SyntacticError
+	var se *json.SemanticError
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, jsontext.ErrDuplicateName) && errors.As(err, &xe):
+		return nil, paramErr(pointerPath(xe.JSONPointer), "is set both by a typed field and in Extra")
+	case errors.As(err, &se) && se.JSONPointer != "":
+		return nil, paramErr(pointerPath(se.JSONPointer), "cannot be encoded as JSON: "+cmpErr(se.Err, se).Error())
+	}
+	return nil, err
+}
+
+// hasEmptyExtraName reports whether the params v, or a params value in it,
+// has an Extra member named "": valid JSON, but never a field of the API.
+func hasEmptyExtraName(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && hasEmptyExtraName(v.Elem())
+	case reflect.Slice:
+		for i := range v.Len() {
+			if hasEmptyExtraName(v.Index(i)) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			switch {
+			case !f.IsExported():
+			case f.Name == "Extra" && f.Type == reflect.TypeFor[map[string]any]():
+				if _, ok := v.Field(i).Interface().(map[string]any)[""]; ok {
+					return true
+				}
+			case hasEmptyExtraName(v.Field(i)):
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // opensObject reports whether the first byte of b after JSON white space

@@ -2,13 +2,10 @@ package invoicing
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-
-	"github.com/shopspring/decimal"
 )
 
 // This file holds what the services of the resources documented only in
@@ -17,21 +14,24 @@ import (
 // endpoints but shows none of their query parameters, payloads or response
 // fields, so:
 //
-//   - every record embeds RawObject, keeping the whole object the service
-//     sent, whatever the SDK's typed fields assume;
+//   - every record decodes leniently and keeps in Extra every member its
+//     typed fields do not hold, whatever the SDK's typed fields assume;
 //   - every params type has an Extra field for query parameters (url.Values)
-//     or body fields (map[string]any) the SDK does not know;
+//     or body members (map[string]any) the SDK does not know;
 //   - the SDK checks only what cannot possibly work (a malformed id, a page
 //     size over 100, a date range ending before it starts, Extra clashing
 //     with a typed field): requirements the documentation does not state
 //     are left to the service to enforce, so a wrong assumption never
 //     blocks a request.
 
-// createOne POSTs the encoded body to path and decodes the response into a
-// new T. Creates are never repeated after a 5xx or a network error.
-func createOne[T any](ctx context.Context, c *Client, path string, body []byte, opts []RequestOption) (*T, error) {
+// createOne POSTs p to path and decodes the response into a new T.
+// Creates are never repeated after a 5xx or a network error.
+func createOne[T, P any](ctx context.Context, c *Client, path string, p *P, opts []RequestOption) (*T, error) {
+	if p == nil {
+		return nil, paramErr("params", "is nil")
+	}
 	v := new(T)
-	if _, err := c.do(ctx, &request{method: http.MethodPost, path: path, body: json.RawMessage(body), object: true, opts: opts}, v); err != nil {
+	if _, err := c.do(ctx, &request{method: http.MethodPost, path: path, body: p, object: true, opts: opts}, v); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -63,60 +63,4 @@ func mergeQuery(q, extra url.Values, reserved ...string) error {
 		q[k] = slices.Clone(vs)
 	}
 	return nil
-}
-
-// encodeBody encodes typed (a struct whose optional fields are all omitted
-// when unset) and adds the Extra fields after its own, in key order. An Extra
-// key that is empty or that the typed fields also send is a *ParamError; a
-// key whose typed field is unset (so not sent) may be given through Extra,
-// e.g. to send null or a shape the typed field cannot express. Extra values
-// are encoded with encoding/json, except that a decimal.Decimal or
-// *decimal.Decimal at the top level is written as an exact JSON number (nil
-// as null).
-func encodeBody(typed any, extra map[string]any) ([]byte, error) {
-	b, err := json.Marshal(typed)
-	if err != nil {
-		return nil, err
-	}
-	if len(extra) == 0 {
-		return b, nil
-	}
-	var sent map[string]json.RawMessage
-	if err := json.Unmarshal(b, &sent); err != nil {
-		return nil, err
-	}
-	out := b[:len(b)-1] // without the closing brace
-	comma := len(sent) > 0
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		if k == "" {
-			return nil, paramErr("Extra", "has an empty field name")
-		}
-		if _, dup := sent[k]; dup {
-			return nil, paramErr(k, "is set both by a typed field and in Extra")
-		}
-		v, err := encodeExtra(extra[k])
-		if err != nil {
-			return nil, paramErr(k, "cannot be encoded as JSON: "+err.Error())
-		}
-		if comma {
-			out = append(out, ',')
-		}
-		kb, _ := json.Marshal(k) // a string always encodes
-		out = append(append(append(out, kb...), ':'), v...)
-		comma = true
-	}
-	return append(out, '}'), nil
-}
-
-func encodeExtra(v any) ([]byte, error) {
-	switch d := v.(type) {
-	case decimal.Decimal:
-		return number(d).MarshalJSON()
-	case *decimal.Decimal:
-		if d == nil {
-			return []byte("null"), nil
-		}
-		return number(*d).MarshalJSON()
-	}
-	return json.Marshal(v)
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/shopspring/decimal"
 
 	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
@@ -310,11 +309,3 @@ func decodeEnum[S ~string](dec *jsontext.Decoder, s *S, known []S) error {
 // Ptr returns a pointer to v, for optional request fields such as
 // ItemCreateParams.UnitPrice.
 func Ptr[T any](v T) *T { return &v }
-
-// number encodes a decimal as an exact JSON number. (decimal.Decimal's own
-// MarshalJSON writes a quoted string unless one changes a package variable of
-// the decimal package, which this SDK never does.)
-type number decimal.Decimal
-
-// MarshalJSON writes the decimal's exact digits.
-func (n number) MarshalJSON() ([]byte, error) { return []byte(decimal.Decimal(n).String()), nil }

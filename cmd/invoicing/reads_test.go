@@ -72,11 +72,13 @@ func TestListsAsJSONLines(t *testing.T) {
 	}
 	r := run(t, m.env(), "quotes", "list", "--json", "--status", "sent").requireCode(t, 0)
 	var q map[string]any
-	require.NoError(t, json.Unmarshal([]byte(strings.Split(r.stdout, "\n")[0]), &q))
+	d := json.NewDecoder(strings.NewReader(strings.Split(r.stdout, "\n")[0]))
+	d.UseNumber()
+	require.NoError(t, d.Decode(&q))
 	assert.Equal(t, "sent", q["status"])
 	assert.Equal(t, "QU-0002", q["quote_number"])
-	total, err := decimal.NewFromString(q["total"].(string))
-	require.NoError(t, err, "amounts are exact decimal strings")
+	total, err := decimal.NewFromString(string(q["total"].(json.Number)))
+	require.NoError(t, err, "amounts are exact JSON numbers")
 	assert.True(t, total.IsPositive())
 }
 

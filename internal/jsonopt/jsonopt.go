@@ -6,6 +6,7 @@
 package jsonopt
 
 import (
+	v1json "encoding/json" // only for its Number type, which callers may pass in Extra
 	"errors"
 	"fmt"
 
@@ -20,25 +21,48 @@ import (
 //   - invalid UTF-8 in a string is accepted and replaced by U+FFFD, as v1
 //     does;
 //   - a decimal.Decimal decodes exactly from a JSON number or a string
-//     holding one (see UnmarshalDecimal).
+//     holding one (see UnmarshalDecimal);
+//   - an encoding/json Number, which a caller's own types may use, decodes
+//     as encoding/json decodes it.
 //
 // Names match case-sensitively (v2's rule): a member whose name differs
 // from a field's only in case is not that field.
 var Decode = json.JoinOptions(
 	jsontext.AllowDuplicateNames(true),
 	jsontext.AllowInvalidUTF8(true),
-	json.WithUnmarshalers(json.UnmarshalFromFunc(UnmarshalDecimal)),
+	json.WithUnmarshalers(json.JoinUnmarshalers(
+		json.UnmarshalFromFunc(UnmarshalDecimal),
+		json.UnmarshalFromFunc(unmarshalV1Number),
+	)),
 )
 
-// Encode are the options of every encode: decimal.Decimal values as exact
-// JSON numbers (see MarshalDecimal), map members sorted by name, and nil
-// slices and maps as null, as encoding/json (v1) writes them.
+// Encode are the options of every encode of a record: decimal.Decimal
+// values as exact JSON numbers (see MarshalDecimal), an encoding/json Number
+// as the number it holds (as encoding/json writes it; v2 would write a
+// string), map members sorted by name, and nil slices and maps as null, as
+// encoding/json (v1) writes them. Values kept as they were received (a
+// record's Extra) are written as they are: a duplicate name or invalid UTF-8
+// that Decode accepted in them is no error.
 var Encode = json.JoinOptions(
-	json.WithMarshalers(json.MarshalToFunc(MarshalDecimal)),
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+	json.WithMarshalers(json.JoinMarshalers(
+		json.MarshalToFunc(MarshalDecimal),
+		json.MarshalToFunc(marshalV1Number),
+	)),
 	json.Deterministic(true),
 	json.FormatNilSliceAsNull(true),
 	json.FormatNilMapAsNull(true),
 )
+
+// EncodeParams are the options of every request body: Encode's, except that
+// a name given twice in one object (an Extra member that a typed field also
+// sends) is an error.
+var EncodeParams = json.JoinOptions(Encode, jsontext.AllowDuplicateNames(false))
+
+// DecodeOpts is Decode as a slice, to pass on without allocating one per
+// call: json.Unmarshal(b, v, jsonopt.DecodeOpts...).
+var DecodeOpts = []json.Options{Decode}
 
 // ErrNotDecimal is the error (wrapped) of a JSON value that is neither a
 // number nor a string holding one.
@@ -141,10 +165,46 @@ func smallDecimal(v []byte) (m int64, exp int32, ok bool) {
 	return m, exp, true
 }
 
-// MarshalDecimal writes d as an exact JSON number, its digits as
-// decimal.Decimal's String gives them (never an exponent).
+// MarshalDecimal writes d as an exact JSON number with as many decimal
+// places as its exponent says, never in exponent form: 12.50 decoded from
+// "12.50" is written 12.50 again, and 1e3 is written 1000.
 func MarshalDecimal(enc *jsontext.Encoder, d decimal.Decimal) error {
-	return enc.WriteValue(jsontext.Value(d.String()))
+	return enc.WriteValue(jsontext.Value(d.StringFixed(max(0, -d.Exponent()))))
+}
+
+// marshalV1Number writes an encoding/json Number as encoding/json does: the
+// number it holds, 0 when empty; one that is not a JSON number is an error.
+func marshalV1Number(enc *jsontext.Encoder, n v1json.Number) error {
+	if n == "" {
+		n = "0"
+	}
+	return enc.WriteValue(jsontext.Value(n))
+}
+
+// unmarshalV1Number decodes an encoding/json Number as encoding/json does: a
+// JSON number, or a string holding one; null leaves n unchanged.
+func unmarshalV1Number(dec *jsontext.Decoder, n *v1json.Number) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	switch v.Kind() {
+	case '0':
+		*n = v1json.Number(v)
+	case '"':
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return err
+		}
+		if !jsontext.Value(s).IsValid() || jsontext.Value(s).Kind() != '0' {
+			return fmt.Errorf("invalid number literal %q", s)
+		}
+		*n = v1json.Number(s)
+	case 'n':
+	default:
+		return fmt.Errorf("want a number, got %s", kindName(v.Kind()))
+	}
+	return nil
 }
 
 // kindName names a JSON kind for error messages.
