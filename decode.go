@@ -135,7 +135,7 @@ func (st *decodeState) object(member func(name []byte) error) error {
 			return err
 		}
 		name := v[1 : len(v)-1]
-		if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+		if !verbatim(name) {
 			s, _ := unquote(v)
 			name = []byte(s)
 		}
@@ -365,12 +365,25 @@ func (st *decodeState) extra(dst *Extra, name []byte) error {
 // unescaping, the unescaped text otherwise, with invalid UTF-8 replaced by
 // U+FFFD as encoding/json v1 replaces it.
 func unquote(v jsontext.Value) (string, error) {
-	raw := v[1 : len(v)-1]
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+	if raw := v[1 : len(v)-1]; verbatim(raw) {
 		return string(raw), nil
 	}
 	b, _ := jsontext.AppendUnquote(nil, v) // only invalid UTF-8 can fail here; it is replaced
 	return string(b), nil
+}
+
+// verbatim reports whether the contents raw of a JSON string are its text:
+// no escape, and valid UTF-8 (one pass for the common all-ASCII case).
+func verbatim(raw []byte) bool {
+	for i, c := range raw {
+		if c == '\\' {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			return bytes.IndexByte(raw[i:], '\\') < 0 && utf8.Valid(raw[i:])
+		}
+	}
+	return true
 }
 
 // unmarshalRecord is the UnmarshalJSON of every record: the encoding/json

@@ -94,6 +94,8 @@
 //   - Invalid UTF-8 in a string is accepted and replaced by U+FFFD, as v1
 //     does (v2 rejects it): one bad byte in a client's name should not fail
 //     a whole page.
+//   - Datetimes decode as time.Time's own UnmarshalJSON parses them, as v1
+//     does (v2's parser refuses some that v1 accepted).
 //   - Money decodes from a JSON number or from a string holding one, as
 //     decimal.Decimal always has, exactly; the SDK encodes it as an exact
 //     JSON number (decimal.Decimal alone would write a string).

@@ -9,6 +9,7 @@ import (
 	v1json "encoding/json" // only for its Number type, which callers may pass in Extra
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -22,6 +23,9 @@ import (
 //     does;
 //   - a decimal.Decimal decodes exactly from a JSON number or a string
 //     holding one (see UnmarshalDecimal);
+//   - a time.Time decodes as its own UnmarshalJSON parses it, as v1 does
+//     (v2's parser refuses some datetimes v1 accepted, such as an hour of
+//     one digit);
 //   - an encoding/json Number, which a caller's own types may use, decodes
 //     as encoding/json decodes it.
 //
@@ -32,6 +36,7 @@ var Decode = json.JoinOptions(
 	jsontext.AllowInvalidUTF8(true),
 	json.WithUnmarshalers(json.JoinUnmarshalers(
 		json.UnmarshalFromFunc(UnmarshalDecimal),
+		json.UnmarshalFromFunc(unmarshalTime),
 		json.UnmarshalFromFunc(unmarshalV1Number),
 	)),
 )
@@ -179,6 +184,16 @@ func marshalV1Number(enc *jsontext.Encoder, n v1json.Number) error {
 		n = "0"
 	}
 	return enc.WriteValue(jsontext.Value(n))
+}
+
+// unmarshalTime decodes a datetime as time.Time's UnmarshalJSON does (RFC
+// 3339; null leaves t unchanged).
+func unmarshalTime(dec *jsontext.Decoder, t *time.Time) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	return t.UnmarshalJSON(v)
 }
 
 // unmarshalV1Number decodes an encoding/json Number as encoding/json does: a
