@@ -131,6 +131,8 @@ func (p *AccountListParams) encode(q url.Values) error {
 // List iterates over every account matching p (nil for all), fetching pages
 // of 100 lazily. The records are read from the key "accounts" or "items".
 // Stop early with break; a failure is yielded as the last error.
+// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
+// records.
 func (s *AccountService) List(ctx context.Context, p *AccountListParams, opts ...RequestOption) iter.Seq2[*Account, error] {
 	return listAll[Account](ctx, s.c, "/accounts", "accounts", orNew(p), opts)
 }
@@ -232,6 +234,8 @@ func (p *TaxCodeListParams) encode(q url.Values) error {
 // List iterates over every tax code matching p (nil for all), fetching pages
 // of 100 lazily. The records are read from the key "tax_codes" or "items".
 // Stop early with break; a failure is yielded as the last error.
+// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
+// records.
 func (s *TaxCodeService) List(ctx context.Context, p *TaxCodeListParams, opts ...RequestOption) iter.Seq2[*TaxCode, error] {
 	return listAll[TaxCode](ctx, s.c, "/tax-codes", "tax_codes", orNew(p), opts)
 }

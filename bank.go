@@ -103,6 +103,8 @@ func (p *BankAccountListParams) encode(q url.Values) error { return mergeListQue
 // List iterates over every bank account (p may be nil), fetching pages of
 // 100 lazily. The records are read from the key "bank_accounts" or "items".
 // Stop early with break; a failure is yielded as the last error.
+// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
+// records.
 func (s *BankAccountService) List(ctx context.Context, p *BankAccountListParams, opts ...RequestOption) iter.Seq2[*BankAccount, error] {
 	return listAll[BankAccount](ctx, s.c, "/bank-accounts", "bank_accounts", orNew(p), opts)
 }
@@ -213,7 +215,8 @@ func (p *BankTransactionListParams) encode(q url.Values) error {
 // List iterates over every bank transaction matching p (nil for all),
 // fetching pages of 100 lazily. The records are read from the key
 // "bank_transactions" or "items". Stop early with break; a failure is
-// yielded as the last error.
+// yielded as the last error. WithPrefetch(n) fetches up to n pages ahead;
+// Collect and First gather the records.
 func (s *BankTransactionService) List(ctx context.Context, p *BankTransactionListParams, opts ...RequestOption) iter.Seq2[*BankTransaction, error] {
 	return listAll[BankTransaction](ctx, s.c, "/bank-transactions", "bank_transactions", orNew(p), opts)
 }

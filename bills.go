@@ -258,7 +258,8 @@ func (p BillCreateParams) MarshalJSON() ([]byte, error) {
 
 // List iterates over every bill matching p (nil for all), fetching pages of
 // 100 lazily. The records are read from the key "bills" or "items". Stop
-// early with break; a failure is yielded as the last error.
+// early with break; a failure is yielded as the last error. WithPrefetch(n)
+// fetches up to n pages ahead; Collect and First gather the records.
 func (s *BillService) List(ctx context.Context, p *BillListParams, opts ...RequestOption) iter.Seq2[*Bill, error] {
 	return listAll[Bill](ctx, s.c, "/bills", "bills", orNew(p), opts)
 }
@@ -280,5 +281,5 @@ func (s *BillService) Get(ctx context.Context, id string, opts ...RequestOption)
 // errors come back as *Error (ErrValidation). Creates are never repeated
 // after a 5xx or a network error.
 func (s *BillService) Create(ctx context.Context, p *BillCreateParams, opts ...RequestOption) (*Bill, error) {
-	return createOne[Bill](ctx, s.c, "/bills", p, opts)
+	return createOne[Bill](ctx, s.c, "Bills.Create", "/bills", p, opts)
 }

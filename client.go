@@ -9,10 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -67,11 +67,14 @@ type Client struct {
 	waitMin, waitMax time.Duration
 	defaults         callConfig // per-call settings unless a RequestOption says otherwise
 	limiter          *rate.Limiter
-	pausedUntil      atomic.Int64          // Unix nanoseconds (on clk) before which no request is sent, after a 429
-	pauseCause       atomic.Pointer[Error] // the 429 that set pausedUntil
-	clk              clock
-	bufs             sync.Pool // *[]byte response buffers
-	services         service
+	// pause is the Client's key's pause after a 429; tenants holds the
+	// pause of each key given with WithAPIKey, by the key's SHA-256 (so the
+	// Client keeps no tenant's key beyond its call).
+	pause    pauseState
+	tenants  sync.Map // [sha256.Size]byte → *pauseState
+	clk      clock
+	bufs     sync.Pool // *[]byte response buffers
+	services service
 }
 
 type service struct{ c *Client }
@@ -175,11 +178,31 @@ func WithInsecureHTTP() Option { return func(o *options) { o.insecureHTTP = true
 // capped. Default DefaultMaxResponseBytes (32 MiB).
 func WithMaxResponseBytes(n int) Option { return func(o *options) { o.maxBody = n } }
 
+// Environment variables NewClient reads when given an empty base URL or API
+// key. The command-line tool and the examples follow the same rule.
+const (
+	EnvBaseURL = "INVOICING_BASE_URL"
+	EnvAPIKey  = "INVOICING_API_KEY"
+)
+
 // NewClient returns a Client for the API at baseURL, which must be absolute
 // and include the path prefix (e.g. https://host/api/v1/external), using
-// apiKey as the Bearer token. It fails for an empty key, a base URL that is
-// not absolute http(s), plain http to a non-loopback host (see
-// WithInsecureHTTP), and options out of range (ErrInvalidOption).
+// apiKey as the Bearer token.
+//
+// An empty baseURL or apiKey is read from the environment variable
+// INVOICING_BASE_URL or INVOICING_API_KEY (EnvBaseURL, EnvAPIKey), so that
+//
+//	c, err := invoicing.NewClient("", "")
+//
+// configures a program from its environment; when a value is in neither
+// place, the error names the variable. Whitespace around the key (a newline
+// read from a file, say) is trimmed; give the key alone, without the
+// "Bearer " prefix the SDK adds.
+//
+// It fails for a missing key or base URL, a key holding whitespace or
+// control characters, a base URL that is not absolute http(s), plain http
+// to a non-loopback host (see WithInsecureHTTP), and options out of range
+// (ErrInvalidOption). Errors never show the key.
 func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	o := options{
 		maxRetries: DefaultMaxRetries,
@@ -191,7 +214,12 @@ func NewClient(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := checkKey(apiKey); err != nil {
+	baseURL, apiKey, err := fromEnvironment(baseURL, apiKey)
+	if err != nil {
+		return nil, err
+	}
+	apiKey, err = checkKey(apiKey)
+	if err != nil {
 		return nil, err
 	}
 	base, err := checkBaseURL(baseURL, o.insecureHTTP)
@@ -297,26 +325,62 @@ func bearer(v string) func() []string {
 	return func() []string { return h }
 }
 
-func checkKey(key string) error {
-	if strings.TrimSpace(key) == "" {
-		return errors.New("invoicing: the API key is empty")
+// fromEnvironment fills an empty base URL or key from EnvBaseURL and
+// EnvAPIKey, and names what is still missing.
+func fromEnvironment(baseURL, apiKey string) (string, string, error) {
+	if strings.TrimSpace(baseURL) == "" {
+		baseURL = os.Getenv(EnvBaseURL)
+	}
+	if strings.TrimSpace(apiKey) == "" {
+		apiKey = os.Getenv(EnvAPIKey)
+	}
+	var missing []string
+	if strings.TrimSpace(baseURL) == "" {
+		missing = append(missing, "a base URL (or "+EnvBaseURL+")")
+	}
+	if strings.TrimSpace(apiKey) == "" {
+		missing = append(missing, "an API key (or "+EnvAPIKey+")")
+	}
+	if len(missing) > 0 {
+		return "", "", fmt.Errorf("invoicing: NewClient needs %s", strings.Join(missing, " and "))
+	}
+	return strings.TrimSpace(baseURL), apiKey, nil
+}
+
+// checkKey returns the key without surrounding whitespace, or an error that
+// says what is wrong with it without showing it.
+func checkKey(key string) (string, error) {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return "", errors.New("invoicing: the API key is empty")
+	}
+	if len(key) > 7 && strings.EqualFold(key[:7], "bearer ") {
+		return "", errors.New(`invoicing: the API key starts with "Bearer ": omit the Bearer prefix, the SDK adds it`)
 	}
 	for i := 0; i < len(key); i++ {
 		if b := key[i]; b < 0x21 || b == 0x7f {
-			return errors.New("invoicing: the API key contains whitespace or control characters")
+			return "", errors.New("invoicing: the API key contains whitespace or control characters")
 		}
 	}
-	return nil
+	return key, nil
+}
+
+// errBaseURL says what a base URL must look like.
+func errBaseURL(raw, why string) error {
+	return fmt.Errorf("invoicing: base URL %q %s (want https://host/api/v1/external, or http:// for a server on this machine)", raw, why)
 }
 
 func checkBaseURL(raw string, insecure bool) (string, error) {
+	if !strings.Contains(raw, "://") {
+		return "", errBaseURL(raw, "has no scheme")
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("invoicing: invalid base URL: %w", err)
+		return "", errBaseURL(raw, "is not a valid URL")
 	}
 	switch {
 	case !u.IsAbs() || u.Host == "":
-		return "", fmt.Errorf("invoicing: base URL %q is not absolute (want https://host/api/v1/external)", raw)
+		return "", errBaseURL(raw, "is not absolute")
 	case u.Scheme != "https" && u.Scheme != "http":
 		return "", fmt.Errorf("invoicing: base URL scheme %q is not http or https", u.Scheme)
 	case u.User != nil:

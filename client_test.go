@@ -13,16 +13,20 @@ import (
 )
 
 func TestNewClientRejectsBadInput(t *testing.T) {
+	t.Setenv(invoicing.EnvBaseURL, "")
+	t.Setenv(invoicing.EnvAPIKey, "")
 	cases := map[string]struct {
 		base, key string
 		opts      []invoicing.Option
 		want      string
 	}{
-		"empty key":       {"https://api.example.test" + prefix, "", nil, "API key is empty"},
-		"blank key":       {"https://api.example.test" + prefix, "  ", nil, "API key is empty"},
-		"key with CRLF":   {"https://api.example.test" + prefix, "abc\r\nX-Evil: 1", nil, "whitespace or control"},
-		"relative URL":    {"/api/v1/external", "k", nil, "not absolute"},
-		"no scheme":       {"api.example.test/api/v1/external", "k", nil, "not absolute"},
+		"empty key":     {"https://api.example.test" + prefix, "", nil, "NewClient needs an API key (or INVOICING_API_KEY)"},
+		"blank key":     {"https://api.example.test" + prefix, "  ", nil, "NewClient needs an API key (or INVOICING_API_KEY)"},
+		"key with CRLF": {"https://api.example.test" + prefix, "abc\r\nX-Evil: 1", nil, "whitespace or control"},
+		"relative URL":  {"/api/v1/external", "k", nil, `base URL "/api/v1/external" has no scheme (want https://host/api/v1/external`},
+		"no scheme":     {"api.example.test/api/v1/external", "k", nil, "has no scheme"},
+		"host:port, no scheme": {"127.0.0.1:8080/api/v1/external", "k", nil,
+			`base URL "127.0.0.1:8080/api/v1/external" has no scheme (want https://host/api/v1/external, or http:// for a server on this machine)`},
 		"ftp":             {"ftp://api.example.test/api/v1/external", "k", nil, "not http or https"},
 		"credentials":     {"https://u:p@api.example.test/api/v1/external", "k", nil, "credentials"},
 		"query":           {"https://api.example.test/api/v1/external?x=1", "k", nil, "query"},
@@ -125,4 +129,56 @@ func TestCloseIdleConnectionsKeepsClientUsable(t *testing.T) {
 	_, err = c.Items.Get(context.Background(), itemID)
 	require.NoError(t, err)
 	assert.Len(t, api.requests(), 2)
+}
+
+// The first mistakes with a key: a "Bearer " prefix is named, whitespace
+// around the key (from a file or an environment variable) is trimmed, and
+// the key never appears in an error.
+func TestNewClientKeyMistakes(t *testing.T) {
+	t.Setenv(invoicing.EnvAPIKey, "")
+	const key = "sk_live_4f3e2d1c0b9a"
+	for _, k := range []string{"Bearer " + key, "bearer " + key, "BEARER " + key} {
+		_, err := invoicing.NewClient("https://api.example.test"+prefix, k)
+		require.Error(t, err, k)
+		assert.Equal(t, `invoicing: the API key starts with "Bearer ": omit the Bearer prefix, the SDK adds it`, err.Error())
+		assert.NotContains(t, err.Error(), key)
+	}
+	for _, k := range []string{key + "\n", "  " + key + "\t\r\n"} {
+		_, a := newTestAPI(t, always(200, fixture(t, "invoice.json")))
+		c, err := invoicing.NewClient(a.srv.URL+prefix, k)
+		require.NoError(t, err, "%q", k)
+		_, err = c.Invoices.Get(context.Background(), invoiceID)
+		require.NoError(t, err)
+		assert.Equal(t, "Bearer "+key, a.last(t).Header.Get("Authorization"), "the key is sent trimmed")
+	}
+	_, err := invoicing.NewClient("https://api.example.test"+prefix, "sk live")
+	assert.EqualError(t, err, "invoicing: the API key contains whitespace or control characters")
+}
+
+// An empty base URL or key comes from the environment; what is in neither
+// place is named.
+func TestNewClientFromEnvironment(t *testing.T) {
+	t.Setenv(invoicing.EnvBaseURL, "")
+	t.Setenv(invoicing.EnvAPIKey, "")
+	_, err := invoicing.NewClient("", "")
+	assert.EqualError(t, err, "invoicing: NewClient needs a base URL (or INVOICING_BASE_URL) and an API key (or INVOICING_API_KEY)")
+	_, err = invoicing.NewClient("https://api.example.test"+prefix, "")
+	assert.EqualError(t, err, "invoicing: NewClient needs an API key (or INVOICING_API_KEY)")
+
+	_, a := newTestAPI(t, always(200, fixture(t, "invoice.json")))
+	t.Setenv(invoicing.EnvBaseURL, a.srv.URL+prefix)
+	_, err = invoicing.NewClient("", "")
+	assert.EqualError(t, err, "invoicing: NewClient needs an API key (or INVOICING_API_KEY)")
+	t.Setenv(invoicing.EnvAPIKey, testKey+"\n")
+	fromEnv, err := invoicing.NewClient("", "")
+	require.NoError(t, err)
+	assert.Equal(t, a.srv.URL+prefix, fromEnv.BaseURL())
+	_, err = fromEnv.Invoices.Get(context.Background(), invoiceID)
+	require.NoError(t, err)
+	assert.Equal(t, "Bearer "+testKey, a.last(t).Header.Get("Authorization"))
+
+	// Arguments win over the environment.
+	explicit, err := invoicing.NewClient("https://other.example.test"+prefix, "sk_other")
+	require.NoError(t, err)
+	assert.Equal(t, "https://other.example.test"+prefix, explicit.BaseURL())
 }

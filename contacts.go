@@ -134,6 +134,8 @@ func (p ContactCreateParams) MarshalJSON() ([]byte, error) {
 // List iterates over every client matching p (nil for all), fetching pages
 // of 100 lazily. The records are read from the key "clients" or "items".
 // Stop early with break; a failure is yielded as the last error.
+// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
+// records.
 func (s *ClientService) List(ctx context.Context, p *ContactListParams, opts ...RequestOption) iter.Seq2[*Contact, error] {
 	return listAll[Contact](ctx, s.c, "/clients", "clients", orNew(p), opts)
 }
@@ -155,12 +157,14 @@ func (s *ClientService) Get(ctx context.Context, id string, opts ...RequestOptio
 // errors come back as *Error (ErrValidation). Creates are never repeated
 // after a 5xx or a network error.
 func (s *ClientService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
-	return createOne[Contact](ctx, s.c, "/clients", p, opts)
+	return createOne[Contact](ctx, s.c, "Clients.Create", "/clients", p, opts)
 }
 
 // List iterates over every supplier matching p (nil for all), fetching pages
 // of 100 lazily. The records are read from the key "suppliers" or "items".
 // Stop early with break; a failure is yielded as the last error.
+// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
+// records.
 func (s *SupplierService) List(ctx context.Context, p *ContactListParams, opts ...RequestOption) iter.Seq2[*Contact, error] {
 	return listAll[Contact](ctx, s.c, "/suppliers", "suppliers", orNew(p), opts)
 }
@@ -182,5 +186,5 @@ func (s *SupplierService) Get(ctx context.Context, id string, opts ...RequestOpt
 // validation errors come back as *Error (ErrValidation). Creates are never
 // repeated after a 5xx or a network error.
 func (s *SupplierService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
-	return createOne[Contact](ctx, s.c, "/suppliers", p, opts)
+	return createOne[Contact](ctx, s.c, "Suppliers.Create", "/suppliers", p, opts)
 }

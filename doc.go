@@ -20,9 +20,12 @@
 // Every method takes a context and, last, any number of RequestOption
 // values: WithHeader, WithRequestTimeout, WithRetries, WithIdempotentRetry,
 // WithResponseInto (status, headers, request id, attempts and duration of
-// the call), WithQuery and, for List, WithPrefetch. They win over the
-// Client's defaults, set with Option values in NewClient. Client.Do calls
-// any endpoint the SDK has no method for, through the same pipeline.
+// the call), WithQuery, WithAPIKey (another business's key, for one Client
+// serving many) and, for List only, WithPrefetch. They win over the
+// Client's defaults, set with Option values in NewClient (which reads
+// INVOICING_BASE_URL and INVOICING_API_KEY when given empty strings).
+// Client.Do calls any endpoint the SDK has no method for, through the same
+// pipeline.
 //
 // Nothing waits forever: each attempt has a deadline (WithTimeout, default
 // one minute) covering the connection, the headers and a JSON body in full;

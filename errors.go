@@ -3,7 +3,6 @@ package invoicing
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -78,6 +77,21 @@ type Error struct {
 	RetryAfter time.Duration
 	// Body is the raw response body, truncated to 64 KiB.
 	Body []byte
+
+	// hint is advice for the first mistakes, shown by Error.
+	hint string
+}
+
+// apiPrefix is the path prefix every base URL of the API ends in.
+const apiPrefix = "/api/v1/external"
+
+// basePathHint returns the hint for a 404 whose detail is the service's
+// answer to an unknown path, when base does not end in the API's prefix.
+func basePathHint(e *Error, base string) string {
+	if e.StatusCode != http.StatusNotFound || e.Detail != http.StatusText(http.StatusNotFound) || strings.HasSuffix(base, apiPrefix) {
+		return ""
+	}
+	return "the base URL must end in " + apiPrefix + "; this Client uses " + base
 }
 
 // Problem is one entry of a validation error list.
@@ -100,9 +114,12 @@ func (p Problem) Field() string {
 	return strings.Join(loc, ".")
 }
 
-// Error returns `invoicing: METHOD PATH: STATUS: "detail"`. The service's
-// detail is quoted (control characters escaped) so that it cannot forge
-// log lines; the Detail field keeps it verbatim.
+// Error returns `invoicing: METHOD PATH: STATUS: "detail"`, then the
+// Retry-After, how many attempts were made when there were several, and
+// advice for a likely mistake (a 404 "Not Found" from a base URL without
+// /api/v1/external). The service's detail is quoted (control characters
+// escaped) so that it cannot forge log lines; the Detail field keeps it
+// verbatim.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("invoicing: ")
@@ -121,8 +138,18 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(strconv.Quote(e.Detail))
 	}
+	var notes []string
 	if e.RetryAfter > 0 {
-		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
+		notes = append(notes, "retry after "+e.RetryAfter.String())
+	}
+	if e.Attempts > 1 {
+		notes = append(notes, "after "+strconv.Itoa(e.Attempts)+" attempts")
+	}
+	if e.hint != "" {
+		notes = append(notes, e.hint)
+	}
+	if len(notes) > 0 {
+		b.WriteString(" (" + strings.Join(notes, "; ") + ")")
 	}
 	return b.String()
 }

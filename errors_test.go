@@ -87,7 +87,7 @@ func TestHTMLErrorPageStillGivesUsefulError(t *testing.T) {
 	assert.Equal(t, "Bad Gateway", apiErr.Detail)
 	assert.Equal(t, html, string(apiErr.Body))
 	assert.Equal(t, "text/html", apiErr.Header.Get("Content-Type"))
-	assert.Equal(t, "invoicing: GET /invoices/"+invoiceID+": 502 Bad Gateway", err.Error())
+	assert.Equal(t, "invoicing: GET /invoices/"+invoiceID+": 502 Bad Gateway (after 2 attempts)", err.Error())
 	assert.Len(t, api.requests(), 2, "a GET is retried after a 5xx")
 }
 

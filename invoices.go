@@ -190,8 +190,10 @@ func (p *InvoiceListParams) encode(q url.Values) error {
 	return encodeDocFilters(q, p.Status, p.ClientID, p.FromDate, p.ToDate)
 }
 
-// List iterates over every invoice matching p (nil for all), fetching pages of
-// 100 lazily. Stop early with break; a failure is yielded as the last error.
+// List iterates over every invoice matching p (nil for all), fetching pages
+// of 100 lazily. Stop early with break; a failure is yielded as the last
+// error. WithPrefetch(n) fetches up to n pages ahead; Collect and First
+// gather the records.
 func (s *InvoiceService) List(ctx context.Context, p *InvoiceListParams, opts ...RequestOption) iter.Seq2[*Invoice, error] {
 	return listAll[Invoice](ctx, s.c, "/invoices", "invoices", orNew(p), opts)
 }
@@ -260,7 +262,7 @@ func (p InvoiceCreateParams) MarshalJSON() ([]byte, error) {
 
 func (p *InvoiceCreateParams) validate() error {
 	if p == nil {
-		return paramErr("params", "is nil")
+		return paramErr("params", "Invoices.Create needs a *InvoiceCreateParams with ClientID and at least one of LineItems, got nil")
 	}
 	if err := requireString("client_id", p.ClientID); err != nil {
 		return err

@@ -102,7 +102,9 @@ func (p *ItemListParams) encode(q url.Values) error {
 }
 
 // List iterates over every catalog item matching p (nil for all), fetching
-// pages of 100 lazily.
+// pages of 100 lazily. Stop early with break; a failure is yielded as the
+// last error. WithPrefetch(n) fetches up to n pages ahead; Collect and First
+// gather the records.
 func (s *ItemService) List(ctx context.Context, p *ItemListParams, opts ...RequestOption) iter.Seq2[*Item, error] {
 	return listAll[Item](ctx, s.c, "/items", "items", orNew(p), opts)
 }
@@ -151,7 +153,7 @@ func (p ItemCreateParams) MarshalJSON() ([]byte, error) {
 
 func (p *ItemCreateParams) validate() error {
 	if p == nil {
-		return paramErr("params", "is nil")
+		return paramErr("params", "Items.Create needs a *ItemCreateParams with Name, AccountID, TaxCodeID and (for SALES and PURCHASE items) UnitPrice, got nil")
 	}
 	if err := requireString("name", p.Name); err != nil {
 		return err

@@ -43,7 +43,12 @@ type callConfig struct {
 	query      url.Values    // extra query parameters; nil when none
 	into       *Response     // WithResponseInto
 	prefetch   int           // pages List keeps in flight; 0 = one page at a time
-	err        error         // the first invalid option
+	// auth returns the Authorization header of a WithAPIKey; nil: the
+	// Client's. The key lives only in this closure, as the Client's does.
+	auth   func() []string
+	tenant string      // the WithAPIKey key, to find its pause; "" for the Client's
+	pause  *pauseState // the pause after a 429 of the call's key
+	err    error       // the first invalid option
 }
 
 func (cfg *callConfig) fail(format string, args ...any) {
@@ -165,8 +170,34 @@ func WithQuery(key, value string) RequestOption {
 	}
 }
 
+// WithAPIKey sends this call with key instead of the Client's API key, so
+// that one Client (its connections, middleware and rate limit) serves many
+// businesses, each with its own key. The key is held as the Client's is:
+// never printed, logged or put in an error. Whitespace around it is trimmed;
+// a key with a "Bearer " prefix, or holding whitespace, fails the call with
+// ErrInvalidOption.
+//
+// A 429 pauses only the calls made with the same key: the service scopes
+// everything else to the business that owns a key, and the API documents no
+// limit shared between businesses, so one busy tenant does not stall the
+// others. (Were the service's limit shared, each key would meet its own 429
+// once and pause too.) WithRateLimit, the Client's own budget, counts the
+// calls of every key.
+func WithAPIKey(key string) RequestOption {
+	key, err := checkKey(key)
+	return func(cfg *callConfig) {
+		if err != nil {
+			cfg.fail("WithAPIKey: %s", strings.TrimPrefix(err.Error(), "invoicing: "))
+			return
+		}
+		cfg.auth = bearer("Bearer " + key)
+		cfg.tenant = key
+	}
+}
+
 // WithPrefetch makes List fetch up to n pages ahead while the caller ranges
-// over the current one (1 <= n <= MaxPrefetch); other methods ignore it.
+// over the current one (1 <= n <= MaxPrefetch). Any other method given it
+// fails with ErrInvalidOption: it fetches one response.
 // Records still come out once each and in the service's order, and at most
 // n+1 pages are held in memory. See List in the package documentation for
 // how the pages ahead are chosen. A Client made without WithHTTPClient keeps
@@ -186,12 +217,21 @@ func WithPrefetch(n int) RequestOption {
 
 // config returns the settings of a call: the Client's defaults with opts
 // applied, or the first invalid option's error.
-func (c *Client) config(opts []RequestOption) (callConfig, error) {
+// list is true for List, the one method WithPrefetch applies to.
+func (c *Client) config(opts []RequestOption, list bool) (callConfig, error) {
 	cfg := c.defaults
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
+	}
+	if cfg.prefetch > 0 && !list && cfg.err == nil {
+		cfg.fail("WithPrefetch applies to List only; this call fetches one response")
+	}
+	cfg.pause = &c.pause
+	if cfg.tenant != "" {
+		cfg.pause = c.tenantPause(cfg.tenant)
+		cfg.tenant = "" // the closure in auth keeps the key; the call's state need not
 	}
 	return cfg, cfg.err
 }

@@ -154,7 +154,7 @@ type lister[T any] struct {
 }
 
 func newLister[T any](c *Client, path, key string, p listQuery, opts []RequestOption) (*lister[T], error) {
-	q, lp, cfg, err := c.listValues(p, opts)
+	q, lp, cfg, err := c.listValues(p, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func fetchPage[T any](ctx context.Context, c *Client, path, key string, q url.Va
 
 // listPage fetches one page of path with p's filters.
 func listPage[T any](ctx context.Context, c *Client, path, key string, p listQuery, opts []RequestOption) (*Page[T], error) {
-	q, lp, cfg, err := c.listValues(p, opts)
+	q, lp, cfg, err := c.listValues(p, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +324,7 @@ func recordIDs[T any](records []T) []string {
 
 // listValues checks a list call's params and options and returns its
 // query (filters only), paging and settings.
-func (c *Client) listValues(p listQuery, opts []RequestOption) (url.Values, ListParams, callConfig, error) {
+func (c *Client) listValues(p listQuery, opts []RequestOption, list bool) (url.Values, ListParams, callConfig, error) {
 	lp := p.paging()
 	if err := lp.validate(); err != nil {
 		return nil, lp, callConfig{}, err
@@ -333,7 +333,7 @@ func (c *Client) listValues(p listQuery, opts []RequestOption) (url.Values, List
 	if err := p.encode(q); err != nil {
 		return nil, lp, callConfig{}, err
 	}
-	cfg, err := c.config(opts)
+	cfg, err := c.config(opts, list)
 	return q, lp, cfg, err
 }
 

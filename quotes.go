@@ -184,7 +184,9 @@ func (p *QuoteListParams) encode(q url.Values) error {
 }
 
 // List iterates over every quote matching p (nil for all), fetching pages of
-// 100 lazily.
+// 100 lazily. Stop early with break; a failure is yielded as the last error.
+// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
+// records.
 func (s *QuoteService) List(ctx context.Context, p *QuoteListParams, opts ...RequestOption) iter.Seq2[*Quote, error] {
 	return listAll[Quote](ctx, s.c, "/quotes", "quotes", orNew(p), opts)
 }
@@ -241,7 +243,7 @@ func (p QuoteCreateParams) MarshalJSON() ([]byte, error) {
 
 func (p *QuoteCreateParams) validate() error {
 	if p == nil {
-		return paramErr("params", "is nil")
+		return paramErr("params", "Quotes.Create needs a *QuoteCreateParams with ClientID and at least one of LineItems, got nil")
 	}
 	if err := requireString("client_id", p.ClientID); err != nil {
 		return err

@@ -133,7 +133,7 @@ func (c *Client) send(ctx context.Context, r *request) (*http.Response, *call, e
 		cl.cfg = *r.cfg
 	} else {
 		var err error
-		if cl.cfg, err = c.config(r.opts); err != nil {
+		if cl.cfg, err = c.config(r.opts, false); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -162,7 +162,11 @@ func (c *Client) send(ctx context.Context, r *request) (*http.Response, *call, e
 	for k, vs := range cl.cfg.header {
 		h[k] = vs
 	}
-	h["Authorization"] = c.authorization()
+	if cl.cfg.auth != nil {
+		h["Authorization"] = cl.cfg.auth()
+	} else {
+		h["Authorization"] = c.authorization()
+	}
 	if h["User-Agent"] == nil {
 		h["User-Agent"] = c.ua
 	}
@@ -203,11 +207,15 @@ func (c *Client) send(ctx context.Context, r *request) (*http.Response, *call, e
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w (%w)", ctxErr, err)
 		}
+		if cl.attempts > 1 {
+			return nil, nil, fmt.Errorf("invoicing: %s %s: %w (after %d attempts)", r.method, r.path, err, cl.attempts)
+		}
 		return nil, nil, fmt.Errorf("invoicing: %s %s: %w", r.method, r.path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := newError(r.method, r.path, resp, errorBody(resp, cl), c.clk.Now())
 		e.Response.fill(resp, cl.attempts, took)
+		e.hint = basePathHint(e, c.base)
 		resp.Body.Close()
 		c.release(cl)
 		return nil, nil, e

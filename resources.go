@@ -2,9 +2,11 @@ package invoicing
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 )
 
@@ -24,11 +26,12 @@ import (
 //     are left to the service to enforce, so a wrong assumption never
 //     blocks a request.
 
-// createOne POSTs p to path and decodes the response into a new T.
-// Creates are never repeated after a 5xx or a network error.
-func createOne[T, P any](ctx context.Context, c *Client, path string, p *P, opts []RequestOption) (*T, error) {
+// createOne POSTs p to path and decodes the response into a new T; method
+// names the SDK method for the error of a nil p. Creates are never repeated
+// after a 5xx or a network error.
+func createOne[T, P any](ctx context.Context, c *Client, method, path string, p *P, opts []RequestOption) (*T, error) {
 	if p == nil {
-		return nil, paramErr("params", "is nil")
+		return nil, paramErr("params", fmt.Sprintf("%s needs a *%s (an empty one is allowed), got nil", method, reflect.TypeFor[P]().Name()))
 	}
 	v := new(T)
 	if _, err := c.do(ctx, &request{method: http.MethodPost, path: path, body: p, object: true, opts: opts}, v); err != nil {

@@ -50,7 +50,8 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	}
 	if limited {
 		// Every call of the Client waits, whether or not this one retries.
-		c.pause(wait, newError(cl.method, cl.path, resp, errorBody(resp, cl), c.clk.Now()))
+		now := c.clk.Now()
+		cl.cfg.pause.pause(now, wait, newError(cl.method, cl.path, resp, errorBody(resp, cl), now))
 	}
 	if cl.attempts > cl.cfg.retries {
 		return false, nil // the call's retry budget is spent

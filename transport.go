@@ -3,12 +3,14 @@ package invoicing
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -115,12 +117,12 @@ func (c *Client) gate(ctx context.Context, cl *call) error {
 	}
 	for {
 		now := c.clk.Now()
-		left := time.Duration(c.pausedUntil.Load() - now.UnixNano())
+		left := time.Duration(cl.cfg.pause.until.Load() - now.UnixNano())
 		if left <= 0 {
 			break
 		}
 		if dl, ok := ctx.Deadline(); ok && now.Add(left).After(dl) {
-			return &pausedError{left: left, cause: c.pauseCause.Load()}
+			return &pausedError{left: left, cause: cl.cfg.pause.cause.Load()}
 		}
 		if err := c.clk.Sleep(ctx, left); err != nil {
 			return err
@@ -140,20 +142,37 @@ func (c *Client) gate(ctx context.Context, cl *call) error {
 	return ctx.Err()
 }
 
-// pause makes every request of the Client wait d from now before sending
-// (unless it already waits longer), after the 429 cause.
-func (c *Client) pause(d time.Duration, cause *Error) {
-	until := c.clk.Now().Add(d).UnixNano()
+// pauseState is how long the requests made with one API key wait before
+// sending, after a 429 (see WithAPIKey for why per key).
+type pauseState struct {
+	until atomic.Int64          // Unix nanoseconds (on the Client's clock)
+	cause atomic.Pointer[Error] // the 429 that set until
+}
+
+// pause makes every request made with p's key wait d from now (on clk)
+// before sending, unless it already waits longer, after the 429 cause.
+func (p *pauseState) pause(now time.Time, d time.Duration, cause *Error) {
+	until := now.Add(d).UnixNano()
 	for {
-		cur := c.pausedUntil.Load()
+		cur := p.until.Load()
 		if cur >= until {
 			return
 		}
-		if c.pausedUntil.CompareAndSwap(cur, until) {
-			c.pauseCause.Store(cause)
+		if p.until.CompareAndSwap(cur, until) {
+			p.cause.Store(cause)
 			return
 		}
 	}
+}
+
+// tenantPause returns the pause state of the API key key.
+func (c *Client) tenantPause(key string) *pauseState {
+	id := sha256.Sum256([]byte(key))
+	if p, ok := c.tenants.Load(id); ok {
+		return p.(*pauseState)
+	}
+	p, _ := c.tenants.LoadOrStore(id, new(pauseState))
+	return p.(*pauseState)
 }
 
 // pausedError is the gate's refusal to wait out a pause after a 429 that

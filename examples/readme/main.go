@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"log"
 	"os"
 
@@ -18,7 +17,8 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Getenv("INVOICING_BASE_URL"), os.Getenv("INVOICING_API_KEY"), os.Stdout); err != nil {
+	// Empty arguments: NewClient reads INVOICING_BASE_URL and INVOICING_API_KEY.
+	if err := run(context.Background(), "", "", os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -37,16 +37,18 @@ func run(ctx context.Context, baseURL, apiKey string, out io.Writer) error {
 		fmt.Fprintln(out, inv.InvoiceNumber, inv.AmountDue.StringFixed(2)) // exact decimal
 	}
 
-	// A client, a revenue account and a tax code of your business.
-	client, err := first(c.Clients.List(ctx, nil))
+	// A customer (a client of your business), a revenue account and a tax
+	// code. First takes a list's first record; an empty list matches
+	// invoicing.ErrNotFound.
+	customer, err := invoicing.First(c.Clients.List(ctx, nil))
 	if err != nil {
 		return err
 	}
-	account, err := first(c.Accounts.List(ctx, &invoicing.AccountListParams{Type: invoicing.AccountTypeRevenue}))
+	account, err := invoicing.First(c.Accounts.List(ctx, &invoicing.AccountListParams{Type: invoicing.AccountTypeRevenue}))
 	if err != nil {
 		return err
 	}
-	taxCode, err := first(c.TaxCodes.List(ctx, nil))
+	taxCode, err := invoicing.First(c.TaxCodes.List(ctx, nil))
 	if err != nil {
 		return err
 	}
@@ -54,7 +56,7 @@ func run(ctx context.Context, baseURL, apiKey string, out io.Writer) error {
 	// Creating with a reference is idempotent: the second call returns the
 	// existing invoice with Created == false.
 	res, err := c.Invoices.Create(ctx, &invoicing.InvoiceCreateParams{
-		ClientID:         client.ID,
+		ClientID:         customer.ID,
 		Reference:        "ERP-7781",
 		DefaultAccountID: account.ID,
 		DefaultTaxCodeID: taxCode.ID,
@@ -75,12 +77,4 @@ func run(ctx context.Context, baseURL, apiKey string, out io.Writer) error {
 	}
 	fmt.Fprintln(out, res.InvoiceNumber, res.Total.StringFixed(2), "created:", res.Created)
 	return nil
-}
-
-// first returns the first record of a list.
-func first[T any](records iter.Seq2[*T, error]) (*T, error) {
-	for r, err := range records {
-		return r, err
-	}
-	return nil, errors.New("the list is empty")
 }
