@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -25,13 +26,16 @@ import (
 // encoding/json v1 takes them) are jsonopt.Decode's, and written in the
 // package documentation ("JSON").
 
-// decodeState decodes one JSON body. Within it, strings that repeat from
-// record to record (a client's name, a currency, an account id) are stored
-// once, and so are the coefficients of equal amounts: decimal never changes a
-// coefficient, and shares them itself (Decimal.Shift). The *string fields of
-// the body's records point into slabs it allocates a few at a time.
+// decodeState decodes one JSON body. In a list page (share set), strings
+// that repeat from record to record (a client's name, a currency, an account
+// id) are stored once, and so are the coefficients of equal amounts: decimal
+// never changes a coefficient, and shares them itself (Decimal.Shift); the
+// *string fields of the page's records point into slabs allocated a few at
+// a time. A single record is not worth the maps.
 type decodeState struct {
 	dec    *jsontext.Decoder
+	in     *bytes.Buffer // what dec reads, when the state is pooled
+	share  bool
 	strs   map[string]string
 	coeffs map[int64]decimal.Decimal
 	ptrs   []string
@@ -46,7 +50,8 @@ type recordDecoder interface {
 // value and nothing after it. A decode error names the field it is in, as a
 // path such as "line_items[1].unit_price".
 func decodeBody(b []byte, out any) error {
-	st := &decodeState{dec: jsontext.NewDecoder(bytes.NewBuffer(b), jsonopt.Decode)}
+	st := getDecodeState(b)
+	defer putDecodeState(st)
 	var err error
 	if r, ok := out.(recordDecoder); ok {
 		err = r.decodeFrom(st)
@@ -62,6 +67,34 @@ func decodeBody(b []byte, out any) error {
 		return st.pathError(err)
 	}
 	return nil
+}
+
+// decodeStates keeps decodeStates, each with its decoder, for reuse:
+// a decoder is large enough that allocating one per response shows.
+var decodeStates = sync.Pool{New: func() any {
+	st := &decodeState{in: new(bytes.Buffer)}
+	st.dec = jsontext.NewDecoder(st.in, jsonopt.Decode)
+	return st
+}}
+
+// getDecodeState returns a decodeState reading b.
+func getDecodeState(b []byte) *decodeState {
+	st := decodeStates.Get().(*decodeState)
+	*st.in = *bytes.NewBuffer(b)
+	st.dec.Reset(st.in, jsonopt.Decode)
+	return st
+}
+
+// putDecodeState returns st for reuse. What it handed out (strings, the
+// coefficients of decimals, *string slabs) stays with the records: the maps
+// are cleared and the slab dropped, never reused.
+func putDecodeState(st *decodeState) {
+	*st.in = bytes.Buffer{} // let go of the body
+	st.dec.Reset(st.in, jsonopt.Decode)
+	clear(st.strs)
+	clear(st.coeffs)
+	st.share, st.ptrs = false, nil
+	decodeStates.Put(st)
 }
 
 // decodeRecord is the UnmarshalJSONFrom of the records decoded by name
@@ -221,6 +254,10 @@ func (st *decodeState) shared(dst *string) error {
 	if v == nil {
 		return err
 	}
+	if !st.share {
+		*dst, err = unquote(v)
+		return err
+	}
 	raw := v[1 : len(v)-1]
 	if s, ok := st.strs[string(raw)]; ok {
 		*dst = s
@@ -229,7 +266,7 @@ func (st *decodeState) shared(dst *string) error {
 	s, err := unquote(v)
 	if s == string(raw) && len(st.strs) < maxShared { // not escaped: raw is the key
 		if st.strs == nil {
-			st.strs = make(map[string]string)
+			st.strs = make(map[string]string, 64)
 		}
 		st.strs[s] = s
 	}
@@ -252,6 +289,12 @@ func (st *decodeState) strPtr(dst **string) error {
 	if err := st.shared(&s); err != nil {
 		return err
 	}
+	if !st.share {
+		p := new(string) // s itself stays on the stack
+		*p = s
+		*dst = p
+		return nil
+	}
 	if len(st.ptrs) == cap(st.ptrs) {
 		st.ptrs = make([]string, 0, 32)
 	}
@@ -267,7 +310,7 @@ func (st *decodeState) decimal(dst *decimal.Decimal) error {
 	if err != nil {
 		return err
 	}
-	if v.Kind() != '0' {
+	if v.Kind() != '0' || !st.share {
 		return jsonopt.SetDecimal(dst, v)
 	}
 	m, exp, ok := jsonopt.SmallDecimal(v)
@@ -278,7 +321,7 @@ func (st *decodeState) decimal(dst *decimal.Decimal) error {
 	if !ok {
 		c = decimal.New(m, 0)
 		if st.coeffs == nil {
-			st.coeffs = make(map[int64]decimal.Decimal)
+			st.coeffs = make(map[int64]decimal.Decimal, 64)
 		}
 		if len(st.coeffs) < maxShared {
 			st.coeffs[m] = c

@@ -110,6 +110,7 @@ func decodeRecords[T any](st *decodeState, dst *[]T, limit int) error {
 	if st.dec.PeekKind() == '[' {
 		*dst = make([]T, 0, limit)
 	}
+	st.share = true
 	n := 0
 	err := array(st, dst, func(v *T) error {
 		if n++; n > limit {
