@@ -19,11 +19,11 @@ import (
 	"github.com/invoicing-api/invoicing-go"
 )
 
-// noPrefetchWorkers reports whether, within a second, no goroutine
+// noPrefetchWorkers reports whether, within ten seconds, no goroutine
 // fetching pages ahead for List is left (one that has just finished its
-// work may take a moment to exit).
+// work may take a moment to exit, and longer on a loaded machine).
 func noPrefetchWorkers() bool {
-	for range 100 {
+	for range 1000 {
 		if prefetchWorkers() == 0 {
 			return true
 		}
