@@ -70,6 +70,28 @@
 // datetimes are time.Time. A field the API documents as optional is a
 // pointer, nil when the field is absent or null.
 //
+// # JSON
+//
+// Bodies are decoded with encoding/json/v2 by the rules the whole SDK uses.
+// Names match exactly: a member whose name differs from a field's only in
+// case is not that field. A name given twice in one object is accepted and
+// its last value wins, whole: a later array replaces the earlier one, and a
+// later null empties a string, number, boolean or object field (a
+// datetime, money or status keeps the earlier value). Invalid UTF-8 in a
+// string becomes U+FFFD.
+//
+// Members an event has no field for are kept in its Extra (an
+// invoicing.Extra), and those of a nested object (a line item, a recipient,
+// the client address, ...) in that object's Extra, each exactly as sent, so
+// a field the service adds can be read at once with Extra.Get. An event
+// marshals, with encoding/json or encoding/json/v2 alike, back to the members
+// it was parsed from, unknown ones included, with money as JSON strings of
+// the digits the service sent ("4500.00"). A field the body lacked is
+// written as null or its zero value, and a null string (a line's item_code)
+// as "". The bytes differ from the body's (spacing, order), so keep
+// Delivery.Body to store or re-verify a delivery: the signature covers only
+// those bytes.
+//
 // # Header names
 //
 // The service's headers carry a neutral word ("Service") in place of the

@@ -1,9 +1,9 @@
 package webhooks
 
 import (
-	"encoding/json"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
@@ -16,7 +16,11 @@ import (
 //
 // In every event a string or datetime field that is absent or null in the body
 // is left empty ("" or the zero time.Time); a field the API documents as
-// optional is a pointer, nil when absent or null.
+// optional is a pointer, nil when absent or null. The members of the body
+// that the event has no field for are kept in its Extra, and so are those
+// of each nested object (a line item, a recipient, ...) in that object's
+// Extra. Every event marshals back, with encoding/json or encoding/json/v2,
+// to the members it was parsed from (see the package documentation, JSON).
 type Event interface {
 	// EventType returns the type the event was parsed as.
 	EventType() EventType
@@ -31,6 +35,9 @@ type InvoiceCreated struct {
 	Total         decimal.Decimal         `json:"total"`     // including tax
 	Status        invoicing.InvoiceStatus `json:"status"`
 	CreatedAt     time.Time               `json:"created_at"`
+	// Extra holds the members of the body that no other field holds, each
+	// as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // InvoiceSent is the body of invoice.sent: an invoice was sent or marked as
@@ -40,6 +47,9 @@ type InvoiceSent struct {
 	InvoiceNumber string    `json:"invoice_number"`
 	ClientID      string    `json:"client_id"`
 	SentAt        time.Time `json:"sent_at"`
+	// Extra holds the members of the body that no other field holds, each
+	// as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // InvoiceUpdated is the body of invoice.updated: an invoice's header, line
@@ -52,6 +62,9 @@ type InvoiceUpdated struct {
 	Total         decimal.Decimal         `json:"total"`     // including tax
 	Status        invoicing.InvoiceStatus `json:"status"`
 	UpdatedAt     time.Time               `json:"updated_at"`
+	// Extra holds the members of the body that no other field holds, each
+	// as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // InvoicePaid is the body of invoice.paid: an invoice became fully paid. The
@@ -64,6 +77,9 @@ type InvoicePaid struct {
 	Reference     string          `json:"reference"` // "" when the invoice has none
 	AmountPaid    decimal.Decimal `json:"amount_paid"`
 	PaidAt        time.Time       `json:"paid_at"`
+	// Extra holds the members of the body that no other field holds, each
+	// as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // BillCreated is the body of bill.created: a bill was created, including by
@@ -75,6 +91,9 @@ type BillCreated struct {
 	Total      decimal.Decimal `json:"total"`
 	Status     string          `json:"status"` // bill statuses are not documented; kept as sent
 	CreatedAt  time.Time       `json:"created_at"`
+	// Extra holds the members of the body that no other field holds, each
+	// as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // BillApproved is the body of bill.approved: a bill was approved for payment,
@@ -84,6 +103,9 @@ type BillApproved struct {
 	BillNumber string    `json:"bill_number"`
 	SupplierID string    `json:"supplier_id"`
 	ApprovedAt time.Time `json:"approved_at"`
+	// Extra holds the members of the body that no other field holds, each
+	// as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // ContactType says whether a contact is a client or a supplier. Unknown
@@ -104,6 +126,9 @@ type ContactCreated struct {
 	Name        string      `json:"name"`
 	Email       string      `json:"email"` // "" when the contact has none
 	CreatedAt   time.Time   `json:"created_at"`
+	// Extra holds the members of the body that no other field holds, each
+	// as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // PaymentMethod is how a payment was made: bank_transfer, a value naming the
@@ -126,6 +151,9 @@ type PaymentReceived struct {
 	InvoiceNumber *string `json:"invoice_number"`
 	// Reference is optional: nil when the body has no reference.
 	Reference *string `json:"reference"`
+	// Extra holds the members of the body that no other field holds, each
+	// as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // Address is a postal address, such as a quote's client_address.
@@ -136,6 +164,9 @@ type Address struct {
 	State        string `json:"state"`
 	Postcode     string `json:"postcode"`
 	Country      string `json:"country"`
+	// Extra holds the members of the object that no other field holds,
+	// each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // QuoteLineItem is one line of a quote in a webhook body. Its money fields
@@ -152,11 +183,16 @@ type QuoteLineItem struct {
 	TaxAmount   decimal.Decimal `json:"tax_amount"`
 	Total       decimal.Decimal `json:"total"` // including tax
 	Optional    bool            `json:"optional"`
+	// Extra holds the members of the object that no other field holds,
+	// each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // Quote holds the fields every quote event carries; QuoteCreated, QuoteSent,
 // QuoteViewed, QuoteAccepted and QuoteUnaccepted embed it. Money fields
-// arrive as JSON strings.
+// arrive as JSON strings. Quote has no Extra of its own: the members of a
+// quote event's body that no field holds are in the event's Extra. Decode
+// and encode the event, not a Quote alone.
 type Quote struct {
 	QuoteID       string  `json:"quote_id"`
 	QuoteNumber   string  `json:"quote_number"`
@@ -184,6 +220,9 @@ type Quote struct {
 type QuoteCreated struct {
 	Quote
 	CreatedAt time.Time `json:"created_at"`
+	// Extra holds the members of the body that neither Quote nor another
+	// field holds, each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // QuoteSent is the body of quote.sent, with the full quote and all its
@@ -191,6 +230,9 @@ type QuoteCreated struct {
 type QuoteSent struct {
 	Quote
 	SentAt time.Time `json:"sent_at"`
+	// Extra holds the members of the body that neither Quote nor another
+	// field holds, each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // RecipientType is a quote contact's role on the quote, such as "to". Quotes
@@ -207,6 +249,9 @@ type Viewer struct {
 	ContactName  string        `json:"contact_name"`
 	ContactEmail string        `json:"contact_email"`
 	ContactType  RecipientType `json:"contact_type"`
+	// Extra holds the members of the object that no other field holds,
+	// each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // QuoteViewed is the body of quote.viewed: a recipient viewed the quote's
@@ -217,6 +262,9 @@ type QuoteViewed struct {
 	ViewCount    int       `json:"view_count"`     // views so far, this one included
 	LastViewedAt time.Time `json:"last_viewed_at"` // zero when absent or null
 	Viewer       Viewer    `json:"viewer"`
+	// Extra holds the members of the body that neither Quote nor another
+	// field holds, each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // Recipient is one To or CC contact of a quote.
@@ -226,6 +274,9 @@ type Recipient struct {
 	ContactName    string        `json:"contact_name"`
 	ContactEmail   string        `json:"contact_email"`
 	ContactType    RecipientType `json:"contact_type"`
+	// Extra holds the members of the object that no other field holds,
+	// each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // AcceptingContact is the recipient who accepted a quote through its share
@@ -235,6 +286,9 @@ type AcceptingContact struct {
 	ContactName  string        `json:"contact_name"`
 	ContactEmail string        `json:"contact_email"`
 	ContactType  RecipientType `json:"contact_type"`
+	// Extra holds the members of the object that no other field holds,
+	// each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // QuoteAccepted is the body of quote.accepted: the quote was accepted by a
@@ -257,13 +311,16 @@ type QuoteAccepted struct {
 	// InteractiveSelections is the client's raw selection map, keyed
 	// "package-{id}", "package-group-{id}" or "section-{index}"; its values'
 	// shape is not documented.
-	InteractiveSelections map[string]json.RawMessage `json:"interactive_selections"`
+	InteractiveSelections map[string]jsontext.Value `json:"interactive_selections"`
 
 	InvoiceID       *string                  `json:"invoice_id"`
 	InvoiceNumber   *string                  `json:"invoice_number"`
 	InvoiceStatus   *invoicing.InvoiceStatus `json:"invoice_status"` // draft or awaiting_payment
 	InvoiceAdminURL *string                  `json:"invoice_admin_url"`
 	InvoiceShareURL *string                  `json:"invoice_share_url"`
+	// Extra holds the members of the body that neither Quote nor another
+	// field holds, each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // QuoteUnaccepted is the body of quote.unaccepted: the acceptance was
@@ -275,7 +332,10 @@ type QuoteUnaccepted struct {
 	// PreviousAcceptance is the withdrawn acceptance as raw JSON, since its
 	// shape is not documented: nil when the field is absent, the text null
 	// when it is null.
-	PreviousAcceptance json.RawMessage `json:"previous_acceptance"`
+	PreviousAcceptance jsontext.Value `json:"previous_acceptance"`
+	// Extra holds the members of the body that neither Quote nor another
+	// field holds, each as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // Test is the body of the delivery sent when a webhook is tested (event type
@@ -285,13 +345,16 @@ type Test struct {
 	Timestamp  time.Time `json:"timestamp"`
 	Message    string    `json:"message"`
 	BusinessID string    `json:"business_id"`
+	// Extra holds the members of the body that no other field holds, each
+	// as sent (see invoicing.Extra).
+	Extra invoicing.Extra `json:",embed"`
 }
 
 // RawEvent is a delivery of a type this package does not know. Body is a
 // copy of the JSON object as received, for the caller to decode.
 type RawEvent struct {
 	Type EventType
-	Body json.RawMessage
+	Body jsontext.Value
 }
 
 // EventType returns EventInvoiceCreated.

@@ -1,15 +1,24 @@
 package webhooks
 
 import (
-	"encoding/json"
 	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // Parse decodes a delivery body into the typed event for eventType: a
 // *InvoiceCreated for EventInvoiceCreated, a *QuoteAccepted for
 // EventQuoteAccepted, a *Test for EventTest, and so on. A type the package
 // does not know gives a *RawEvent holding the type and a copy of the body, not
-// an error. Fields the package does not know are ignored.
+// an error. Members the event has no field for are kept in its Extra, and
+// those of a nested object in that object's Extra. Names match exactly: a
+// member whose name differs from a field's only in case is not that field
+// (it goes to Extra). A name given twice in one object is accepted and the
+// last value wins (see the package documentation, JSON); invalid UTF-8 in a
+// string becomes U+FFFD.
 //
 // The body of every known type except EventTest must carry the event's own
 // id and time fields, non-empty: invoice_id for invoice.*, bill_id for bill.*,
@@ -33,12 +42,12 @@ func Parse(eventType EventType, body []byte) (Event, error) {
 	}
 	e := newEvent(eventType)
 	if e == nil {
-		if !json.Valid(body) {
+		if !jsontext.Value(body).IsValid(jsonopt.DecodeOpts...) {
 			return nil, fmt.Errorf("%w: %s body is not valid JSON", ErrInvalidPayload, eventType)
 		}
-		return &RawEvent{Type: eventType, Body: append(json.RawMessage(nil), body...)}, nil
+		return &RawEvent{Type: eventType, Body: append(jsontext.Value(nil), body...)}, nil
 	}
-	if err := json.Unmarshal(body, e); err != nil {
+	if err := json.Unmarshal(body, e, jsonopt.DecodeOpts...); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPayload, eventType, err)
 	}
 	if e, ok := e.(identified); ok {

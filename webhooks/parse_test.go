@@ -1,9 +1,10 @@
 package webhooks_test
 
 import (
-	"encoding/json"
 	"testing"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -159,10 +160,10 @@ var expectedEvents = map[string]webhooks.Event{
 		AcceptedAt:            datetime("2026-03-05T09:14:21Z"),
 		AcceptanceComments:    "Please start in the first week of April.",
 		AcceptanceOrderNumber: "PO-88213",
-		InteractiveSelections: map[string]json.RawMessage{
-			"package-4c1d9e27-6a3b-4f58-b0e2-7d9c1a4f6b83":       json.RawMessage(`{"selected": true, "excluded_items": ["af6c8b4d-702c-43b5-9469-5b4f1c802376"]}`),
-			"package-group-2b8e5f1c-9d4a-4e67-a3c0-6f1b8d2e5a94": json.RawMessage(`{"selected_package_id": "4c1d9e27-6a3b-4f58-b0e2-7d9c1a4f6b83"}`),
-			"section-2": json.RawMessage(`{"quantities": {"9e5b7a3c-6f1b-42a4-8358-4a3e0b7f1265": 3}, "optional_items": {"8d4a6f2b-5e0a-4193-b247-3f2d9a6e0154": true}}`),
+		InteractiveSelections: map[string]jsontext.Value{
+			"package-4c1d9e27-6a3b-4f58-b0e2-7d9c1a4f6b83":       jsontext.Value(`{"selected": true, "excluded_items": ["af6c8b4d-702c-43b5-9469-5b4f1c802376"]}`),
+			"package-group-2b8e5f1c-9d4a-4e67-a3c0-6f1b8d2e5a94": jsontext.Value(`{"selected_package_id": "4c1d9e27-6a3b-4f58-b0e2-7d9c1a4f6b83"}`),
+			"section-2": jsontext.Value(`{"quantities": {"9e5b7a3c-6f1b-42a4-8358-4a3e0b7f1265": 3}, "optional_items": {"8d4a6f2b-5e0a-4193-b247-3f2d9a6e0154": true}}`),
 		},
 		InvoiceID:       ptr(invoiceID),
 		InvoiceNumber:   ptr("INV-0412"),
@@ -176,13 +177,13 @@ var expectedEvents = map[string]webhooks.Event{
 		Recipients:            []webhooks.Recipient{janeRecipient},
 		AcceptedBy:            "Jane Citizen",
 		AcceptedAt:            datetime("2026-03-05T10:02:00Z"),
-		InteractiveSelections: map[string]json.RawMessage{},
+		InteractiveSelections: map[string]jsontext.Value{},
 	},
 	"quote.unaccepted.json": &webhooks.QuoteUnaccepted{
 		Quote:              quoteFields(invoicing.QuoteStatusSent, true, "7808.80", "762.88", "8571.68", allOptions...),
 		PreviousStatus:     invoicing.QuoteStatusAccepted,
 		UnacceptedAt:       datetime("2026-03-06T01:30:00Z"),
-		PreviousAcceptance: json.RawMessage(`{"accepted_by": "Jane M. Citizen", "accepted_at": "2026-03-05T09:14:21Z", "acceptance_order_number": "PO-88213", "total": "7120.34"}`),
+		PreviousAcceptance: jsontext.Value(`{"accepted_by": "Jane M. Citizen", "accepted_at": "2026-03-05T09:14:21Z", "acceptance_order_number": "PO-88213", "total": "7120.34"}`),
 	},
 	"test.json": &webhooks.Test{
 		Event: "test", Timestamp: datetime("2026-03-01T10:00:00Z"),
@@ -329,14 +330,41 @@ func TestParseUnknownEventType(t *testing.T) {
 	assert.IsType(t, &webhooks.RawEvent{}, e)
 }
 
-func TestParseIgnoresUnknownFields(t *testing.T) {
+func TestParseKeepsUnknownFields(t *testing.T) {
 	body := `{"bill_id": "b-1", "bill_number": "BILL-1", "supplier_id": "s-1", "approved_at": "2026-03-08T04:30:00Z",
 		"approved_by": {"name": "Ann"}, "new_flag": true, "amounts": [1, 2]}`
 	e, err := webhooks.Parse(webhooks.EventBillApproved, []byte(body))
 	require.NoError(t, err)
 	assert.Equal(t, &webhooks.BillApproved{
 		BillID: "b-1", BillNumber: "BILL-1", SupplierID: "s-1", ApprovedAt: datetime("2026-03-08T04:30:00Z"),
+		Extra: invoicing.Extra{
+			"approved_by": jsontext.Value(`{"name": "Ann"}`),
+			"new_flag":    jsontext.Value(`true`),
+			"amounts":     jsontext.Value(`[1, 2]`),
+		},
 	}, e)
+	var approver struct {
+		Name string `json:"name"`
+	}
+	require.NoError(t, e.(*webhooks.BillApproved).Extra.Get("approved_by", &approver))
+	assert.Equal(t, "Ann", approver.Name)
+}
+
+// TestParseMatchesNamesExactly: a member whose name differs from a field's
+// only in case is not that field (encoding/json v1 matched it); it is kept
+// in Extra, and the field keeps the exactly named member's value.
+func TestParseMatchesNamesExactly(t *testing.T) {
+	body := `{"invoice_id": "i-1", "Invoice_ID": "i-2", "created_at": "2026-03-05T09:14:21Z", "TOTAL": "9.99"}`
+	e, err := webhooks.Parse(webhooks.EventInvoiceCreated, []byte(body))
+	require.NoError(t, err)
+	ic := e.(*webhooks.InvoiceCreated)
+	assert.Equal(t, "i-1", ic.InvoiceID)
+	assert.True(t, ic.Total.IsZero())
+	assert.Equal(t, []string{"Invoice_ID", "TOTAL"}, ic.Extra.Names())
+
+	_, err = webhooks.Parse(webhooks.EventInvoiceCreated, []byte(`{"Invoice_ID": "i-2", "created_at": "2026-03-05T09:14:21Z"}`))
+	require.ErrorIs(t, err, webhooks.ErrInvalidPayload)
+	require.ErrorContains(t, err, "has no invoice_id")
 }
 
 func TestParseKeepsUnknownEnumValues(t *testing.T) {

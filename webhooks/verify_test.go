@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -138,16 +139,16 @@ func flipBit(b []byte, i int) []byte {
 // swapped: the same JSON value, different bytes.
 func swapFirstTwoFields(t testing.TB, body []byte) []byte {
 	var fields [][]byte
-	dec := json.NewDecoder(bytes.NewReader(body))
-	_, err := dec.Token() // {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	_, err := dec.ReadToken() // {
 	require.NoError(t, err)
-	for dec.More() {
-		k, err := dec.Token()
+	for dec.PeekKind() == '"' {
+		k, err := dec.ReadValue()
 		require.NoError(t, err)
-		var v json.RawMessage
-		require.NoError(t, dec.Decode(&v))
-		kb, _ := json.Marshal(k)
-		fields = append(fields, append(append(kb, ": "...), v...))
+		field := append(k.Clone(), ": "...)
+		v, err := dec.ReadValue()
+		require.NoError(t, err)
+		fields = append(fields, append(field, v...))
 	}
 	fields[0], fields[1] = fields[1], fields[0]
 	return append(append([]byte("{"), bytes.Join(fields, []byte(", "))...), '}')
