@@ -10,6 +10,7 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -36,9 +37,10 @@ const maxSignatures = 8
 // are recent. Create it with NewVerifier; it is safe for concurrent use. The
 // zero Verifier has no secret and refuses every delivery.
 type Verifier struct {
-	// macs holds one constructor per secret. The secrets live only inside
-	// these closures, so printing a Verifier (%v, %#v, slog) shows no secret.
-	macs           []func() hash.Hash
+	// macs holds one pool of *macState per secret. The secrets live only
+	// inside the pools' New closures and the pooled states, which printing
+	// a Verifier (%v, %#v, slog) does not reach.
+	macs           []*sync.Pool
 	checkTimestamp bool
 	tolerance      time.Duration
 	now            func() time.Time
@@ -151,7 +153,7 @@ func NewVerifier(secret string, opts ...Option) (*Verifier, error) {
 	}
 	for _, s := range c.secrets {
 		key := []byte(s)
-		v.macs = append(v.macs, func() hash.Hash { return hmac.New(sha256.New, key) })
+		v.macs = append(v.macs, &sync.Pool{New: func() any { return &macState{mac: hmac.New(sha256.New, key)} }})
 	}
 	return v, nil
 }
@@ -251,21 +253,32 @@ func (v *Verifier) signatures(header http.Header, sigs *[maxSignatures][sha256.S
 	return wellFormed, seen
 }
 
+// macState is an HMAC-SHA256 under one secret, with room for the
+// "<timestamp>." prefix and the sum, reused through the Verifier's pools so
+// that Verify allocates nothing.
+type macState struct {
+	mac    hash.Hash
+	prefix [maxTimestampLen + 1]byte
+	sum    [sha256.Size]byte
+}
+
 // signatureMatches reports whether any of sigs is the HMAC-SHA256 of
 // "<timestamp>.<body>" under any of the secrets. It computes one HMAC per
 // secret and compares every pair in constant time, without stopping early.
 func (v *Verifier) signatureMatches(sigs [][sha256.Size]byte, timestamp string, body []byte) bool {
 	matched := false
-	var sum [sha256.Size]byte
-	for _, newMAC := range v.macs {
-		mac := newMAC()
-		writeSigned(mac, timestamp, body)
-		want := mac.Sum(sum[:0])
+	for _, pool := range v.macs {
+		s := pool.Get().(*macState)
+		s.mac.Reset()
+		s.mac.Write(append(append(s.prefix[:0], timestamp...), '.'))
+		s.mac.Write(body)
+		want := s.mac.Sum(s.sum[:0])
 		for i := range sigs {
 			if hmac.Equal(want, sigs[i][:]) {
 				matched = true
 			}
 		}
+		pool.Put(s)
 	}
 	return matched
 }
@@ -290,10 +303,13 @@ func parseSignature(s string) (sig [sha256.Size]byte, ok bool) {
 	return sig, err == nil
 }
 
+// maxTimestampLen is the longest timestamp header parseTimestamp accepts.
+const maxTimestampLen = 20
+
 // parseTimestamp parses Unix seconds written as ASCII decimal digits only (no
 // sign, space or fraction), up to the end of the year 9999.
 func parseTimestamp(s string) (int64, bool) {
-	if s == "" || len(s) > 20 {
+	if s == "" || len(s) > maxTimestampLen {
 		return 0, false
 	}
 	for i := 0; i < len(s); i++ {
