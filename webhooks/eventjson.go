@@ -2,13 +2,13 @@ package webhooks
 
 import "github.com/go-json-experiment/json/jsontext"
 
-// The JSON methods of the events and of the objects nested in them. Each
-// type T has a plain twin, type plainT T, with T's fields and tags but none
-// of its methods; the methods encode and decode the twin with the helpers of
-// json.go. MarshalJSONTo writes the fields, then the members of Extra, with
-// money as JSON strings; UnmarshalJSONFrom reads with jsonopt.Decode and
-// keeps the members no field holds in Extra; MarshalJSON and UnmarshalJSON
-// (encoding/json) do the same through them.
+// The JSON methods of the events (RawEvent included) and of the objects
+// nested in them. Each type T has a plain twin, type plainT T, with T's
+// fields and tags but none of its methods; the methods encode and decode the
+// twin with the helpers of json.go. MarshalJSONTo writes the fields, then
+// the members of Extra, with money as JSON strings; UnmarshalJSONFrom reads
+// with jsonopt.Decode and keeps the members no field holds in Extra;
+// MarshalJSON and UnmarshalJSON (encoding/json) do the same through them.
 
 type plainInvoiceCreated InvoiceCreated
 
@@ -347,3 +347,22 @@ func (c AcceptingContact) MarshalJSON() ([]byte, error) { return encodeV1(c) }
 
 // UnmarshalJSON decodes b as UnmarshalJSONFrom does; null leaves c unchanged.
 func (c *AcceptingContact) UnmarshalJSON(b []byte) error { return decodeV1(b, c) }
+
+type plainRawEvent RawEvent
+
+// MarshalJSONTo writes e as {"Type": ..., "Body": ...}, Body as received
+// (a name given twice stays twice; invalid UTF-8 becomes U+FFFD).
+func (e RawEvent) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return encodeTo(enc, (*plainRawEvent)(&e))
+}
+
+// UnmarshalJSONFrom reads what MarshalJSONTo writes into e.
+func (e *RawEvent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return decodeFrom(dec, (*plainRawEvent)(e))
+}
+
+// MarshalJSON encodes e as MarshalJSONTo does.
+func (e RawEvent) MarshalJSON() ([]byte, error) { return encodeV1(e) }
+
+// UnmarshalJSON decodes b as UnmarshalJSONFrom does; null leaves e unchanged.
+func (e *RawEvent) UnmarshalJSON(b []byte) error { return decodeV1(b, e) }

@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	v1json "encoding/json"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -328,6 +329,28 @@ func TestParseUnknownEventType(t *testing.T) {
 	e, err = webhooks.Parse("Invoice.Created", fixture(t, "invoice.created.json"))
 	require.NoError(t, err)
 	assert.IsType(t, &webhooks.RawEvent{}, e)
+}
+
+// TestRawEventMarshals: a RawEvent marshals, with either API, as its Type
+// and its Body (compacted), even a Body with a name given twice, and
+// decodes back.
+func TestRawEventMarshals(t *testing.T) {
+	body := []byte(`{"credit_note_id": "cn-1", "total": "10.00", "total": "11.00"}`)
+	e, err := webhooks.Parse("credit_note.created", body)
+	require.NoError(t, err)
+	const compact = `{"credit_note_id":"cn-1","total":"10.00","total":"11.00"}`
+	want := `{"Type":"credit_note.created","Body":` + compact + `}`
+	for _, marshal := range []func(any) ([]byte, error){
+		v1json.Marshal,
+		func(v any) ([]byte, error) { return json.Marshal(v) },
+	} {
+		b, err := marshal(e)
+		require.NoError(t, err)
+		require.Equal(t, want, string(b))
+		var again webhooks.RawEvent
+		require.NoError(t, json.Unmarshal(b, &again))
+		require.Equal(t, webhooks.RawEvent{Type: "credit_note.created", Body: jsontext.Value(compact)}, again)
+	}
 }
 
 func TestParseKeepsUnknownFields(t *testing.T) {
