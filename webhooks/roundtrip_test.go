@@ -184,3 +184,43 @@ func tagName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 	return name
 }
+
+// TestParseKeepsCopies: what an event keeps as raw JSON (Extra,
+// InteractiveSelections, PreviousAcceptance) is a copy, so neither the
+// delivery's Body nor the event changes when the other is written to.
+func TestParseKeepsCopies(t *testing.T) {
+	for name, eventType := range map[string]webhooks.EventType{
+		"quote.accepted.json":   webhooks.EventQuoteAccepted,
+		"quote.unaccepted.json": webhooks.EventQuoteUnaccepted,
+	} {
+		body := withUnknownMembers(fixture(t, name))
+		original := bytes.Clone(body)
+		e, err := webhooks.Parse(eventType, body)
+		require.NoError(t, err)
+		parsed, err := jsonv2.Marshal(e)
+		require.NoError(t, err)
+
+		var raw [][]byte
+		switch e := e.(type) {
+		case *webhooks.QuoteAccepted:
+			raw = append(raw, e.Extra["future_field"], e.LineItems[0].Extra["discount_rate"])
+			for _, v := range e.InteractiveSelections {
+				raw = append(raw, v)
+			}
+		case *webhooks.QuoteUnaccepted:
+			raw = append(raw, e.Extra["future_field"], e.PreviousAcceptance)
+		}
+		for _, r := range raw {
+			clear(r)
+		}
+		require.Equal(t, original, body, "%s: the body changed with the event", name)
+
+		copy(body, original)
+		e, err = webhooks.Parse(eventType, body)
+		require.NoError(t, err)
+		clear(body)
+		again, err := jsonv2.Marshal(e)
+		require.NoError(t, err)
+		require.Equal(t, string(parsed), string(again), "%s: the event changed with the body", name)
+	}
+}
