@@ -174,9 +174,11 @@ func FuzzParse(f *testing.F) {
 			require.Empty(t, key)
 		default:
 			require.True(t, webhooks.EventType(eventType).Known())
-			// Every other known event has its id and time, hence a key.
-			prefix := eventType + "/"
-			require.True(t, strings.HasPrefix(key, prefix) && !strings.HasPrefix(key, prefix+"/"), "key %q", key)
+			// Every other known event has its id and time, hence a key:
+			// "<type>/<id>/<time>", where the id may hold slashes too.
+			rest, ok := strings.CutPrefix(key, eventType+"/")
+			require.True(t, ok, "key %q", key)
+			require.Greater(t, strings.LastIndexByte(rest, '/'), 0, "key %q has no id", key)
 			require.False(t, strings.HasSuffix(key, "/0001-01-01T00:00:00Z"), "key %q", key)
 		}
 		// A parsed event can be stored again as JSON, with encoding/json/v2
