@@ -91,9 +91,11 @@
 //   - Names match exactly, as the API spells them. v1 also matched a member
 //     whose name differed only in case ("Invoice_Number"); the SDK keeps
 //     such a member in Extra instead, so nothing is lost either way.
-//   - A name given twice in one object is accepted, the last value winning,
-//     as v1 does (v2 rejects it). The service is the only source of these
-//     bodies, and webhook bodies are verified byte for byte before parsing.
+//   - A name given twice in one object is accepted, as v1 does (v2 rejects
+//     it), and the last member wins. Where v1 merged a later object or
+//     array into the earlier value, or ignored a later null, the SDK may
+//     not. The service sends no such object, and webhook bodies are
+//     verified byte for byte before parsing.
 //   - Invalid UTF-8 in a string is accepted and replaced by U+FFFD, as v1
 //     does (v2 rejects it): one bad byte in a client's name should not fail
 //     a whole page.

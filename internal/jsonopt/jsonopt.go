@@ -17,8 +17,9 @@ import (
 )
 
 // Decode are the options of every decode:
-//   - a name given twice in one object is accepted, the last value winning,
-//     as encoding/json (v1) does;
+//   - a name given twice in one object is accepted, as encoding/json (v1)
+//     does, the last member winning (v1 merged a later object or array into
+//     the earlier value, and ignored a later null; v2 does not);
 //   - invalid UTF-8 in a string is accepted and replaced by U+FFFD, as v1
 //     does;
 //   - a decimal.Decimal decodes exactly from a JSON number or a string
