@@ -2,11 +2,12 @@ package invoicingtest
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
+
+	"github.com/go-json-experiment/json"
 )
 
 // BenchmarkListInvoicesPage serves pages of 100 of 2,000 invoices to

@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -32,7 +31,7 @@ type billRequest struct {
 	DefaultAccountID string               `json:"default_account_id"`
 	DefaultTaxCodeID string               `json:"default_tax_code_id"`
 	Status           invoicing.BillStatus `json:"status"`
-	LineItems        []json.RawMessage    `json:"line_items"`
+	LineItems        []*lineRequest       `json:"line_items"`
 }
 
 // billJSON is a bill as the API shows it.
@@ -97,13 +96,12 @@ func (s *Server) getBill(w http.ResponseWriter, r *http.Request) {
 // createBill serves POST /bills (201) and fires bill.created.
 func (s *Server) createBill(w http.ResponseWriter, r *http.Request) {
 	var req billRequest
-	lineReqs, err := decodeWithLines(r, &req, &req.LineItems)
-	if err != nil {
+	if err := decodeWithLines(r, &req, &req.LineItems); err != nil {
 		writeError(w, err)
 		return
 	}
 	s.mu.Lock()
-	b, err := s.insertBill(&req, lineReqs)
+	b, err := s.insertBill(&req)
 	var view billJSON
 	var ev event
 	if err == nil {
@@ -129,7 +127,7 @@ func (s *Server) createBill(w http.ResponseWriter, r *http.Request) {
 // insertBill validates and stores a bill: 422 for an unknown supplier, a
 // status other than draft or awaiting_approval, bad dates or lines; 409 when
 // the supplier already has a bill with that number. The caller holds s.mu.
-func (s *Server) insertBill(req *billRequest, lineReqs []lineRequest) (*bill, *apiError) {
+func (s *Server) insertBill(req *billRequest) (*bill, *apiError) {
 	if req.SupplierID == "" {
 		return nil, invalid("supplier_id is required")
 	}
@@ -158,7 +156,7 @@ func (s *Server) insertBill(req *billRequest, lineReqs []lineRequest) (*bill, *a
 	if due.Before(issue) {
 		return nil, invalid("due_date must not be before issue_date")
 	}
-	lines, err := s.buildLines(lineReqs, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
+	lines, err := s.buildLines(req.LineItems, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
 	if err != nil {
 		return nil, err
 	}

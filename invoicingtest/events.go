@@ -2,8 +2,9 @@ package invoicingtest
 
 import (
 	"bytes"
-	"encoding/json"
 	"time"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -54,7 +55,7 @@ type event struct {
 // newEvent serialises payload as an event body. The caller holds s.mu (for
 // the clock reading to be consistent with the change it reports).
 func (s *Server) newEvent(name webhooks.EventType, payload any) event {
-	body, err := json.Marshal(payload)
+	body, err := json.Marshal(payload, encodeOptions)
 	if err != nil {
 		panic("invoicingtest: encoding " + string(name) + " payload: " + err.Error())
 	}

@@ -1,13 +1,15 @@
 package invoicingtest_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
@@ -45,10 +47,10 @@ func Example() {
 		panic(err)
 	}
 	var quote struct {
-		ID    string      `json:"id"`
-		Total json.Number `json:"total"`
+		ID    string         `json:"id"`
+		Total jsontext.Value `json:"total"` // the number's exact text
 	}
-	_ = json.NewDecoder(resp.Body).Decode(&quote)
+	_ = json.UnmarshalRead(resp.Body, &quote)
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode, quote.Total)
 

@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"net/http"
 	"path"
 	"strconv"
@@ -110,8 +109,7 @@ func (s *Server) takeFault(r *http.Request) *Fault {
 func (f *Fault) write(w http.ResponseWriter) {
 	body, ctype := f.Body, f.ContentType
 	if body == "" {
-		b, _ := json.Marshal(map[string]string{"detail": faultDetail(f.Status)})
-		body = string(b)
+		body = string(errorJSON(faultDetail(f.Status)))
 		if ctype == "" {
 			ctype = "application/json"
 		}

@@ -1,11 +1,12 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json"
 )
 
 // FuzzCreateBodies sends arbitrary bodies to the create endpoints: the fake

@@ -5,7 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"net/http"
@@ -15,15 +15,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// These tests talk to the fake with plain net/http and encoding/json, never
-// through the SDK, so that the fake is checked against API.md and not
-// against the SDK's reading of it.
+// These tests talk to the fake with plain net/http and encoding/json/v2 at
+// its defaults (strict: no duplicate names, valid UTF-8), never through the
+// SDK, so that the fake is checked against API.md and not against the
+// SDK's reading of it.
 
 // testStart is "now" on the fake clock of every test server.
 var testStart = time.Date(2026, time.March, 10, 9, 30, 0, 0, time.UTC)
@@ -81,7 +84,7 @@ func post(t *testing.T, srv *Server, path string, body any) response {
 	return call(t, srv, http.MethodPost, path, srv.FullKey, body)
 }
 
-// object decodes the body as a JSON object, keeping numbers as json.Number
+// object decodes the body as a JSON object, keeping numbers as jsonNumber
 // so their exact text can be checked (and told apart from strings).
 func (r response) object(t *testing.T) map[string]any {
 	t.Helper()
@@ -90,12 +93,29 @@ func (r response) object(t *testing.T) map[string]any {
 
 func decodeObject(t *testing.T, raw []byte) map[string]any {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var m map[string]any
-	require.NoError(t, dec.Decode(&m), "body: %s", raw)
+	require.NoError(t, json.Unmarshal(raw, &m, keepNumbers), "body: %s", raw)
 	return m
 }
+
+// jsonNumber is the exact text of a JSON number: decodeObject gives one for
+// every number, and a request body sends one as the number it holds.
+type jsonNumber string
+
+// MarshalJSONTo writes the number as it is.
+func (n jsonNumber) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteValue(jsontext.Value(n))
+}
+
+// keepNumbers decodes every JSON number held in an any as a jsonNumber.
+var keepNumbers = json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
+	if dec.PeekKind() != '0' {
+		return errors.ErrUnsupported
+	}
+	n, err := dec.ReadValue()
+	*v = jsonNumber(n)
+	return err
+}))
 
 // detail returns the {detail} text of an error body.
 func (r response) detail(t *testing.T) string {
@@ -125,7 +145,7 @@ func list(t *testing.T, m map[string]any, key string) []map[string]any {
 	return out
 }
 
-func num(s string) json.Number { return json.Number(s) }
+func num(s string) jsonNumber { return jsonNumber(s) }
 
 // invoiceBody is a valid POST /invoices body with one line of 100 at 1% tax.
 func invoiceBody(extra map[string]any) map[string]any {
@@ -133,7 +153,7 @@ func invoiceBody(extra map[string]any) map[string]any {
 		"client_id":           SeedClientID,
 		"default_account_id":  SeedRevenueAccountID,
 		"default_tax_code_id": SeedOnePercentTaxCodeID,
-		"line_items":          []any{map[string]any{"description": "Widget", "unit_price": json.Number("100")}},
+		"line_items":          []any{map[string]any{"description": "Widget", "unit_price": jsonNumber("100")}},
 	}
 	maps.Copy(b, extra)
 	return b
@@ -150,8 +170,8 @@ func quoteBody(extra map[string]any) map[string]any {
 		"default_account_id":  SeedRevenueAccountID,
 		"default_tax_code_id": SeedGSTTaxCodeID,
 		"line_items": []any{
-			map[string]any{"description": "Design work", "quantity": json.Number("2"), "unit_price": json.Number("100")},
-			map[string]any{"description": "Extended support", "unit_price": json.Number("50")},
+			map[string]any{"description": "Design work", "quantity": jsonNumber("2"), "unit_price": jsonNumber("100")},
+			map[string]any{"description": "Extended support", "unit_price": jsonNumber("50")},
 		},
 	}
 	maps.Copy(b, extra)

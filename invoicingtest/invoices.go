@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -46,7 +45,7 @@ type invoiceRequest struct {
 	DefaultAccountID string                  `json:"default_account_id"`
 	DefaultTaxCodeID string                  `json:"default_tax_code_id"`
 	Status           invoicing.InvoiceStatus `json:"status"`
-	LineItems        []json.RawMessage       `json:"line_items"`
+	LineItems        []*lineRequest          `json:"line_items"`
 }
 
 // invoiceJSON is an invoice as the API shows it (API.md 2.1).
@@ -107,13 +106,12 @@ func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) {
 // the existing one when the reference is already used.
 func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) {
 	var req invoiceRequest
-	lineReqs, err := decodeWithLines(r, &req, &req.LineItems)
-	if err != nil {
+	if err := decodeWithLines(r, &req, &req.LineItems); err != nil {
 		writeError(w, err)
 		return
 	}
 	s.mu.Lock()
-	inv, created, err := s.insertInvoice(&req, lineReqs)
+	inv, created, err := s.insertInvoice(&req)
 	var view invoiceJSON
 	var events []event
 	if err == nil {
@@ -138,7 +136,7 @@ func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) {
 // insertInvoice applies the rules of POST /invoices and stores the invoice.
 // It returns the existing invoice and created=false when the reference is
 // already used. The caller holds s.mu.
-func (s *Server) insertInvoice(req *invoiceRequest, lineReqs []lineRequest) (*invoice, bool, *apiError) {
+func (s *Server) insertInvoice(req *invoiceRequest) (*invoice, bool, *apiError) {
 	reference := strings.TrimSpace(req.Reference)
 	if reference != "" {
 		if existing := s.invoiceByReference(reference); existing != nil {
@@ -163,7 +161,7 @@ func (s *Server) insertInvoice(req *invoiceRequest, lineReqs []lineRequest) (*in
 	if err != nil {
 		return nil, false, err
 	}
-	lines, err := s.buildLines(lineReqs, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
+	lines, err := s.buildLines(req.LineItems, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -57,9 +56,9 @@ func TestCreateInvoiceRoundsTaxPerLineToCents(t *testing.T) {
 		"default_tax_code_id": SeedGSTTaxCodeID,
 		"line_items": []any{
 			// 2.5 x 10.10 = 25.25; 10% = 2.525, rounded half away from zero to 2.53.
-			map[string]any{"quantity": json.Number("2.5"), "unit_price": json.Number("10.10")},
+			map[string]any{"quantity": jsonNumber("2.5"), "unit_price": jsonNumber("10.10")},
 			// 3 x 0.15 = 0.45; 10% = 0.045 -> 0.05.
-			map[string]any{"quantity": json.Number("3"), "unit_price": json.Number("0.15")},
+			map[string]any{"quantity": jsonNumber("3"), "unit_price": jsonNumber("0.15")},
 		},
 	})
 	lines := list(t, inv, "line_items")
@@ -96,7 +95,7 @@ func TestCreateInvoiceZeroQuantityLineBillsNothing(t *testing.T) {
 func TestCreateInvoiceKeepsUnitPricePrecision(t *testing.T) {
 	srv, _ := newServer(t)
 	inv := createInvoice(t, srv, map[string]any{
-		"line_items": []any{map[string]any{"quantity": json.Number("4"), "unit_price": json.Number("0.125")}},
+		"line_items": []any{map[string]any{"quantity": jsonNumber("4"), "unit_price": jsonNumber("0.125")}},
 	})
 	l := list(t, inv, "line_items")[0]
 	assert.Equal(t, num("0.125"), l["unit_price"])
@@ -141,7 +140,7 @@ func TestInvoiceReferenceIsIdempotent(t *testing.T) {
 	// the existing invoice with 200 and creates nothing.
 	second := post(t, srv, "/invoices", invoiceBody(map[string]any{
 		"reference":  "IMPORT-42",
-		"line_items": []any{map[string]any{"unit_price": json.Number("999")}},
+		"line_items": []any{map[string]any{"unit_price": jsonNumber("999")}},
 	})).requireStatus(t, http.StatusOK).object(t)
 	assert.Equal(t, first, second)
 
@@ -193,7 +192,7 @@ func TestCreateInvoiceValidation(t *testing.T) {
 			"tax_code_id nope does not match"},
 		{"unknown item", invoiceBody(map[string]any{"line_items": []any{map[string]any{"unit_price": 1, "item_id": "nope"}}}),
 			"line_items[0]: item_id nope does not match a catalog item of the business"},
-		{"absurd number", invoiceBody(map[string]any{"line_items": []any{map[string]any{"unit_price": json.Number("1e400")}}}),
+		{"absurd number", invoiceBody(map[string]any{"line_items": []any{map[string]any{"unit_price": jsonNumber("1e400")}}}),
 			"unit_price must be less than"},
 	}
 	for _, c := range cases {
@@ -257,6 +256,37 @@ func TestCreateInvoiceMalformedBodyIs400(t *testing.T) {
 			assert.Contains(t, r.detail(t), "Malformed JSON body")
 		})
 	}
+}
+
+// TestCreateInvoiceBodyJSONRules pins how a request body is read (see
+// decodeBody): names match exactly, the last of a repeated name wins,
+// invalid UTF-8 becomes U+FFFD, and a line must be an object.
+func TestCreateInvoiceBodyJSONRules(t *testing.T) {
+	srv, _ := newServer(t)
+	create := func(body string) response {
+		return call(t, srv, http.MethodPost, "/invoices", srv.FullKey, body)
+	}
+	defaults := `"default_account_id":"` + SeedRevenueAccountID + `","default_tax_code_id":"` + SeedGSTTaxCodeID + `"`
+	r := create(`{"CLIENT_ID":"` + SeedClientID + `",` + defaults + `,"line_items":[{"unit_price":1}]}`)
+	r.requireStatus(t, http.StatusUnprocessableEntity)
+	assert.Equal(t, "client_id is required", r.detail(t), "CLIENT_ID is not client_id")
+
+	r = create(`{"client_id":"` + SeedClientID + `",` + defaults + `,"notes":"first","notes":"second","line_items":[{"unit_price":1,"unit_price":2}]}`)
+	inv := r.requireStatus(t, http.StatusCreated).object(t)
+	assert.Equal(t, "second", inv["notes"])
+	assert.Equal(t, num("2.00"), list(t, inv, "line_items")[0]["unit_price"])
+
+	r = create(`{"client_id":"` + SeedClientID + `",` + defaults + `,"notes":"a` + "\xff" + `b","line_items":[{"unit_price":1}]}`)
+	assert.Equal(t, "a\ufffdb", r.requireStatus(t, http.StatusCreated).object(t)["notes"])
+
+	r = create(`{"client_id":"` + SeedClientID + `",` + defaults + `,"line_items":[{"unit_price":1},null]}`)
+	assert.Equal(t, "Malformed JSON body: line_items[1] must be an object", r.requireStatus(t, http.StatusBadRequest).detail(t))
+	r = create(`{"client_id":"` + SeedClientID + `",` + defaults + `,"line_items":[{"unit_price":1,"quantity":"2"}]}`)
+	assert.Equal(t, "Malformed JSON body: line_items[0].quantity: decimal fields must be JSON numbers", r.requireStatus(t, http.StatusBadRequest).detail(t))
+	r = create(`{"client_id":"` + SeedClientID + `",` + defaults + `,"payment_terms_days":"14","line_items":[{"unit_price":1}]}`)
+	assert.Equal(t, "Malformed JSON body: field payment_terms_days has the wrong type", r.requireStatus(t, http.StatusBadRequest).detail(t))
+	r = create(`{"client_id":"` + SeedClientID + `"} x`)
+	assert.Equal(t, "Malformed JSON body: unexpected data after the JSON object", r.requireStatus(t, http.StatusBadRequest).detail(t))
 }
 
 func TestGetInvoiceNotFound(t *testing.T) {

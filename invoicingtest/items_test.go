@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"maps"
 	"net/http"
 	"testing"
@@ -14,7 +13,7 @@ func itemBody(extra map[string]any) map[string]any {
 	b := map[string]any{
 		"name":        "Blue widget",
 		"item_code":   "W-BLUE",
-		"unit_price":  json.Number("12.50"),
+		"unit_price":  jsonNumber("12.50"),
 		"account_id":  SeedRevenueAccountID,
 		"tax_code_id": SeedGSTTaxCodeID,
 	}

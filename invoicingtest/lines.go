@@ -1,85 +1,57 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
 // lineRequest is one entry of line_items in POST /invoices, /quotes and
-// /bills.
+// /bills. Names match exactly, so the line's own "id" and the item id
+// alias "Id" are different members.
 type lineRequest struct {
-	description *string
-	quantity    reqDecimal
-	unitPrice   reqDecimal
-	accountID   string
-	taxCodeID   string
-	itemID      string
-	sentOwnID   bool // the line carried "id" (its own id), which quotes refuse
+	Description *string    `json:"description"`
+	Quantity    reqDecimal `json:"quantity"`
+	UnitPrice   reqDecimal `json:"unit_price"`
+	AccountID   string     `json:"account_id"`
+	TaxCodeID   string     `json:"tax_code_id"`
+	// The catalog item id under each of its accepted names, in order of
+	// preference (see itemID).
+	ItemID      *string `json:"item_id"`
+	ItemIDCamel *string `json:"itemId"`
+	ItemIDAlias *string `json:"Id"`
+	// OwnID is the line's own id, which quotes refuse: set when the line
+	// carried "id", even as null.
+	OwnID jsontext.Value `json:"id"`
 }
 
-// itemIDKeys are the accepted spellings of a line's catalog item id, in
-// order of preference. JSON keys are matched exactly (encoding/json would
-// match "id" to "Id"), so the line's own "id" is never taken for an alias.
-var itemIDKeys = []string{"item_id", "itemId", "Id"}
+// itemID is the catalog item id of the first of item_id, itemId and Id that
+// holds one, or "".
+func (l *lineRequest) itemID() string {
+	for _, id := range []*string{l.ItemID, l.ItemIDCamel, l.ItemIDAlias} {
+		if id != nil && *id != "" {
+			return *id
+		}
+	}
+	return ""
+}
 
-// decodeWithLines decodes the body of POST /invoices, /quotes or /bills into
-// req, then parses the line_items that decoding stored in *items, a field of
-// req.
-func decodeWithLines(r *http.Request, req any, items *[]json.RawMessage) ([]lineRequest, *apiError) {
+// decodeWithLines decodes the body of POST /invoices, /quotes or /bills
+// into req, whose line_items field is *lines, and checks that no line is
+// null (decoding refuses the other lines that are not objects).
+func decodeWithLines(r *http.Request, req any, lines *[]*lineRequest) *apiError {
 	if err := decodeBody(r, req); err != nil {
-		return nil, err
+		return err
 	}
-	return parseLines(*items)
-}
-
-// parseLines decodes line_items entries. A line that is not an object, or a
-// field with the wrong JSON type, is a 400.
-func parseLines(raw []json.RawMessage) ([]lineRequest, *apiError) {
-	out := make([]lineRequest, 0, len(raw))
-	for i, r := range raw {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(r, &fields); err != nil || fields == nil {
-			return nil, badRequest("Malformed JSON body: line_items[%d] must be an object", i)
+	for i, l := range *lines {
+		if l == nil {
+			return badRequest("Malformed JSON body: line_items[%d] must be an object", i)
 		}
-		var l lineRequest
-		targets := []struct {
-			key    string
-			target any
-		}{
-			{"description", &l.description},
-			{"quantity", &l.quantity},
-			{"unit_price", &l.unitPrice},
-			{"account_id", &l.accountID},
-			{"tax_code_id", &l.taxCodeID},
-		}
-		for _, t := range targets {
-			if v, ok := fields[t.key]; ok {
-				if err := json.Unmarshal(v, t.target); err != nil {
-					return nil, badRequest("Malformed JSON body: line_items[%d].%s: %v", i, t.key, err)
-				}
-			}
-		}
-		for _, key := range itemIDKeys {
-			v, ok := fields[key]
-			if !ok || l.itemID != "" {
-				continue
-			}
-			var id *string
-			if err := json.Unmarshal(v, &id); err != nil {
-				return nil, badRequest("Malformed JSON body: line_items[%d].%s must be a string", i, key)
-			}
-			if id != nil {
-				l.itemID = *id
-			}
-		}
-		_, l.sentOwnID = fields["id"]
-		out = append(out, l)
 	}
-	return out, nil
+	return nil
 }
 
 // lineDefaults are the request-level default_account_id and
@@ -94,7 +66,7 @@ type lineDefaults struct {
 // (a line of quantity 0 bills nothing); account_id and tax_code_id from the
 // line or the defaults, naming an existing account and tax code; item_id
 // naming a catalog item. The caller holds s.mu.
-func (s *Server) buildLines(reqs []lineRequest, defs lineDefaults) ([]line, *apiError) {
+func (s *Server) buildLines(reqs []*lineRequest, defs lineDefaults) ([]line, *apiError) {
 	if len(reqs) == 0 {
 		return nil, invalid("line_items must contain at least one line")
 	}
@@ -109,17 +81,17 @@ func (s *Server) buildLines(reqs []lineRequest, defs lineDefaults) ([]line, *api
 	return lines, nil
 }
 
-func (s *Server) buildLine(req lineRequest, defs lineDefaults) (line, error) {
+func (s *Server) buildLine(req *lineRequest, defs lineDefaults) (line, error) {
 	l := line{id: uuid.NewString(), quantity: decimal.NewFromInt(1)}
-	if !req.unitPrice.set {
+	if !req.UnitPrice.set {
 		return l, fmt.Errorf("unit_price is required")
 	}
-	l.unitPrice = req.unitPrice.value
+	l.unitPrice = req.UnitPrice.value
 	if msg := checkDecimal("unit_price", l.unitPrice); msg != "" {
 		return l, fmt.Errorf("%s", msg)
 	}
-	if req.quantity.set {
-		l.quantity = req.quantity.value
+	if req.Quantity.set {
+		l.quantity = req.Quantity.value
 	}
 	if l.quantity.IsNegative() {
 		return l, fmt.Errorf("quantity must not be negative")
@@ -127,30 +99,30 @@ func (s *Server) buildLine(req lineRequest, defs lineDefaults) (line, error) {
 	if msg := checkDecimal("quantity", l.quantity); msg != "" {
 		return l, fmt.Errorf("%s", msg)
 	}
-	if req.description != nil {
-		l.description = *req.description
+	if req.Description != nil {
+		l.description = *req.Description
 	}
-	if req.itemID != "" {
-		it := s.data.items.get(req.itemID)
+	if itemID := req.itemID(); itemID != "" {
+		it := s.data.items.get(itemID)
 		if it == nil {
-			return l, fmt.Errorf("item_id %s does not match a catalog item of the business", req.itemID)
+			return l, fmt.Errorf("item_id %s does not match a catalog item of the business", itemID)
 		}
 		l.itemID, l.itemCode, l.itemName = it.id, it.code, it.name
-		if req.description == nil {
+		if req.Description == nil {
 			l.description = it.description
 			if l.description == "" {
 				l.description = it.name
 			}
 		}
 	}
-	l.accountID = firstNonEmpty(req.accountID, defs.accountID)
+	l.accountID = firstNonEmpty(req.AccountID, defs.accountID)
 	if l.accountID == "" {
 		return l, fmt.Errorf("account_id is required: set it on the line or as default_account_id")
 	}
 	if s.data.accounts.get(l.accountID) == nil {
 		return l, fmt.Errorf("account_id %s does not match an account of the business", l.accountID)
 	}
-	l.taxCodeID = firstNonEmpty(req.taxCodeID, defs.taxCodeID)
+	l.taxCodeID = firstNonEmpty(req.TaxCodeID, defs.taxCodeID)
 	if l.taxCodeID == "" {
 		return l, fmt.Errorf("tax_code_id is required: set it on the line or as default_tax_code_id")
 	}

@@ -1,46 +1,55 @@
 package invoicingtest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // Decimals are written into JSON by these small types rather than through
 // decimal.Decimal's own MarshalJSON, whose output depends on package
-// variables of the decimal module. StringFixed does not.
+// variables of the decimal module, or jsonopt.MarshalDecimal, which writes
+// the digits as they are: the fake shows money with at least two decimal
+// places, as the service does. StringFixed does not depend on the package
+// variables.
 
 // money is a monetary amount written as a JSON number with at least two
 // decimal places (110.00), keeping any further places exactly.
 type money decimal.Decimal
 
-// MarshalJSON writes the amount as a JSON number.
-func (m money) MarshalJSON() ([]byte, error) { return []byte(moneyText(decimal.Decimal(m))), nil }
+// MarshalJSONTo writes the amount as a JSON number.
+func (m money) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteValue(jsontext.Value(moneyText(decimal.Decimal(m))))
+}
 
 // number is a quantity or a rate written as a JSON number with no trailing
 // zeros (2, 1.5, 10).
 type number decimal.Decimal
 
-// MarshalJSON writes the value as a JSON number.
-func (n number) MarshalJSON() ([]byte, error) { return []byte(numberText(decimal.Decimal(n))), nil }
+// MarshalJSONTo writes the value as a JSON number.
+func (n number) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteValue(jsontext.Value(numberText(decimal.Decimal(n))))
+}
 
 // moneyString is a monetary amount written as a JSON string ("110.00"), as
 // webhook payloads carry them.
 type moneyString decimal.Decimal
 
-// MarshalJSON writes the amount as a JSON string.
-func (m moneyString) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + moneyText(decimal.Decimal(m)) + `"`), nil
+// MarshalJSONTo writes the amount as a JSON string.
+func (m moneyString) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteToken(jsontext.String(moneyText(decimal.Decimal(m))))
 }
 
 // numberString is a quantity or rate written as a JSON string ("1.5").
 type numberString decimal.Decimal
 
-// MarshalJSON writes the value as a JSON string.
-func (n numberString) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + numberText(decimal.Decimal(n)) + `"`), nil
+// MarshalJSONTo writes the value as a JSON string.
+func (n numberString) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteToken(jsontext.String(numberText(decimal.Decimal(n))))
 }
 
 func moneyText(d decimal.Decimal) string {
@@ -66,19 +75,24 @@ type reqDecimal struct {
 	set   bool
 }
 
-// UnmarshalJSON reads a JSON number exactly, without going through float64.
-func (r *reqDecimal) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if string(b) == "null" {
+// UnmarshalJSONFrom reads a JSON number exactly, without going through
+// float64.
+func (r *reqDecimal) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	switch v.Kind() {
+	case 'n':
 		*r = reqDecimal{}
 		return nil
-	}
-	if len(b) == 0 || !(b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
+	case '0':
+	default:
 		return errors.New("decimal fields must be JSON numbers")
 	}
-	d, err := decimal.NewFromString(string(b))
-	if err != nil {
-		return fmt.Errorf("invalid decimal number %s", b)
+	var d decimal.Decimal
+	if err := jsonopt.SetDecimal(&d, v); err != nil {
+		return err
 	}
 	*r = reqDecimal{value: d, set: true}
 	return nil

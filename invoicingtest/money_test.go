@@ -1,9 +1,9 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -11,19 +11,25 @@ import (
 func TestDecimalJSON(t *testing.T) {
 	for in, want := range map[string]string{
 		"110": "110.00", "110.5": "110.50", "0.125": "0.125", "-3": "-3.00", "1.500": "1.50", "0": "0.00",
+		"-0.05": "-0.05", "0.000": "0.00", "1E+2": "100.00", "123456789012345678.9": "123456789012345678.90",
 	} {
-		b, err := json.Marshal(money(dec(in)))
+		b, err := json.Marshal(money(dec(in)), encodeOptions)
 		require.NoError(t, err)
 		assert.Equal(t, want, string(b), in)
 	}
-	for in, want := range map[string]string{"1": "1", "2.50": "2.5", "10": "10", "0.001": "0.001", "1E+2": "100"} {
-		b, err := json.Marshal(number(dec(in)))
+	for in, want := range map[string]string{
+		"1": "1", "2.50": "2.5", "10": "10", "0.001": "0.001", "1E+2": "100", "0.000": "0", "-1.10": "-1.1",
+	} {
+		b, err := json.Marshal(number(dec(in)), encodeOptions)
 		require.NoError(t, err)
 		assert.Equal(t, want, string(b), in)
 	}
-	b, err := json.Marshal(moneyString(dec("7")))
+	b, err := json.Marshal(moneyString(dec("7")), encodeOptions)
 	require.NoError(t, err)
 	assert.Equal(t, `"7.00"`, string(b))
+	b, err = json.Marshal(numberString(dec("7.50")), encodeOptions)
+	require.NoError(t, err)
+	assert.Equal(t, `"7.5"`, string(b))
 }
 
 func TestRequestDecimalsAreJSONNumbers(t *testing.T) {
@@ -37,6 +43,8 @@ func TestRequestDecimalsAreJSONNumbers(t *testing.T) {
 	assert.Equal(t, "12.34567890123456789", v.A.value.String(), "no float64 on the way")
 	assert.False(t, v.B.set)
 	assert.False(t, v.C.set)
+	require.NoError(t, json.Unmarshal([]byte(`{"a": 1.50}`), &v))
+	assert.Equal(t, int32(-2), v.A.value.Exponent(), "the places sent are kept")
 	assert.Error(t, json.Unmarshal([]byte(`{"a": "12.5"}`), &v))
 	assert.Error(t, json.Unmarshal([]byte(`{"a": true}`), &v))
 }

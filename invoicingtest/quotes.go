@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -23,16 +22,16 @@ var quoteStatuses = []invoicing.QuoteStatus{
 
 // quoteRequest is the body of POST /quotes.
 type quoteRequest struct {
-	ClientID         string            `json:"client_id"`
-	Title            string            `json:"title"`
-	IssueDate        string            `json:"issue_date"`
-	ValidUntil       string            `json:"valid_until"`
-	ValidDays        *int              `json:"valid_days"`
-	Currency         string            `json:"currency"`
-	Notes            string            `json:"notes"`
-	DefaultAccountID string            `json:"default_account_id"`
-	DefaultTaxCodeID string            `json:"default_tax_code_id"`
-	LineItems        []json.RawMessage `json:"line_items"`
+	ClientID         string         `json:"client_id"`
+	Title            string         `json:"title"`
+	IssueDate        string         `json:"issue_date"`
+	ValidUntil       string         `json:"valid_until"`
+	ValidDays        *int           `json:"valid_days"`
+	Currency         string         `json:"currency"`
+	Notes            string         `json:"notes"`
+	DefaultAccountID string         `json:"default_account_id"`
+	DefaultTaxCodeID string         `json:"default_tax_code_id"`
+	LineItems        []*lineRequest `json:"line_items"`
 }
 
 // quoteJSON is a quote as the API shows it (API.md 2.3).
@@ -59,9 +58,9 @@ type quoteJSON struct {
 // only when the line is linked to a catalog item.
 type quoteLineJSON struct {
 	ID          string  `json:"id"`
-	ItemID      *string `json:"item_id,omitempty"`
-	ItemCode    *string `json:"item_code,omitempty"`
-	ItemName    *string `json:"item_name,omitempty"`
+	ItemID      *string `json:"item_id,omitzero"`
+	ItemCode    *string `json:"item_code,omitzero"`
+	ItemName    *string `json:"item_name,omitzero"`
 	Description string  `json:"description"`
 	Quantity    number  `json:"quantity"`
 	UnitPrice   money   `json:"unit_price"`
@@ -116,13 +115,12 @@ func (s *Server) getQuote(w http.ResponseWriter, r *http.Request) {
 // quote.created.
 func (s *Server) createQuote(w http.ResponseWriter, r *http.Request) {
 	var req quoteRequest
-	lineReqs, err := decodeWithLines(r, &req, &req.LineItems)
-	if err != nil {
+	if err := decodeWithLines(r, &req, &req.LineItems); err != nil {
 		writeError(w, err)
 		return
 	}
 	s.mu.Lock()
-	q, err := s.insertQuote(&req, lineReqs)
+	q, err := s.insertQuote(&req)
 	var view quoteJSON
 	var ev event
 	if err == nil {
@@ -140,12 +138,12 @@ func (s *Server) createQuote(w http.ResponseWriter, r *http.Request) {
 
 // insertQuote applies the rules of POST /quotes and stores the quote. The
 // caller holds s.mu.
-func (s *Server) insertQuote(req *quoteRequest, lineReqs []lineRequest) (*quote, *apiError) {
+func (s *Server) insertQuote(req *quoteRequest) (*quote, *apiError) {
 	if err := s.checkClient(req.ClientID); err != nil {
 		return nil, err
 	}
-	for i, l := range lineReqs {
-		if l.sentOwnID {
+	for i, l := range req.LineItems {
+		if len(l.OwnID) > 0 {
 			return nil, invalid("line_items[%d]: id must not be sent; use item_id to link a catalog item", i)
 		}
 	}
@@ -157,7 +155,7 @@ func (s *Server) insertQuote(req *quoteRequest, lineReqs []lineRequest) (*quote,
 	if err != nil {
 		return nil, err
 	}
-	lines, err := s.buildLines(lineReqs, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
+	lines, err := s.buildLines(req.LineItems, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -67,7 +66,7 @@ func TestCreateQuoteWithCatalogItem(t *testing.T) {
 	srv.AddWebhookEndpoint(rc.URL, webhooks.EventQuoteCreated)
 	for _, key := range []string{"item_id", "itemId", "Id"} {
 		q := createQuote(t, srv, map[string]any{
-			"line_items": []any{map[string]any{key: SeedItemID, "quantity": 3, "unit_price": json.Number("150.00")}},
+			"line_items": []any{map[string]any{key: SeedItemID, "quantity": 3, "unit_price": jsonNumber("150.00")}},
 		})
 		l := list(t, q, "line_items")[0]
 		assert.Equal(t, SeedItemID, l["item_id"], key)

@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"maps"
 	"net/http"
 	"testing"
@@ -20,7 +19,7 @@ func billBody(extra map[string]any) map[string]any {
 		"supplier_id":         SeedSupplierID,
 		"default_account_id":  SeedExpenseAccountID,
 		"default_tax_code_id": SeedGSTTaxCodeID,
-		"line_items":          []any{map[string]any{"description": "Paper", "unit_price": json.Number("200")}},
+		"line_items":          []any{map[string]any{"description": "Paper", "unit_price": jsonNumber("200")}},
 	}
 	maps.Copy(b, extra)
 	return b

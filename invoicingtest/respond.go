@@ -2,16 +2,21 @@ package invoicingtest
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // apiError is an error answer: an HTTP status and the {detail} text.
@@ -38,32 +43,23 @@ func invalid(format string, args ...any) *apiError {
 	return &apiError{http.StatusUnprocessableEntity, fmt.Sprintf(format, args...)}
 }
 
-// writeJSON writes v as the JSON response body with the given status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		writeError(w, &apiError{http.StatusInternalServerError, "encoding response: " + err.Error()})
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// writeError writes {"detail": ...} with the error's status.
-func writeError(w http.ResponseWriter, err *apiError) {
-	body, _ := json.Marshal(map[string]string{"detail": err.detail})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(err.status)
-	_, _ = w.Write(body)
-}
-
 // maxBodyBytes caps request bodies.
 const maxBodyBytes = 1 << 20
 
 // decodeBody reads a JSON object from the request body into v. A body that
 // is empty, not JSON, not an object, or whose fields have the wrong JSON
 // types gives 400; rule violations are checked later and give 422.
+//
+// It decodes with jsonopt.Decode, whose rules are those a JSON service
+// plausibly has, and those the fake had with encoding/json (v1) unless
+// noted:
+//   - names match exactly: "Client_ID" is not client_id (v1 matched names
+//     regardless of case; the service documents lower-case names);
+//   - a name given twice is accepted, the last value winning;
+//   - invalid UTF-8 in a string is accepted and replaced by U+FFFD;
+//   - members the request type does not know are ignored;
+//   - null leaves a field unset;
+//   - anything after the object but spaces is a 400.
 func decodeBody(r *http.Request, v any) *apiError {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
@@ -76,18 +72,63 @@ func decodeBody(r *http.Request, v any) *apiError {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return badRequest("Malformed JSON body: expected a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return badRequest("Malformed JSON body: field %s has the wrong type", typeErr.Field)
-		}
-		return badRequest("Malformed JSON body: %v", err)
+	dec := jsontext.NewDecoder(bytes.NewReader(trimmed), jsonopt.Decode)
+	if err := json.UnmarshalDecode(dec, v); err != nil {
+		return badRequest("Malformed JSON body: %s", decodeErrorText(err))
 	}
-	if dec.More() {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return badRequest("Malformed JSON body: unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// decodeErrorText describes a decoding error for a 400's detail: the field
+// (line_items[0].quantity) and what is wrong with it, without the Go types
+// the error names.
+func decodeErrorText(err error) string {
+	var semErr *json.SemanticError
+	if !errors.As(err, &semErr) {
+		var synErr *jsontext.SyntacticError
+		if errors.As(err, &synErr) {
+			return synErr.Err.Error()
+		}
+		return err.Error()
+	}
+	field := fieldPath(semErr.JSONPointer)
+	switch {
+	case field == "":
+		return err.Error()
+	case semErr.Err != nil && semErr.JSONKind == 0:
+		return field + ": " + semErr.Err.Error() // from an UnmarshalJSONFrom method
+	case semErr.GoType != nil && indirect(semErr.GoType).Kind() == reflect.Struct:
+		return field + " must be an object"
+	}
+	return "field " + field + " has the wrong type"
+}
+
+// indirect is t, or the type t points to.
+func indirect(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
+// fieldPath writes a JSON pointer the way the fake names request fields:
+// /line_items/0/quantity is line_items[0].quantity.
+func fieldPath(p jsontext.Pointer) string {
+	var b strings.Builder
+	for name := range p.Tokens() {
+		if _, err := strconv.Atoi(name); err == nil && b.Len() > 0 {
+			b.WriteString("[" + name + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(name)
+	}
+	return b.String()
 }
 
 // Pagination bounds of API.md section 4.1.

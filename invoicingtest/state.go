@@ -1,14 +1,17 @@
 package invoicingtest
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // StateVersion is the version of the JSON document SaveState writes and
@@ -38,9 +41,8 @@ func (s *Server) SaveState(w io.Writer) error {
 	s.mu.Lock()
 	st := s.state()
 	s.mu.Unlock()
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(st); err != nil {
+	enc := jsontext.NewEncoder(w, encodeOptions, jsontext.WithIndent("  "))
+	if err := json.MarshalEncode(enc, st); err != nil {
 		return fmt.Errorf("invoicingtest: saving state: %w", err)
 	}
 	return nil
@@ -56,12 +58,16 @@ func (s *Server) SaveState(w io.Writer) error {
 // error, leaving the server unchanged, for malformed JSON, a version other
 // than StateVersion (ErrStateVersion), a missing or repeated id, or a
 // record naming a client, supplier, account, tax code, invoice or bank
-// account that the state does not hold.
+// account that the state does not hold. Member names match exactly, and a
+// member the document does not define is an error, as is anything but
+// white space after the document; a name given twice takes its last value.
 func (s *Server) LoadState(r io.Reader) error {
 	var st stateDoc
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&st); err != nil {
+	// jsonopt.Decode (duplicate names and invalid UTF-8 accepted, as by
+	// encoding/json before), but strict where a mistyped or foreign file
+	// should fail rather than load as empty: unknown members (as before)
+	// and trailing data (which encoding/json's Decoder left unread).
+	if err := json.UnmarshalRead(r, &st, jsonopt.Decode, json.RejectUnknownMembers(true)); err != nil {
 		return fmt.Errorf("invoicingtest: loading state: %w", err)
 	}
 	if st.Version != StateVersion {

@@ -1,11 +1,10 @@
 package invoicingtest
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
@@ -52,9 +51,9 @@ type savedCounters struct {
 // savedDecimal is an exact decimal saved as a JSON string.
 type savedDecimal decimal.Decimal
 
-// MarshalJSON writes the decimal as a JSON string.
-func (d savedDecimal) MarshalJSON() ([]byte, error) {
-	return json.Marshal(decimal.Decimal(d).String())
+// MarshalJSONTo writes the decimal as a JSON string.
+func (d savedDecimal) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteToken(jsontext.String(decimal.Decimal(d).String()))
 }
 
 // Bounds on saved decimals, checked from their digits and exponent alone
@@ -65,11 +64,11 @@ const (
 	maxSavedPlaces = 12
 )
 
-// UnmarshalJSON reads a decimal from a JSON string.
-func (d *savedDecimal) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return errors.New("a decimal must be a JSON string")
+// UnmarshalJSONFrom reads a decimal from a JSON string.
+func (d *savedDecimal) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	s, err := readString(dec, "a decimal")
+	if err != nil {
+		return err
 	}
 	v, err := decimal.NewFromString(s)
 	if err != nil {
@@ -85,18 +84,32 @@ func (d *savedDecimal) UnmarshalJSON(b []byte) error {
 // savedDate is a civil date saved as "YYYY-MM-DD".
 type savedDate time.Time
 
-// MarshalJSON writes the date as "YYYY-MM-DD".
-func (d savedDate) MarshalJSON() ([]byte, error) { return json.Marshal(formatDate(time.Time(d))) }
+// MarshalJSONTo writes the date as "YYYY-MM-DD".
+func (d savedDate) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteToken(jsontext.String(formatDate(time.Time(d))))
+}
 
-// UnmarshalJSON reads a "YYYY-MM-DD" date.
-func (d *savedDate) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return errors.New("a date must be a JSON string")
+// UnmarshalJSONFrom reads a "YYYY-MM-DD" date.
+func (d *savedDate) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	s, err := readString(dec, "a date")
+	if err != nil {
+		return err
 	}
 	t, err := parseDate(s)
 	*d = savedDate(t)
 	return err
+}
+
+// readString reads a JSON string, or fails saying that what must be one.
+func readString(dec *jsontext.Decoder, what string) (string, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	if tok.Kind() != '"' {
+		return "", fmt.Errorf("%s must be a JSON string", what)
+	}
+	return tok.String(), nil
 }
 
 type savedContact struct {
@@ -111,7 +124,7 @@ type savedContact struct {
 	Postcode  string     `json:"postcode"`
 	Country   string     `json:"country"`
 	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+	UpdatedAt *time.Time `json:"updated_at,omitzero"`
 }
 
 func saveContact(c *contact) savedContact {
@@ -131,7 +144,7 @@ type savedAccount struct {
 	Code     string `json:"code"`
 	Name     string `json:"name"`
 	Type     string `json:"type"`
-	Inactive bool   `json:"inactive,omitempty"`
+	Inactive bool   `json:"inactive,omitzero"`
 }
 
 func saveAccount(a *Account) savedAccount { return savedAccount(*a) }
@@ -166,7 +179,7 @@ type savedItem struct {
 	AccountID   string             `json:"account_id"`
 	TaxCodeID   string             `json:"tax_code_id"`
 	CreatedAt   time.Time          `json:"created_at"`
-	UpdatedAt   *time.Time         `json:"updated_at,omitempty"`
+	UpdatedAt   *time.Time         `json:"updated_at,omitzero"`
 }
 
 func saveItem(it *item) savedItem {
@@ -198,8 +211,8 @@ type savedLine struct {
 	TaxRate          savedDecimal `json:"tax_rate"`
 	AccountID        string       `json:"account_id"`
 	TaxCodeID        string       `json:"tax_code_id"`
-	Optional         bool         `json:"optional,omitempty"`
-	QuantityEditable bool         `json:"quantity_editable,omitempty"`
+	Optional         bool         `json:"optional,omitzero"`
+	QuantityEditable bool         `json:"quantity_editable,omitzero"`
 }
 
 func saveLines(lines []line) []savedLine {
@@ -237,7 +250,7 @@ type savedInvoice struct {
 	Reference  string                  `json:"reference"`
 	Lines      []savedLine             `json:"line_items"`
 	CreatedAt  time.Time               `json:"created_at"`
-	UpdatedAt  *time.Time              `json:"updated_at,omitempty"`
+	UpdatedAt  *time.Time              `json:"updated_at,omitzero"`
 	ShareToken string                  `json:"share_token,omitempty"`
 }
 
@@ -289,19 +302,19 @@ type savedQuote struct {
 	Notes        string                `json:"notes"`
 	Lines        []savedLine           `json:"line_items"`
 	CreatedAt    time.Time             `json:"created_at"`
-	UpdatedAt    *time.Time            `json:"updated_at,omitempty"`
+	UpdatedAt    *time.Time            `json:"updated_at,omitzero"`
 	ShareToken   string                `json:"share_token,omitempty"`
 	Recipients   []savedRecipient      `json:"recipients,omitempty"`
-	ViewCount    int                   `json:"view_count,omitempty"`
-	LastViewedAt *time.Time            `json:"last_viewed_at,omitempty"`
-	Acceptance   *savedAcceptance      `json:"acceptance,omitempty"`
+	ViewCount    int                   `json:"view_count,omitzero"`
+	LastViewedAt *time.Time            `json:"last_viewed_at,omitzero"`
+	Acceptance   *savedAcceptance      `json:"acceptance,omitzero"`
 }
 
 type savedAcceptance struct {
 	Lines          []savedLine           `json:"line_items"`
 	PreviousStatus invoicing.QuoteStatus `json:"previous_status"`
 	ByStaff        bool                  `json:"by_staff"`
-	Contact        *savedRecipient       `json:"contact,omitempty"`
+	Contact        *savedRecipient       `json:"contact,omitzero"`
 	AcceptedBy     string                `json:"accepted_by"`
 	AcceptedAt     time.Time             `json:"accepted_at"`
 	Comments       string                `json:"comments"`
@@ -367,7 +380,7 @@ type savedBill struct {
 	Currency   string               `json:"currency"`
 	Lines      []savedLine          `json:"line_items"`
 	CreatedAt  time.Time            `json:"created_at"`
-	UpdatedAt  *time.Time           `json:"updated_at,omitempty"`
+	UpdatedAt  *time.Time           `json:"updated_at,omitzero"`
 	ApprovedAt time.Time            `json:"approved_at,omitzero"`
 	PaidAt     time.Time            `json:"paid_at,omitzero"`
 }

@@ -2,13 +2,13 @@ package invoicingtest
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +23,7 @@ import (
 func populate(t *testing.T, srv *Server) (acceptedQuoteID, partlyPaidID string) {
 	t.Helper()
 	post(t, srv, "/items", map[string]any{
-		"name": "Hosting", "item_code": "HOST", "unit_price": json.Number("49.95"),
+		"name": "Hosting", "item_code": "HOST", "unit_price": jsonNumber("49.95"),
 		"account_id": SeedRevenueAccountID, "tax_code_id": SeedGSTTaxCodeID,
 	}).requireStatus(t, http.StatusCreated)
 	post(t, srv, "/clients", map[string]any{
@@ -182,6 +182,8 @@ func TestLoadStateRefusesABadStateAndChangesNothing(t *testing.T) {
 			"decimal must be a JSON string"},
 		"empty key": {edit(func(d map[string]any) { first(d, "api_keys")["key"] = "" }),
 			"an API key is empty"},
+		"data after the document": {string(good) + `{}`, "after top-level value"},
+		"name in another case":    {strings.Replace(string(good), `"version"`, `"Version"`, 1), "Version"},
 	}
 	before := get(t, srv, "/invoices").requireStatus(t, http.StatusOK).body
 	key := srv.FullKey
@@ -195,6 +197,14 @@ func TestLoadStateRefusesABadStateAndChangesNothing(t *testing.T) {
 		})
 	}
 	assert.ErrorIs(t, srv.LoadState(strings.NewReader(cases["version"].doc)), ErrStateVersion)
+}
+
+func TestLoadStateTakesTheLastOfARepeatedName(t *testing.T) {
+	srv, _ := newServer(t)
+	good := string(saveState(t, srv))
+	doc := strings.Replace(good, `"version": 1`, `"version": 2, "version": 1`, 1)
+	require.NotEqual(t, good, doc)
+	require.NoError(t, srv.LoadState(strings.NewReader(doc+"\n\n")), "white space may follow the document")
 }
 
 func TestLoadStateKeepsWebhookEndpoints(t *testing.T) {

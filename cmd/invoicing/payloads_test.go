@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +21,7 @@ func TestSamplePayloadsHaveTheDocumentedFields(t *testing.T) {
 	for _, event := range allEventTypes {
 		fixture, err := os.ReadFile(filepath.Join("..", "..", "webhooks", "testdata", string(event)+".json"))
 		require.NoError(t, err)
-		sample, err := json.Marshal(samplePayload(event, time.Now()))
+		sample, err := json.Marshal(samplePayload(event, time.Now()), payloadOptions)
 		require.NoError(t, err)
 		assert.Equal(t, fieldPaths(t, fixture), fieldPaths(t, sample), event)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,9 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 
 	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -119,14 +121,14 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 		td.Secret = randomSecret()
 		notes = append(notes, "signed with a wrong secret")
 	}
-	if td.Body, err = json.Marshal(payload); err != nil {
+	if td.Body, err = json.Marshal(payload, payloadOptions); err != nil {
 		return err
 	}
 	header := td.Header()
 	body := td.Body
 	if *tamper {
 		key := tamperField(payload)
-		if body, err = json.Marshal(payload.Set(key, tamperedValue(key))); err != nil {
+		if body, err = json.Marshal(payload.Set(key, tamperedValue(key)), payloadOptions); err != nil {
 			return err
 		}
 		notes = append(notes, key+" changed after signing")
@@ -166,16 +168,23 @@ func (c *cli) deliver(ctx context.Context, to string, header http.Header, body [
 	return nil
 }
 
-// parseSet parses FIELD=VALUE; VALUE is JSON when it is valid JSON, else a
-// string.
+// payloadOptions are the options trigger encodes payloads with:
+// jsonopt.Encode, which allows what a --set VALUE may hold (a receiver may
+// be tested with it): a name given twice in an object is sent as given, and
+// invalid UTF-8 is sent as U+FFFD (as encoding/json did).
+var payloadOptions = jsonopt.Encode
+
+// parseSet parses FIELD=VALUE; VALUE is JSON when it is valid JSON (names
+// given twice and invalid UTF-8 included, as payloadOptions sends them),
+// else a string.
 func parseSet(v string) (jsonobj.Field, error) {
 	key, value, ok := strings.Cut(v, "=")
 	if !ok || key == "" {
 		return jsonobj.Field{}, fmt.Errorf("%q is not FIELD=VALUE", v)
 	}
 	var parsed any = value
-	if json.Valid([]byte(value)) {
-		parsed = json.RawMessage(value)
+	if raw := jsontext.Value(value); raw.IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) {
+		parsed = raw
 	}
 	return jsonobj.Field{Key: key, Value: parsed}, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -168,6 +168,16 @@ func TestTriggerSetOverridesTopLevelFields(t *testing.T) {
 	d, err := v.ParseDelivery(h, body)
 	require.NoError(t, err)
 	assert.Equal(t, "12.50", d.Event.(*webhooks.InvoicePaid).AmountPaid.StringFixed(2))
+}
+
+func TestTriggerSetSendsAJSONValueAsGiven(t *testing.T) {
+	rc := newRecorder(t, http.StatusOK)
+	r := run(t, nil, "trigger", "invoice.paid", "--to", rc.URL, "--secret", testSecret,
+		"--set", `extra={"a":1,"a":2}`, "--set", `spaced= [1, 2] `)
+	r.requireCode(t, 0)
+	_, body := rc.last(t)
+	assert.Contains(t, string(body), `"extra":{"a":1,"a":2}`, "a name given twice is the receiver's to judge")
+	assert.Contains(t, string(body), `"spaced":[1,2]`)
 }
 
 func TestTriggerFailsOnANon2xxAnswer(t *testing.T) {

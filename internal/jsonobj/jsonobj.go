@@ -4,42 +4,37 @@
 package jsonobj
 
 import (
-	"bytes"
-	"encoding/json"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Object is a JSON object as an ordered list of fields. A key given twice
-// is written twice; Set replaces a key instead.
+// Object is a JSON object as an ordered list of fields. Set replaces a
+// key's value; a key given twice (by appending) is written twice, which the
+// encoder refuses unless it allows duplicate names
+// (jsontext.AllowDuplicateNames).
 type Object []Field
 
-// Field is one member of an Object; Value is encoded with encoding/json.
+// Field is one member of an Object; Value is encoded with the options of
+// the encoder the Object is written to (jsonopt.Encode, say).
 type Field struct {
 	Key   string
 	Value any
 }
 
-// MarshalJSON writes the fields in order.
-func (o Object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := json.Marshal(f.Key)
-		if err != nil {
-			return nil, err
-		}
-		v, err := json.Marshal(f.Value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
+// MarshalJSONTo writes the fields in order, straight to enc.
+func (o Object) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	for _, f := range o {
+		if err := enc.WriteToken(jsontext.String(f.Key)); err != nil {
+			return err
+		}
+		if err := json.MarshalEncode(enc, f.Value); err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
 }
 
 // With returns o with fields appended; o itself is not changed.

@@ -1,13 +1,16 @@
 package jsonobj_test
 
 import (
-	"encoding/json"
 	"testing"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 func TestObjectKeepsOrder(t *testing.T) {
@@ -26,6 +29,27 @@ func TestObjectNested(t *testing.T) {
 	b, err := json.Marshal(o)
 	require.NoError(t, err)
 	assert.Equal(t, `{"outer":{"b":true,"a":[1]}}`, string(b))
+}
+
+func TestObjectValuesUseTheEncodersOptions(t *testing.T) {
+	o := jsonobj.Object{{Key: "total", Value: decimal.RequireFromString("110.5")}, {Key: "lines", Value: []string(nil)}}
+	b, err := json.Marshal(o, jsonopt.Encode)
+	require.NoError(t, err)
+	assert.Equal(t, `{"total":110.5,"lines":null}`, string(b))
+
+	b, err = json.Marshal(jsonobj.Object{{Key: "name", Value: "<b>&"}}, jsontext.EscapeForHTML(true))
+	require.NoError(t, err)
+	assert.Equal(t, `{"name":"\u003cb\u003e\u0026"}`, string(b))
+}
+
+func TestObjectWithAKeyTwice(t *testing.T) {
+	o := jsonobj.Object{{Key: "a", Value: 1}, {Key: "a", Value: 2}}
+	_, err := json.Marshal(o)
+	assert.Error(t, err, "v2 refuses duplicate names by default")
+
+	b, err := json.Marshal(o, jsontext.AllowDuplicateNames(true))
+	require.NoError(t, err)
+	assert.Equal(t, `{"a":1,"a":2}`, string(b))
 }
 
 func TestObjectMarshalError(t *testing.T) {
