@@ -41,15 +41,15 @@ type billJSON struct {
 	SupplierID   string               `json:"supplier_id"`
 	SupplierName string               `json:"supplier_name"`
 	Status       invoicing.BillStatus `json:"status"`
-	IssueDate    string               `json:"issue_date"`
-	DueDate      string               `json:"due_date"`
+	IssueDate    date                 `json:"issue_date"`
+	DueDate      date                 `json:"due_date"`
 	Currency     string               `json:"currency"`
 	Subtotal     money                `json:"subtotal"`
 	TaxTotal     money                `json:"tax_total"`
 	Total        money                `json:"total"`
 	LineItems    []lineJSON           `json:"line_items"`
-	CreatedAt    string               `json:"created_at"`
-	UpdatedAt    *string              `json:"updated_at"`
+	CreatedAt    datetime             `json:"created_at"`
+	UpdatedAt    *datetime            `json:"updated_at"`
 }
 
 // billView shows a bill. The caller holds s.mu.
@@ -61,10 +61,10 @@ func (s *Server) billView(b *bill) billJSON {
 	}
 	return billJSON{
 		ID: b.id, BillNumber: b.number, SupplierID: b.supplierID, SupplierName: supplier,
-		Status: b.status, IssueDate: formatDate(b.issueDate), DueDate: formatDate(b.dueDate),
+		Status: b.status, IssueDate: date(b.issueDate), DueDate: date(b.dueDate),
 		Currency: b.currency, Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
 		LineItems: lineViews(b.lines),
-		CreatedAt: formatTime(b.createdAt), UpdatedAt: formatTimePtr(b.updatedAt),
+		CreatedAt: datetime(b.createdAt), UpdatedAt: (*datetime)(b.updatedAt),
 	}
 }
 

@@ -105,18 +105,18 @@ type addressRequest struct {
 
 // contactJSON is a client or supplier as the API shows it.
 type contactJSON struct {
-	ID        string  `json:"id"`
-	Name      string  `json:"name"`
-	Email     string  `json:"email"`
-	Phone     string  `json:"phone"`
-	CreatedAt string  `json:"created_at"`
-	UpdatedAt *string `json:"updated_at"`
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Email     string    `json:"email"`
+	Phone     string    `json:"phone"`
+	CreatedAt datetime  `json:"created_at"`
+	UpdatedAt *datetime `json:"updated_at"`
 }
 
 func contactView(c *contact) contactJSON {
 	return contactJSON{
 		ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone,
-		CreatedAt: formatTime(c.createdAt), UpdatedAt: formatTimePtr(c.updatedAt),
+		CreatedAt: datetime(c.createdAt), UpdatedAt: (*datetime)(c.updatedAt),
 	}
 }
 

@@ -55,8 +55,8 @@ type invoiceJSON struct {
 	ClientID      string                  `json:"client_id"`
 	ClientName    string                  `json:"client_name"`
 	Status        invoicing.InvoiceStatus `json:"status"`
-	IssueDate     string                  `json:"issue_date"`
-	DueDate       string                  `json:"due_date"`
+	IssueDate     date                    `json:"issue_date"`
+	DueDate       date                    `json:"due_date"`
 	Subtotal      money                   `json:"subtotal"`
 	TaxTotal      money                   `json:"tax_total"`
 	Total         money                   `json:"total"`
@@ -65,8 +65,8 @@ type invoiceJSON struct {
 	Currency      string                  `json:"currency"`
 	Notes         string                  `json:"notes"`
 	LineItems     []lineJSON              `json:"line_items"`
-	CreatedAt     string                  `json:"created_at"`
-	UpdatedAt     *string                 `json:"updated_at"`
+	CreatedAt     datetime                `json:"created_at"`
+	UpdatedAt     *datetime               `json:"updated_at"`
 }
 
 // invoiceView shows an invoice. The caller holds s.mu.
@@ -76,12 +76,12 @@ func (s *Server) invoiceView(inv *invoice) invoiceJSON {
 		ID: inv.id, InvoiceNumber: inv.number,
 		ClientID: inv.clientID, ClientName: s.clientName(inv.clientID),
 		Status:    inv.status,
-		IssueDate: formatDate(inv.issueDate), DueDate: formatDate(inv.dueDate),
+		IssueDate: date(inv.issueDate), DueDate: date(inv.dueDate),
 		Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
 		AmountPaid: money(inv.amountPaid), AmountDue: money(total.Sub(inv.amountPaid)),
 		Currency: inv.currency, Notes: inv.notes,
 		LineItems: lineViews(inv.lines),
-		CreatedAt: formatTime(inv.createdAt), UpdatedAt: formatTimePtr(inv.updatedAt),
+		CreatedAt: datetime(inv.createdAt), UpdatedAt: (*datetime)(inv.updatedAt),
 	}
 }
 
@@ -287,7 +287,7 @@ func (s *Server) invoiceEvent(name webhooks.EventType, inv *invoice) event {
 		{Key: "invoice_id", Value: inv.id},
 		{Key: "invoice_number", Value: inv.number},
 		{Key: "client_id", Value: inv.clientID},
-		{Key: "reference", Value: nullable(inv.reference)},
+		{Key: "reference", Value: nullString(inv.reference)},
 		{Key: "total", Value: moneyString(inv.total())},
 		{Key: "status", Value: inv.status},
 		{Key: stampKey, Value: formatTime(at)},

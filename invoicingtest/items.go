@@ -45,8 +45,8 @@ type itemJSON struct {
 	AccountID   string             `json:"account_id"`
 	TaxCodeID   string             `json:"tax_code_id"`
 	IsActive    bool               `json:"is_active"`
-	CreatedAt   string             `json:"created_at"`
-	UpdatedAt   *string            `json:"updated_at"`
+	CreatedAt   datetime           `json:"created_at"`
+	UpdatedAt   *datetime          `json:"updated_at"`
 }
 
 func itemView(it *item) itemJSON {
@@ -54,7 +54,7 @@ func itemView(it *item) itemJSON {
 		ID: it.id, ItemCode: it.code, Name: it.name, Description: it.description,
 		ItemType: it.itemType, UnitPrice: money(it.unitPrice), IsTaxable: it.isTaxable,
 		AccountID: it.accountID, TaxCodeID: it.taxCodeID, IsActive: it.isActive,
-		CreatedAt: formatTime(it.createdAt), UpdatedAt: formatTimePtr(it.updatedAt),
+		CreatedAt: datetime(it.createdAt), UpdatedAt: (*datetime)(it.updatedAt),
 	}
 }
 

@@ -146,14 +146,14 @@ func firstNonEmpty(values ...string) string {
 
 // lineJSON is a line of an invoice or a bill as the API shows it.
 type lineJSON struct {
-	ID          string  `json:"id"`
-	Description string  `json:"description"`
-	Quantity    number  `json:"quantity"`
-	UnitPrice   money   `json:"unit_price"`
-	Amount      money   `json:"amount"`
-	TaxAmount   money   `json:"tax_amount"`
-	AccountID   *string `json:"account_id"`
-	TaxCodeID   *string `json:"tax_code_id"`
+	ID          string     `json:"id"`
+	Description string     `json:"description"`
+	Quantity    number     `json:"quantity"`
+	UnitPrice   money      `json:"unit_price"`
+	Amount      money      `json:"amount"`
+	TaxAmount   money      `json:"tax_amount"`
+	AccountID   nullString `json:"account_id"`
+	TaxCodeID   nullString `json:"tax_code_id"`
 }
 
 func lineViews(lines []line) []lineJSON {
@@ -163,16 +163,8 @@ func lineViews(lines []line) []lineJSON {
 			ID: l.id, Description: l.description,
 			Quantity: number(l.quantity), UnitPrice: money(l.unitPrice),
 			Amount: money(l.amount()), TaxAmount: money(l.tax),
-			AccountID: nullable(l.accountID), TaxCodeID: nullable(l.taxCodeID),
+			AccountID: nullString(l.accountID), TaxCodeID: nullString(l.taxCodeID),
 		})
 	}
 	return out
-}
-
-// nullable gives nil (JSON null) for "".
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

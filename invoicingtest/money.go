@@ -3,6 +3,7 @@ package invoicingtest
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
@@ -14,8 +15,8 @@ import (
 // decimal.Decimal's own MarshalJSON, whose output depends on package
 // variables of the decimal module, or jsonopt.MarshalDecimal, which writes
 // the digits as they are: the fake shows money with at least two decimal
-// places, as the service does. StringFixed does not depend on the package
-// variables.
+// places, as the service does. Each writes its text straight into the
+// encoder's buffer.
 
 // money is a monetary amount written as a JSON number with at least two
 // decimal places (110.00), keeping any further places exactly.
@@ -23,7 +24,7 @@ type money decimal.Decimal
 
 // MarshalJSONTo writes the amount as a JSON number.
 func (m money) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return enc.WriteValue(jsontext.Value(moneyText(decimal.Decimal(m))))
+	return enc.WriteValue(appendFixed(enc.AvailableBuffer(), decimal.Decimal(m), 2))
 }
 
 // number is a quantity or a rate written as a JSON number with no trailing
@@ -32,7 +33,7 @@ type number decimal.Decimal
 
 // MarshalJSONTo writes the value as a JSON number.
 func (n number) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return enc.WriteValue(jsontext.Value(numberText(decimal.Decimal(n))))
+	return enc.WriteValue(appendFixed(enc.AvailableBuffer(), decimal.Decimal(n), 0))
 }
 
 // moneyString is a monetary amount written as a JSON string ("110.00"), as
@@ -41,7 +42,8 @@ type moneyString decimal.Decimal
 
 // MarshalJSONTo writes the amount as a JSON string.
 func (m moneyString) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return enc.WriteToken(jsontext.String(moneyText(decimal.Decimal(m))))
+	b := appendFixed(append(enc.AvailableBuffer(), '"'), decimal.Decimal(m), 2)
+	return enc.WriteValue(append(b, '"'))
 }
 
 // numberString is a quantity or rate written as a JSON string ("1.5").
@@ -49,23 +51,70 @@ type numberString decimal.Decimal
 
 // MarshalJSONTo writes the value as a JSON string.
 func (n numberString) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return enc.WriteToken(jsontext.String(numberText(decimal.Decimal(n))))
+	b := appendFixed(append(enc.AvailableBuffer(), '"'), decimal.Decimal(n), 0)
+	return enc.WriteValue(append(b, '"'))
 }
 
-func moneyText(d decimal.Decimal) string {
-	places := int32(2)
-	if p := -d.Normalize().Exponent(); p > places {
-		places = p
-	}
-	return d.StringFixed(places)
-}
+// moneyText is d as money shows it: 110.00, 0.125.
+func moneyText(d decimal.Decimal) string { return string(appendFixed(nil, d, 2)) }
 
-func numberText(d decimal.Decimal) string {
-	places := -d.Normalize().Exponent()
-	if places < 0 {
-		places = 0
+// numberText is d as number shows it: 2, 1.5.
+func numberText(d decimal.Decimal) string { return string(appendFixed(nil, d, 0)) }
+
+// appendFixed appends d exactly, in fixed-point notation with at least
+// minPlaces decimal places and no trailing zeros beyond them: 110 is 110.00
+// with minPlaces 2, 1.50 is 1.5 with minPlaces 0. A coefficient of up to 18
+// digits (every amount the API accepts) is written from its int64 without
+// allocating; a larger one goes through StringFixed.
+func appendFixed(b []byte, d decimal.Decimal, minPlaces int32) []byte {
+	exp := d.Exponent()
+	if d.NumDigits() > 18 || exp < -18 || exp > 18 {
+		places := max(minPlaces, -d.Normalize().Exponent())
+		return append(b, d.StringFixed(places)...)
 	}
-	return d.StringFixed(places)
+	c := d.CoefficientInt64()
+	switch {
+	case c == 0:
+		exp = 0
+	case c < 0:
+		b = append(b, '-')
+		c = -c
+	}
+	// d is c × 10^exp: as fixed point, c's digits then exp zeros when exp
+	// is positive, or c's digits with places = -exp decimal places.
+	var digits [40]byte
+	text := strconv.AppendInt(digits[:0], c, 10)
+	places := int32(0)
+	if exp > 0 {
+		for range exp {
+			text = append(text, '0')
+		}
+	} else {
+		places = -exp
+	}
+	for places > minPlaces && text[len(text)-1] == '0' {
+		text = text[:len(text)-1]
+		places--
+	}
+	if int32(len(text)) <= places { // 0.0x: pad with leading zeros
+		b = append(b, '0')
+		b = append(b, '.')
+		for range places - int32(len(text)) {
+			b = append(b, '0')
+		}
+		b = append(b, text...)
+	} else {
+		whole := int32(len(text)) - places
+		b = append(b, text[:whole]...)
+		if places > 0 || minPlaces > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, text[whole:]...)
+	}
+	for range minPlaces - places {
+		b = append(b, '0')
+	}
+	return b
 }
 
 // reqDecimal is a decimal read from a request body. It accepts JSON numbers

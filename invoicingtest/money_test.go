@@ -1,9 +1,11 @@
 package invoicingtest
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,6 +32,30 @@ func TestDecimalJSON(t *testing.T) {
 	b, err = json.Marshal(numberString(dec("7.50")), encodeOptions)
 	require.NoError(t, err)
 	assert.Equal(t, `"7.5"`, string(b))
+}
+
+// TestAppendFixedMatchesStringFixed checks the fast path of appendFixed
+// against the rounding-free use of StringFixed it replaces, over random
+// coefficients and exponents, both sides of the 18-digit limit.
+func TestAppendFixedMatchesStringFixed(t *testing.T) {
+	reference := func(d decimal.Decimal, minPlaces int32) string {
+		return d.StringFixed(max(minPlaces, -d.Normalize().Exponent()))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		digits := 1 + rng.IntN(20)
+		coef := make([]byte, 0, digits+1)
+		if rng.IntN(2) == 0 {
+			coef = append(coef, '-')
+		}
+		for range digits {
+			coef = append(coef, byte('0'+rng.IntN(10)))
+		}
+		d := decimal.RequireFromString(string(coef)).Shift(int32(rng.IntN(41) - 20))
+		for _, minPlaces := range []int32{0, 2} {
+			require.Equal(t, reference(d, minPlaces), string(appendFixed(nil, d, minPlaces)), "%s × 10^%d, minPlaces %d", d.Coefficient(), d.Exponent(), minPlaces)
+		}
+	}
 }
 
 func TestRequestDecimalsAreJSONNumbers(t *testing.T) {

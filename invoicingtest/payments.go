@@ -92,7 +92,7 @@ func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, er
 			{Key: "invoice_id", Value: inv.id},
 			{Key: "invoice_number", Value: inv.number},
 			{Key: "client_id", Value: inv.clientID},
-			{Key: "reference", Value: nullable(inv.reference)},
+			{Key: "reference", Value: nullString(inv.reference)},
 			{Key: "amount_paid", Value: moneyString(inv.amountPaid)},
 			{Key: "paid_at", Value: formatTime(received)},
 		}))

@@ -87,7 +87,7 @@ func (s *Server) quotePublicURL(q *quote) string {
 func recipientJSON(r Recipient) jsonobj.Object {
 	return jsonobj.Object{
 		{Key: "quote_contact_id", Value: r.QuoteContactID},
-		{Key: "contact_id", Value: nullable(r.ContactID)},
+		{Key: "contact_id", Value: nullString(r.ContactID)},
 		{Key: "contact_name", Value: r.Name},
 		{Key: "contact_email", Value: r.Email},
 		{Key: "contact_type", Value: r.Type},
@@ -97,7 +97,7 @@ func recipientJSON(r Recipient) jsonobj.Object {
 // contactJSONForEvent is a person in accepting_contact and viewer.
 func contactJSONForEvent(r Recipient) jsonobj.Object {
 	return jsonobj.Object{
-		{Key: "contact_id", Value: nullable(r.ContactID)},
+		{Key: "contact_id", Value: nullString(r.ContactID)},
 		{Key: "contact_name", Value: r.Name},
 		{Key: "contact_email", Value: r.Email},
 		{Key: "contact_type", Value: r.Type},

@@ -42,16 +42,16 @@ type quoteJSON struct {
 	ClientID    string                `json:"client_id"`
 	ClientName  string                `json:"client_name"`
 	Status      invoicing.QuoteStatus `json:"status"`
-	IssueDate   string                `json:"issue_date"`
-	ValidUntil  string                `json:"valid_until"`
+	IssueDate   date                  `json:"issue_date"`
+	ValidUntil  date                  `json:"valid_until"`
 	Subtotal    money                 `json:"subtotal"`
 	TaxTotal    money                 `json:"tax_total"`
 	Total       money                 `json:"total"`
 	Currency    string                `json:"currency"`
 	Notes       string                `json:"notes"`
 	LineItems   []quoteLineJSON       `json:"line_items"`
-	CreatedAt   string                `json:"created_at"`
-	UpdatedAt   *string               `json:"updated_at"`
+	CreatedAt   datetime              `json:"created_at"`
+	UpdatedAt   *datetime             `json:"updated_at"`
 }
 
 // quoteLineJSON is a quote line; item_id, item_code and item_name appear
@@ -87,10 +87,10 @@ func (s *Server) quoteView(q *quote) quoteJSON {
 	return quoteJSON{
 		ID: q.id, QuoteNumber: q.number, Title: q.title,
 		ClientID: q.clientID, ClientName: s.clientName(q.clientID), Status: q.status,
-		IssueDate: formatDate(q.issueDate), ValidUntil: formatDate(q.validUntil),
+		IssueDate: date(q.issueDate), ValidUntil: date(q.validUntil),
 		Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
 		Currency: q.currency, Notes: q.notes, LineItems: views,
-		CreatedAt: formatTime(q.createdAt), UpdatedAt: formatTimePtr(q.updatedAt),
+		CreatedAt: datetime(q.createdAt), UpdatedAt: (*datetime)(q.updatedAt),
 	}
 }
 

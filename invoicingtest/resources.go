@@ -270,7 +270,7 @@ func (s *Server) listBankAccounts(w http.ResponseWriter, r *http.Request) {
 type bankTransactionJSON struct {
 	ID            string `json:"id"`
 	BankAccountID string `json:"bank_account_id"`
-	Date          string `json:"date"`
+	Date          date   `json:"date"`
 	Description   string `json:"description"`
 	Amount        money  `json:"amount"`
 	Reference     string `json:"reference"`
@@ -278,7 +278,7 @@ type bankTransactionJSON struct {
 }
 
 func bankTransactionView(t *BankTransaction) bankTransactionJSON {
-	return bankTransactionJSON{t.ID, t.BankAccountID, formatDate(t.Date), t.Description, money(t.Amount), t.Reference, t.Status}
+	return bankTransactionJSON{t.ID, t.BankAccountID, date(t.Date), t.Description, money(t.Amount), t.Reference, t.Status}
 }
 
 // listBankTransactions serves GET /bank-transactions with the filters

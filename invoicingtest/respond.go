@@ -173,22 +173,6 @@ func (p pageParams) bounds(total int) (lo, hi int) {
 	return lo, min(lo+p.size, total)
 }
 
-// listResponse is the body of every list endpoint: the page's records under
-// the resource's key plus total, page, page_size and has_more.
-func listResponse[T any](key string, records []T, total int, p pageParams) map[string]any {
-	_, hi := p.bounds(total)
-	if records == nil {
-		records = []T{}
-	}
-	return map[string]any{
-		key:         records,
-		"total":     total,
-		"page":      p.page,
-		"page_size": p.size,
-		"has_more":  hi < total,
-	}
-}
-
 // Dates are civil dates held as time.Time at midnight UTC.
 
 func dateOf(t time.Time) time.Time {
@@ -204,15 +188,6 @@ func formatDate(t time.Time) string { return t.Format(time.DateOnly) }
 
 // formatTime writes a datetime as RFC 3339 in UTC with a trailing Z.
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// formatTimePtr is formatTime for nullable datetimes (nil gives JSON null).
-func formatTimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := formatTime(*t)
-	return &s
-}
 
 // dateQuery reads an optional YYYY-MM-DD query parameter; a malformed one is
 // a 400.
@@ -311,7 +286,7 @@ func serveList[R, V any](s *Server, w http.ResponseWriter, p pageParams, key str
 		views = append(views, view(rec))
 	}
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, listResponse(key, views, len(matched), p))
+	writeJSON(w, http.StatusOK, listPage[V]{key: key, records: views, total: len(matched), page: p, hasMore: hi < len(matched)})
 }
 
 // docQuery is the filter of GET /invoices and GET /quotes: status, client_id,

@@ -85,9 +85,7 @@ func (d *savedDecimal) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 type savedDate time.Time
 
 // MarshalJSONTo writes the date as "YYYY-MM-DD".
-func (d savedDate) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return enc.WriteToken(jsontext.String(formatDate(time.Time(d))))
-}
+func (d savedDate) MarshalJSONTo(enc *jsontext.Encoder) error { return date(d).MarshalJSONTo(enc) }
 
 // UnmarshalJSONFrom reads a "YYYY-MM-DD" date.
 func (d *savedDate) UnmarshalJSONFrom(dec *jsontext.Decoder) error {

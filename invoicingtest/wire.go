@@ -1,7 +1,11 @@
 package invoicingtest
 
 import (
+	"bytes"
 	"net/http"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -26,17 +30,31 @@ var encodeOptions = json.JoinOptions(
 	jsontext.EscapeForJS(true),
 )
 
+// bodyBuffers are the buffers responses are encoded into, reused from one
+// response to the next.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody is the largest buffer kept for reuse; a larger one (a big
+// report) is left to the garbage collector.
+const maxPooledBody = 1 << 20
+
 // writeJSON writes v as the JSON response body with the given status, or a
 // 500 when v cannot be encoded.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v, encodeOptions)
-	if err != nil {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			buf.Reset()
+			bodyBuffers.Put(buf)
+		}
+	}()
+	if err := json.MarshalWrite(buf, v, encodeOptions); err != nil {
 		writeError(w, &apiError{http.StatusInternalServerError, "encoding response: " + err.Error()})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	_, _ = w.Write(buf.Bytes())
 }
 
 // errorBody is the body of every error answer: {"detail": ...}.
@@ -56,4 +74,84 @@ func writeError(w http.ResponseWriter, err *apiError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(err.status)
 	_, _ = w.Write(errorJSON(err.detail))
+}
+
+// listPage is the body of every list endpoint: the page's records under
+// the resource's key, plus total, page, page_size and has_more.
+type listPage[V any] struct {
+	key     string
+	records []V
+	total   int
+	page    pageParams
+	hasMore bool
+}
+
+// MarshalJSONTo writes the members sorted by name (has_more, invoices,
+// page, page_size, total), the order encoding/json gave the map this body
+// once was; the records are an array even when there are none.
+func (p listPage[V]) MarshalJSONTo(enc *jsontext.Encoder) error {
+	names := [...]string{p.key, "has_more", "page", "page_size", "total"}
+	slices.Sort(names[:])
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := enc.WriteToken(jsontext.String(name)); err != nil {
+			return err
+		}
+		var err error
+		switch name {
+		case "has_more":
+			err = enc.WriteToken(jsontext.Bool(p.hasMore))
+		case "page":
+			err = enc.WriteToken(jsontext.Int(int64(p.page.page)))
+		case "page_size":
+			err = enc.WriteToken(jsontext.Int(int64(p.page.size)))
+		case "total":
+			err = enc.WriteToken(jsontext.Int(int64(p.total)))
+		default: // p.key
+			records := p.records
+			if records == nil {
+				records = []V{}
+			}
+			err = json.MarshalEncode(enc, records)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// date is a civil date, written as "YYYY-MM-DD".
+type date time.Time
+
+// MarshalJSONTo writes the date as a JSON string.
+func (d date) MarshalJSONTo(enc *jsontext.Encoder) error {
+	b := time.Time(d).AppendFormat(append(enc.AvailableBuffer(), '"'), time.DateOnly)
+	return enc.WriteValue(append(b, '"'))
+}
+
+// datetime is a point in time, written as RFC 3339 in UTC with a trailing
+// Z, to the second. A nil *datetime is written as null. A view's
+// *datetime is the record's own *time.Time (updated_at): updates replace
+// that pointer rather than change the time it points to, so the view may
+// be encoded after s.mu is released.
+type datetime time.Time
+
+// MarshalJSONTo writes the datetime as a JSON string.
+func (t datetime) MarshalJSONTo(enc *jsontext.Encoder) error {
+	b := time.Time(t).UTC().AppendFormat(append(enc.AvailableBuffer(), '"'), time.RFC3339)
+	return enc.WriteValue(append(b, '"'))
+}
+
+// nullString is a string written as JSON null when it is empty.
+type nullString string
+
+// MarshalJSONTo writes the string, or null.
+func (s nullString) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if s == "" {
+		return enc.WriteToken(jsontext.Null)
+	}
+	return enc.WriteToken(jsontext.String(string(s)))
 }
