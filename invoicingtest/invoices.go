@@ -72,13 +72,17 @@ type invoiceJSON struct {
 // invoiceView shows an invoice. The caller holds s.mu.
 func (s *Server) invoiceView(inv *invoice) invoiceJSON {
 	subtotal, tax, total := sumLines(inv.lines)
+	due := total
+	if !inv.amountPaid.IsZero() { // decimal's Sub would rescale and allocate
+		due = total.Sub(inv.amountPaid)
+	}
 	return invoiceJSON{
 		ID: inv.id, InvoiceNumber: inv.number,
 		ClientID: inv.clientID, ClientName: s.clientName(inv.clientID),
 		Status:    inv.status,
 		IssueDate: date(inv.issueDate), DueDate: date(inv.dueDate),
 		Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
-		AmountPaid: money(inv.amountPaid), AmountDue: money(total.Sub(inv.amountPaid)),
+		AmountPaid: money(inv.amountPaid), AmountDue: money(due),
 		Currency: inv.currency, Notes: inv.notes,
 		LineItems: lineViews(inv.lines),
 		CreatedAt: datetime(inv.createdAt), UpdatedAt: (*datetime)(inv.updatedAt),
@@ -93,7 +97,10 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	keep := func(inv *invoice) bool { return f.keep(inv.status, inv.clientID, inv.issueDate) }
+	var keep func(*invoice) bool // nil: all of them
+	if f.filters() {
+		keep = func(inv *invoice) bool { return f.keep(inv.status, inv.clientID, inv.issueDate) }
+	}
 	serveList(s, w, p, "invoices", &s.data.invoices, keep, s.invoiceView)
 }
 

@@ -131,7 +131,7 @@ func (s *Server) buildLine(req *lineRequest, defs lineDefaults) (line, error) {
 		return l, fmt.Errorf("tax_code_id %s does not match a tax code of the business", l.taxCodeID)
 	}
 	l.taxRate = tc.Rate
-	l.net, l.tax = lineAmounts(l.quantity, l.unitPrice, l.taxRate)
+	l.setAmounts()
 	return l, nil
 }
 
@@ -162,7 +162,7 @@ func lineViews(lines []line) []lineJSON {
 		out = append(out, lineJSON{
 			ID: l.id, Description: l.description,
 			Quantity: number(l.quantity), UnitPrice: money(l.unitPrice),
-			Amount: money(l.amount()), TaxAmount: money(l.tax),
+			Amount: money(l.amount), TaxAmount: money(l.tax),
 			AccountID: nullString(l.accountID), TaxCodeID: nullString(l.taxCodeID),
 		})
 	}

@@ -89,7 +89,7 @@ func linesText(lines []line) []string {
 	out := []string{"Description | Qty | Unit price | Tax | Amount"}
 	for _, l := range lines {
 		out = append(out, fmt.Sprintf("%s | %s | %s | %s | %s",
-			l.description, numberText(l.quantity), moneyText(l.unitPrice), moneyText(l.tax), moneyText(l.amount())))
+			l.description, numberText(l.quantity), moneyText(l.unitPrice), moneyText(l.tax), moneyText(l.amount)))
 	}
 	return out
 }

@@ -41,7 +41,7 @@ func (s *Server) quoteFields(q *quote) jsonobj.Object {
 			{Key: "subtotal", Value: moneyString(l.net)},
 			{Key: "tax_rate", Value: numberString(l.taxRate)},
 			{Key: "tax_amount", Value: moneyString(l.tax)},
-			{Key: "total", Value: moneyString(l.amount())},
+			{Key: "total", Value: moneyString(l.amount)},
 			{Key: "optional", Value: l.optional},
 		})
 	}

@@ -77,7 +77,7 @@ func (s *Server) quoteView(q *quote) quoteJSON {
 	for _, l := range lines {
 		v := quoteLineJSON{
 			ID: l.id, Description: l.description, Quantity: number(l.quantity), UnitPrice: money(l.unitPrice),
-			Amount: money(l.amount()), TaxAmount: money(l.tax),
+			Amount: money(l.amount), TaxAmount: money(l.tax),
 		}
 		if l.itemID != "" {
 			v.ItemID, v.ItemCode, v.ItemName = &l.itemID, &l.itemCode, &l.itemName
@@ -102,7 +102,10 @@ func (s *Server) listQuotes(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	keep := func(q *quote) bool { return f.keep(q.status, q.clientID, q.issueDate) }
+	var keep func(*quote) bool // nil: all of them
+	if f.filters() {
+		keep = func(q *quote) bool { return f.keep(q.status, q.clientID, q.issueDate) }
+	}
 	serveList(s, w, p, "quotes", &s.data.quotes, keep, s.quoteView)
 }
 

@@ -268,16 +268,19 @@ func serveOne[R, V any](s *Server, w http.ResponseWriter, r *http.Request, tbl *
 }
 
 // serveList serves a list endpoint: 200 with page p, under key, of the
-// records of tbl that keep accepts (all of them when keep is nil), in
-// insertion order. Only the page's records are shown under s.mu; the JSON
-// encoding happens after it is released, so that concurrent list requests
-// do not wait for each other's encoding.
+// records of tbl that keep accepts (all of them, without looking at each,
+// when keep is nil), in insertion order. Only the page's records are shown
+// under s.mu; the JSON encoding happens after it is released, so that
+// concurrent list requests do not wait for each other's encoding.
 func serveList[R, V any](s *Server, w http.ResponseWriter, p pageParams, key string, tbl *table[R], keep func(*R) bool, view func(*R) V) {
 	s.mu.Lock()
-	var matched []*R
-	for _, rec := range tbl.all() {
-		if keep == nil || keep(rec) {
-			matched = append(matched, rec)
+	matched := tbl.all()
+	if keep != nil {
+		matched = nil
+		for _, rec := range tbl.all() {
+			if keep(rec) {
+				matched = append(matched, rec)
+			}
 		}
 	}
 	lo, hi := p.bounds(len(matched))
@@ -314,6 +317,9 @@ func parseDocQuery[S ~string](q url.Values, statuses []S) (pageParams, docQuery[
 	f.clientID = q.Get("client_id")
 	return p, f, nil
 }
+
+// filters reports whether the query filters the documents at all.
+func (f docQuery[S]) filters() bool { return f != docQuery[S]{} }
 
 // keep reports whether a document with the status, client and issue date
 // passes the filter.

@@ -230,7 +230,7 @@ func (l *savedLine) restore() line {
 		quantity: decimal.Decimal(l.Quantity), unitPrice: decimal.Decimal(l.UnitPrice), taxRate: decimal.Decimal(l.TaxRate),
 		accountID: l.AccountID, taxCodeID: l.TaxCodeID, optional: l.Optional, quantityEditable: l.QuantityEditable,
 	}
-	out.net, out.tax = lineAmounts(out.quantity, out.unitPrice, out.taxRate)
+	out.setAmounts()
 	return out
 }
 

@@ -76,30 +76,43 @@ type line struct {
 	description                  string
 	quantity, unitPrice, taxRate decimal.Decimal
 	accountID, taxCodeID         string
-	net, tax                     decimal.Decimal
+	// net and tax are the amounts of lineAmounts; amount is their sum, the
+	// line total including tax. setAmounts computes all three.
+	net, tax, amount decimal.Decimal
 
 	// Quote lines only: set with SetQuoteLineOptions.
 	optional, quantityEditable bool
 }
 
-// amount is the line total including tax.
-func (l line) amount() decimal.Decimal { return l.net.Add(l.tax) }
+// setAmounts computes the line's net amount, tax and amount from its
+// quantity, unit price and tax rate.
+func (l *line) setAmounts() {
+	l.net, l.tax = lineAmounts(l.quantity, l.unitPrice, l.taxRate)
+	l.amount = l.net.Add(l.tax)
+}
 
 // withQuantity returns the line with another quantity and its amounts
 // recomputed.
 func (l line) withQuantity(q decimal.Decimal) line {
 	l.quantity = q
-	l.net, l.tax = lineAmounts(l.quantity, l.unitPrice, l.taxRate)
+	l.setAmounts()
 	return l
 }
 
 // sumLines returns the subtotal (before tax), tax total and total of lines.
+// The sums start from the first line's amounts, not from zero, which
+// decimal would first rescale.
 func sumLines(lines []line) (subtotal, taxTotal, total decimal.Decimal) {
-	for _, l := range lines {
+	if len(lines) == 0 {
+		return subtotal, taxTotal, total
+	}
+	subtotal, taxTotal, total = lines[0].net, lines[0].tax, lines[0].amount
+	for _, l := range lines[1:] {
 		subtotal = subtotal.Add(l.net)
 		taxTotal = taxTotal.Add(l.tax)
+		total = total.Add(l.amount)
 	}
-	return subtotal, taxTotal, subtotal.Add(taxTotal)
+	return subtotal, taxTotal, total
 }
 
 // invoice is a sales invoice.
