@@ -22,7 +22,8 @@ Usage: invoicing invoices list [--status S] [--json|--csv]
 
 Lists every invoice of the business (or those in one status), oldest first,
 as a table fitted to the terminal, as JSON lines or as CSV. Amounts are
-exact, with at least two decimals (in JSON, as decimal strings).
+exact: with at least two decimals in the table and the CSV, and in JSON as
+the numbers the service sent.
 
 Examples:
   invoicing invoices list --status overdue

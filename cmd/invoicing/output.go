@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"encoding/csv"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/go-json-experiment/json"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // The environment variables the reads take their configuration from.
@@ -144,13 +145,16 @@ func eachRecord[T any](seq iter.Seq2[*T, error], p *progress, emit func(*T) erro
 	return nil
 }
 
-// writeJSONLine writes v as one line of JSON.
+// writeJSONLine writes v as one line of JSON with the SDK's options
+// (jsonopt.Encode): a record as the service sent it, its amounts the exact
+// numbers it sent. Strings are escaped only where JSON requires it
+// (encoding/json, which the command used before, also escaped <, > and &).
 func writeJSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(v, jsonopt.Encode)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
+	_, err = w.Write(append(b, '\n'))
 	return err
 }
 

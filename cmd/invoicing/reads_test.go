@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,14 +72,17 @@ func TestListsAsJSONLines(t *testing.T) {
 		}
 	}
 	r := run(t, m.env(), "quotes", "list", "--json", "--status", "sent").requireCode(t, 0)
-	var q map[string]any
-	d := json.NewDecoder(strings.NewReader(strings.Split(r.stdout, "\n")[0]))
-	d.UseNumber()
-	require.NoError(t, d.Decode(&q))
-	assert.Equal(t, "sent", q["status"])
-	assert.Equal(t, "QU-0002", q["quote_number"])
-	total, err := decimal.NewFromString(string(q["total"].(json.Number)))
-	require.NoError(t, err, "amounts are exact JSON numbers")
+	var q struct {
+		Status      string         `json:"status"`
+		QuoteNumber string         `json:"quote_number"`
+		Total       jsontext.Value `json:"total"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(strings.Split(r.stdout, "\n")[0]), &q))
+	assert.Equal(t, "sent", q.Status)
+	assert.Equal(t, "QU-0002", q.QuoteNumber)
+	require.Equal(t, jsontext.Kind('0'), q.Total.Kind(), "amounts are exact JSON numbers: %s", q.Total)
+	total, err := decimal.NewFromString(string(q.Total))
+	require.NoError(t, err)
 	assert.True(t, total.IsPositive())
 }
 
