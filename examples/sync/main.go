@@ -58,7 +58,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -73,6 +72,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 
 	"github.com/invoicing-api/invoicing-go"
@@ -301,6 +302,12 @@ func (f *flightCounter) middleware(req *http.Request, next func(*http.Request) (
 }
 
 // checkpoint is the content of checkpoint.json: where a run resumes.
+//
+// It is read and written with encoding/json/v2 at its defaults rather than
+// with the SDK's internal jsonopt options, which a program outside the
+// module cannot import: the file is this program's own and holds no
+// decimals, and one with a name in the wrong case or given twice, or with
+// invalid UTF-8, is refused like any other damaged checkpoint.
 type checkpoint struct {
 	Source   string `json:"source"`
 	PageSize int    `json:"page_size"`
@@ -478,7 +485,7 @@ func (o *output) checkpoint(page int) error {
 	if cp.LinesBytes, err = o.lines.f.Seek(0, io.SeekCurrent); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(cp, "", "  ")
+	b, err := json.Marshal(cp, jsontext.WithIndent("  "))
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -69,26 +70,27 @@ func readCheckpoint(t *testing.T, dir string) checkpoint {
 // service sends for its invoices, with every number as the text it sent.
 func wantRows(t *testing.T, c *invoicing.Client) (invoices, lines [][]string) {
 	t.Helper()
-	var raw json.RawMessage
+	var raw jsontext.Value
 	require.NoError(t, c.Do(context.Background(), http.MethodGet, "/invoices?page_size=100", nil, &raw))
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
+	type object = map[string]jsontext.Value
 	var page struct {
-		Invoices []map[string]any `json:"invoices"`
-		HasMore  bool             `json:"has_more"`
+		Invoices []object `json:"invoices"`
+		HasMore  bool     `json:"has_more"`
 	}
-	require.NoError(t, dec.Decode(&page))
+	require.NoError(t, json.Unmarshal(raw, &page))
 	require.False(t, page.HasMore, "the test expects at most 100 invoices")
-	text := func(v any) string {
-		switch v := v.(type) {
-		case nil:
+	text := func(v jsontext.Value) string {
+		switch v.Kind() {
+		case 'n':
 			return ""
-		case string:
-			return v
-		case json.Number:
-			return v.String()
+		case '"':
+			var s string
+			require.NoError(t, json.Unmarshal(v, &s))
+			return s
+		case '0':
+			return string(v)
 		}
-		t.Fatalf("unexpected JSON value %#v", v)
+		t.Fatalf("unexpected JSON value %q", v)
 		return ""
 	}
 	invoices = [][]string{invoiceHeader}
@@ -99,8 +101,9 @@ func wantRows(t *testing.T, c *invoicing.Client) (invoices, lines [][]string) {
 			row[i] = text(inv[col])
 		}
 		invoices = append(invoices, row)
-		for n, l := range inv["line_items"].([]any) {
-			l := l.(map[string]any)
+		var items []object
+		require.NoError(t, json.Unmarshal(inv["line_items"], &items))
+		for n, l := range items {
 			row := []string{text(inv["id"]), strconv.Itoa(n + 1)}
 			for _, col := range lineHeader[2:] {
 				row = append(row, text(l[col]))
