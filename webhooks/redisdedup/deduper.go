@@ -125,7 +125,9 @@ func New(client redis.UniversalClient, opts ...Option) *Deduper {
 }
 
 // Claim implements webhooks.Deduper with one SET NX PX GET: the id is
-// claimed for the lease when its key is absent. It returns ClaimDuplicate
+// claimed for the lease when its key is absent (or holds this claim's own
+// token, when go-redis sent the command again after losing its reply). It
+// returns ClaimDuplicate
 // when the id was processed within the TTL, ClaimInFlight when a claim on it
 // is held (by this Deduper or another), and an error when Redis cannot be
 // reached, which makes the Handler answer 500 so that the service retries.
@@ -139,7 +141,10 @@ func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, e
 	token := rand.Text()
 	previous, err := d.client.SetArgs(ctx, d.key(id), token, redis.SetArgs{Mode: "NX", TTL: d.lease, Get: true}).Result()
 	switch {
-	case errors.Is(err, redis.Nil): // the key was absent: the claim is ours
+	// The key was absent: the claim is ours. Or it holds our token: the
+	// reply to our command was lost and go-redis sent it again, so the
+	// claim Redis made the first time is ours.
+	case errors.Is(err, redis.Nil), err == nil && previous == token:
 		d.mu.Lock()
 		d.tokens[id] = token
 		d.mu.Unlock()

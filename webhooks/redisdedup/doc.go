@@ -41,10 +41,13 @@
 // A replica that dies between Claim and Release leaves its claim behind;
 // the lease (WithLease, DefaultLease unless set) makes Redis drop it, and the
 // service's next retry after that is processed by whichever replica gets it.
-// Until then that delivery answers 409. The same goes for a claim that Redis
-// made but whose reply the replica never got (a network failure): Claim
-// returns the error, the Handler answers 500, and the lease ends the
-// orphaned claim.
+// Until then that delivery answers 409.
+//
+// A claim whose reply is lost on the network is sent again by go-redis on a
+// new connection (up to the client's MaxRetries, 3 by default); Redis then
+// answers with the claim's own token, and Claim takes the claim as its own.
+// When every try fails, Claim returns the error, the Handler answers 500,
+// and a claim Redis made meanwhile is orphaned until its lease ends.
 //
 // Processing must finish within the lease: a claim whose lease ran out can
 // be taken by another replica, and the late Release then returns
