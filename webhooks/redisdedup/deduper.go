@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,8 +28,11 @@ const (
 	DefaultLease = 2 * time.Minute
 )
 
-// done is the value of a processed delivery's key. Claim tokens come from
-// crypto/rand.Text (upper-case base32), so no token equals it.
+// done starts the value of a processed delivery's key: "done:" and the
+// token of the claim that processed it, so that a release sent again after
+// its reply was lost knows its own success. Claim tokens come from
+// crypto/rand.Text (upper-case base32), so no token starts with it. Keys
+// written before the token was recorded hold "done" alone.
 const done = "done"
 
 var (
@@ -44,15 +48,21 @@ var (
 // releaseScript ends a claim only when the key still holds the claimant's
 // token. KEYS[1] is the delivery's key; ARGV[1] the token; ARGV[2] "1" to
 // remember the id as done for ARGV[3] milliseconds, "0" to forget it. A
-// processed delivery whose lease ran out unclaimed is still remembered. It
-// returns 1 when it ended the claim, 0 when the claim was no longer there.
+// key that is gone (the lease ran out and nobody claimed since) is treated
+// as the claim: a processed delivery is still remembered. It returns 1 when
+// it ended the claim or finds it already ended by this token (the script
+// ran before and its reply was lost), and 0 when another claim took its
+// place.
 var releaseScript = redis.NewScript(`
 local current = redis.call('GET', KEYS[1])
-if current ~= ARGV[1] and not (current == false and ARGV[2] == '1') then
+if current == 'done:' .. ARGV[1] then
+  return 1
+end
+if current ~= ARGV[1] and current ~= false then
   return 0
 end
 if ARGV[2] == '1' then
-  redis.call('SET', KEYS[1], 'done', 'PX', ARGV[3])
+  redis.call('SET', KEYS[1], 'done:' .. ARGV[1], 'PX', ARGV[3])
 else
   redis.call('DEL', KEYS[1])
 end
@@ -151,7 +161,7 @@ func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, e
 		return webhooks.ClaimNew, nil
 	case err != nil:
 		return 0, fmt.Errorf("redisdedup: claiming delivery %s: %w", id, err)
-	case previous == done:
+	case strings.HasPrefix(previous, done):
 		return webhooks.ClaimDuplicate, nil
 	default:
 		return webhooks.ClaimInFlight, nil
@@ -159,11 +169,13 @@ func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, e
 }
 
 // Release implements webhooks.Deduper: when the key still holds this
-// Deduper's claim, it sets it to "done" for the TTL (processed) or deletes
-// it (not processed). It returns ErrNotClaimed for an id this Deduper does
-// not hold, ErrLeaseExpired when the claim expired and was replaced, and an
-// error when Redis cannot be reached; in that case the claim expires with
-// its lease.
+// Deduper's claim, or nothing (the lease ran out and nobody claimed since),
+// it sets it to "done:" and the claim's token for the TTL (processed) or
+// deletes it (not processed). A release that finds its own "done" (go-redis
+// ran it again after its reply was lost) succeeds. It returns ErrNotClaimed
+// for an id this Deduper does not hold, ErrLeaseExpired when the claim
+// expired and was replaced, and an error when Redis cannot be reached; in
+// that case the claim expires with its lease.
 func (d *Deduper) Release(ctx context.Context, id string, processed bool) error {
 	d.mu.Lock()
 	token, held := d.tokens[id]

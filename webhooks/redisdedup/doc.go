@@ -20,19 +20,24 @@
 // (DefaultKeyPrefix unless WithKeyPrefix says otherwise). While a replica
 // processes the delivery the key holds that claim's token, a random value
 // unique to the claim, and expires after the lease; once processed it holds
-// "done" and expires after the TTL; a released failure deletes it.
+// "done:" and that token, and expires after the TTL; a released failure
+// deletes it.
 //
 // Claim is one atomic command, SET key token NX PX <lease> GET: it claims
 // the id when the key is absent and otherwise returns what the key holds, so
-// it tells "done" (ClaimDuplicate) from another replica's token
+// it tells "done..." (ClaimDuplicate) from another replica's token
 // (ClaimInFlight). It needs Redis 7.0 or later, or a compatible server.
 //
 // Release runs a Lua script that compares the key with the claim's token
-// and only then deletes it or sets it to "done", so a replica never releases
-// a claim that is not its own (its lease expired and another replica
-// claimed the id since). webhooks.Deduper.Release gets no token: the Deduper
-// keeps the token of each claim it holds in memory, keyed by delivery id,
-// from Claim to Release. One Deduper therefore never holds two claims on
+// and only then deletes it or sets it to "done:<token>", so a replica never
+// releases a claim that is not its own (its lease expired and another
+// replica claimed the id since). A release whose reply is lost is run again
+// by go-redis; finding its own "done:<token>" it succeeds, while finding
+// another claim's token or success it returns ErrLeaseExpired.
+//
+// webhooks.Deduper.Release gets no token: the Deduper keeps the token of
+// each claim it holds in memory, keyed by delivery id, from Claim to
+// Release. One Deduper therefore never holds two claims on
 // the same id: while it holds one, its own Claim of that id answers
 // ClaimInFlight without asking Redis.
 //

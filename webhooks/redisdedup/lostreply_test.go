@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go/internal/webhooktest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
@@ -34,4 +35,35 @@ func TestClaimWhoseReplyWasLostIsOwnClaim(t *testing.T) {
 
 	assert.Equal(t, http.StatusOK, d.Send(replica), "the service's retry")
 	assert.Equal(t, 1, processed.Count(d.ID), "processed once")
+}
+
+// The reply to a Release is lost after Redis ended the claim: go-redis
+// runs the release again, which finds the claim already ended by this
+// replica. That is a success, not ErrLeaseExpired ("may have been
+// processed twice"); a success stays remembered.
+func TestReleaseWhoseReplyWasLostSucceeds(t *testing.T) {
+	for name, processed := range map[string]bool{"processed": true, "failed": false} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			proxy := newProxy(t, server.Addr)
+			p := prefix(t)
+			d := redisdedup.New(clientOf(t, proxy.Addr), redisdedup.WithKeyPrefix(p))
+			other := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+
+			for _, id := range []string{"warm-up", "d1"} { // a first release loads any script it runs into Redis
+				s, err := d.Claim(ctx, id)
+				require.NoError(t, err)
+				require.Equal(t, webhooks.ClaimNew, s)
+			}
+			require.NoError(t, d.Release(ctx, "warm-up", processed))
+			dropped := proxy.DropReply(mentions(p + "d1"))
+			require.NoError(t, d.Release(ctx, "d1", processed))
+			requireClosed(t, dropped, "the loss of the release's reply")
+
+			want := map[bool]webhooks.ClaimStatus{true: webhooks.ClaimDuplicate, false: webhooks.ClaimNew}[processed]
+			s, err := other.Claim(ctx, "d1")
+			require.NoError(t, err)
+			assert.Equal(t, want, s)
+		})
+	}
 }
