@@ -26,6 +26,11 @@ const (
 	// it: longer than the 30 seconds the service waits for an answer,
 	// shorter than the 5 minutes before its second retry.
 	DefaultLease = 2 * time.Minute
+	// DefaultReleaseRetry is how long Release goes on trying while Redis
+	// does not answer: long enough for a restart or a failover, short
+	// enough that the answer still reaches the service within the 30
+	// seconds it waits, after a callback that took up to 20.
+	DefaultReleaseRetry = 10 * time.Second
 )
 
 // done starts the value of a processed delivery's key: "done:" and the
@@ -45,30 +50,6 @@ var (
 	ErrNotClaimed = errors.New("redisdedup: release of a delivery id that is not claimed")
 )
 
-// releaseScript ends a claim only when the key still holds the claimant's
-// token. KEYS[1] is the delivery's key; ARGV[1] the token; ARGV[2] "1" to
-// remember the id as done for ARGV[3] milliseconds, "0" to forget it. A
-// key that is gone (the lease ran out and nobody claimed since) is treated
-// as the claim: a processed delivery is still remembered. It returns 1 when
-// it ended the claim or finds it already ended by this token (the script
-// ran before and its reply was lost), and 0 when another claim took its
-// place.
-var releaseScript = redis.NewScript(`
-local current = redis.call('GET', KEYS[1])
-if current == 'done:' .. ARGV[1] then
-  return 1
-end
-if current ~= ARGV[1] and current ~= false then
-  return 0
-end
-if ARGV[2] == '1' then
-  redis.call('SET', KEYS[1], 'done:' .. ARGV[1], 'PX', ARGV[3])
-else
-  redis.call('DEL', KEYS[1])
-end
-return 1
-`)
-
 // Deduper is a webhooks.Deduper kept in Redis and shared by every replica
 // that uses the same Redis and key prefix. Create it with New; it is safe for
 // concurrent use. Use one Deduper per process (or per Handler): the claims
@@ -78,6 +59,7 @@ type Deduper struct {
 	prefix string
 	ttl    time.Duration
 	lease  time.Duration
+	retry  time.Duration // how long Release goes on trying
 
 	mu     sync.Mutex
 	tokens map[string]string // delivery id -> token of the claim held here
@@ -108,16 +90,28 @@ func WithLease(lease time.Duration) Option {
 	return func(d *Deduper) { d.lease = lease }
 }
 
+// WithReleaseRetry sets how long Release goes on trying while Redis does
+// not answer (DefaultReleaseRetry when not given; 0 tries once). Release
+// waits 50ms after its first try, then twice as long after each, up to a
+// second, and makes no try that would start after retry has passed since
+// its first; each try is bounded by the client's own timeouts and retries
+// (see redis.Options). The Handler answers the service only once Release
+// has returned.
+func WithReleaseRetry(retry time.Duration) Option {
+	return func(d *Deduper) { d.retry = retry }
+}
+
 // New returns a Deduper that keeps its claims in Redis through client (a
 // *redis.Client, *redis.ClusterClient or other UniversalClient). It panics
-// if client is nil, or if the TTL or the lease is under a millisecond, which
-// are mistakes in the program.
+// if client is nil, if the TTL or the lease is under a millisecond, or if
+// the release retry is negative, which are mistakes in the program.
 func New(client redis.UniversalClient, opts ...Option) *Deduper {
 	d := &Deduper{
 		client: client,
 		prefix: DefaultKeyPrefix,
 		ttl:    DefaultTTL,
 		lease:  DefaultLease,
+		retry:  DefaultReleaseRetry,
 		tokens: make(map[string]string),
 	}
 	for _, opt := range opts {
@@ -130,6 +124,8 @@ func New(client redis.UniversalClient, opts ...Option) *Deduper {
 		panic(fmt.Sprintf("redisdedup: TTL %v is under a millisecond", d.ttl))
 	case d.lease < time.Millisecond:
 		panic(fmt.Sprintf("redisdedup: lease %v is under a millisecond", d.lease))
+	case d.retry < 0:
+		panic(fmt.Sprintf("redisdedup: release retry %v is negative", d.retry))
 	}
 	return d
 }
@@ -166,36 +162,6 @@ func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, e
 	default:
 		return webhooks.ClaimInFlight, nil
 	}
-}
-
-// Release implements webhooks.Deduper: when the key still holds this
-// Deduper's claim, or nothing (the lease ran out and nobody claimed since),
-// it sets it to "done:" and the claim's token for the TTL (processed) or
-// deletes it (not processed). A release that finds its own "done" (go-redis
-// ran it again after its reply was lost) succeeds. It returns ErrNotClaimed
-// for an id this Deduper does not hold, ErrLeaseExpired when the claim
-// expired and was replaced, and an error when Redis cannot be reached; in
-// that case the claim expires with its lease.
-func (d *Deduper) Release(ctx context.Context, id string, processed bool) error {
-	d.mu.Lock()
-	token, held := d.tokens[id]
-	delete(d.tokens, id)
-	d.mu.Unlock()
-	if !held {
-		return fmt.Errorf("%w: %s", ErrNotClaimed, id)
-	}
-	flag := "0"
-	if processed {
-		flag = "1"
-	}
-	released, err := releaseScript.Run(ctx, d.client, []string{d.key(id)}, token, flag, d.ttl.Milliseconds()).Int()
-	if err != nil {
-		return fmt.Errorf("redisdedup: releasing delivery %s: %w", id, err)
-	}
-	if released == 0 {
-		return fmt.Errorf("%w: delivery %s", ErrLeaseExpired, id)
-	}
-	return nil
 }
 
 // key returns the Redis key of a delivery id.

@@ -37,22 +37,38 @@
 //
 // webhooks.Deduper.Release gets no token: the Deduper keeps the token of
 // each claim it holds in memory, keyed by delivery id, from Claim to
-// Release. One Deduper therefore never holds two claims on
-// the same id: while it holds one, its own Claim of that id answers
-// ClaimInFlight without asking Redis.
+// Release. One Deduper therefore never holds two claims on the same id:
+// while it holds one, its own Claim of that id answers ClaimInFlight without
+// asking Redis.
 //
-// # When a replica dies
-//
-// A replica that dies between Claim and Release leaves its claim behind;
-// the lease (WithLease, DefaultLease unless set) makes Redis drop it, and the
-// service's next retry after that is processed by whichever replica gets it.
-// Until then that delivery answers 409.
+// # When Redis or a replica fails
 //
 // A claim whose reply is lost on the network is sent again by go-redis on a
 // new connection (up to the client's MaxRetries, 3 by default); Redis then
 // answers with the claim's own token, and Claim takes the claim as its own.
 // When every try fails, Claim returns the error, the Handler answers 500,
 // and a claim Redis made meanwhile is orphaned until its lease ends.
+//
+// When Release cannot reach Redis (a network failure, a restart, a
+// failover), it tries again for up to 10 seconds (WithReleaseRetry): the
+// callback has succeeded, and "done" must be written for a later copy of
+// the delivery not to be processed again. The Handler answers the service
+// only after that. If Redis is still unreachable, Release returns the
+// error, the Handler logs it and answers 200 all the same (the delivery was
+// processed), and the claim lives until its lease ends; a copy of the
+// delivery that arrives after that, such as a manual retry, is processed
+// again.
+//
+// A replica that dies between Claim and Release leaves its claim behind;
+// the lease (WithLease, DefaultLease unless set) makes Redis drop it, and the
+// service's next retry after that is processed by whichever replica gets it.
+// Until then that delivery answers 409. This leaves a window no deduper can
+// close: a replica that dies after the callback's effect (a row written, an
+// e-mail sent) and before Release has done the work without recording it,
+// and the service, which got no answer, retries; the retry is processed
+// again once the lease ends. Make the callback's effects idempotent where
+// that matters, or use webhooks/pginbox, whose ProcessTx commits the effect
+// and the record in one transaction.
 //
 // Processing must finish within the lease: a claim whose lease ran out can
 // be taken by another replica, and the late Release then returns
