@@ -41,6 +41,38 @@
 // while it holds one, its own Claim of that id answers ClaimInFlight without
 // asking Redis.
 //
+// # What the Deduper needs from Redis
+//
+// The Deduper remembers a success only as long as Redis keeps its key, so
+// the Redis it uses must keep keys across a restart and never evict them:
+//
+//   - Persistence: turn the append-only file on (appendonly yes). With
+//     appendfsync always, a write is on disk before Redis answers it, and a
+//     crash loses nothing the Deduper was told was written; with everysec
+//     (the usual setting) a crash of the machine loses up to about a
+//     second of writes. RDB snapshots alone lose every write since the last
+//     snapshot, often minutes. Without persistence a restart forgets every
+//     record: each delivery already processed that the service sends again
+//     (a retry whose answer was lost, a manual retry) is processed again,
+//     and the claims in flight are gone, so a delivery being processed can
+//     be claimed and processed by another replica at the same time.
+//   - No eviction: Redis evicts keys when it reaches maxmemory unless
+//     maxmemory-policy is noeviction, and since every key of the Deduper has
+//     a TTL the volatile-* policies evict them too, with the same effects as
+//     a restart without persistence. Under noeviction a full Redis refuses
+//     writes instead: Claim fails, the Handler answers 500, and the service
+//     retries later, which is safe. Use a Redis instance whose policy is
+//     noeviction, or one without a memory limit; a database number of a
+//     shared instance is not enough, since maxmemory and the policy are the
+//     instance's. Size it for the deliveries of one TTL, at roughly 200
+//     bytes each.
+//   - Failover: replication is asynchronous, so a replica promoted after
+//     its primary died may lack the last records; the deliveries they
+//     recorded may be processed again.
+//
+// CheckRedis reads the configuration and reports a Redis without
+// persistence or with an evicting policy; call it at startup.
+//
 // # When Redis or a replica fails
 //
 // A claim whose reply is lost on the network is sent again by go-redis on a
