@@ -2,6 +2,7 @@ package redisdedup_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -197,4 +198,37 @@ func TestDoneWithoutTokenIsDuplicate(t *testing.T) {
 	s, err := redisdedup.New(rdb, redisdedup.WithKeyPrefix(p)).Claim(ctx, "d1")
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.ClaimDuplicate, s)
+}
+
+// A success released after the claim's lease ran out and another replica
+// claimed the delivery is still remembered: the delivery was processed, so
+// copies are acknowledged without processing, though Release says it may
+// have been processed twice. The other replica's late release, of a
+// success or a failure, leaves it done.
+func TestLateSuccessIsRememberedOverAnotherClaim(t *testing.T) {
+	ctx := context.Background()
+	p := prefix(t)
+	slow := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(50*time.Millisecond))
+	other := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+	third := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+
+	for _, otherProcessed := range []bool{true, false} {
+		id := fmt.Sprint("d-", otherProcessed)
+		_, err := slow.Claim(ctx, id)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { // slow's lease runs out; other claims
+			s, err := other.Claim(ctx, id)
+			return err == nil && s == webhooks.ClaimNew
+		}, 5*time.Second, 10*time.Millisecond)
+
+		assert.ErrorIs(t, slow.Release(ctx, id, true), redisdedup.ErrLeaseExpired)
+		s, err := third.Claim(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.ClaimDuplicate, s, "the success is remembered")
+
+		assert.ErrorIs(t, other.Release(ctx, id, otherProcessed), redisdedup.ErrLeaseExpired)
+		s, err = third.Claim(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.ClaimDuplicate, s, "other's release (processed %t) leaves it done", otherProcessed)
+	}
 }

@@ -28,12 +28,16 @@
 // it tells "done..." (ClaimDuplicate) from another replica's token
 // (ClaimInFlight). It needs Redis 7.0 or later, or a compatible server.
 //
-// Release runs a Lua script that compares the key with the claim's token
-// and only then deletes it or sets it to "done:<token>", so a replica never
-// releases a claim that is not its own (its lease expired and another
-// replica claimed the id since). A release whose reply is lost is run again
-// by go-redis; finding its own "done:<token>" it succeeds, while finding
-// another claim's token or success it returns ErrLeaseExpired.
+// Release of a processed delivery is one command too, SET key
+// done:<token> PX <ttl> GET: whatever the key held, the success is
+// remembered, and the previous value tells Release how it went. The claim's
+// token, or nothing (the lease ran out and nobody claimed since), is a plain
+// release; its own done:<token> means go-redis ran the command again after
+// its reply was lost, also a success; another claim's token or success
+// means the lease ran out and the delivery may have been processed twice
+// (ErrLeaseExpired). Release of a delivery not processed runs a Lua script
+// that deletes the key only when it holds the claim's token, so a replica
+// never forgets a claim that is not its own.
 //
 // webhooks.Deduper.Release gets no token: the Deduper keeps the token of
 // each claim it holds in memory, keyed by delivery id, from Claim to

@@ -15,35 +15,31 @@ const (
 	releaseMaxWait   = time.Second
 )
 
-// releaseScript ends a claim only when the key still holds the claimant's
-// token. KEYS[1] is the delivery's key; ARGV[1] the token; ARGV[2] "1" to
-// remember the id as done for ARGV[3] milliseconds, "0" to forget it. A
-// key that is gone (the lease ran out and nobody claimed since) is treated
-// as the claim: a processed delivery is still remembered. It returns 1 when
-// it ended the claim or finds it already ended by this token (the script
-// ran before and its reply was lost), and 0 when another claim took its
-// place.
-var releaseScript = redis.NewScript(`
+// forgetScript ends the claim of a delivery that was not processed: it
+// deletes the key only when it holds the claimant's token. KEYS[1] is the
+// delivery's key, ARGV[1] the token. It returns 1 when the claim is ended
+// (deleted now, or the key was already gone: the lease ran out, or an
+// earlier run whose reply was lost deleted it), 0 when another claim took
+// its place.
+var forgetScript = redis.NewScript(`
 local current = redis.call('GET', KEYS[1])
-if current == 'done:' .. ARGV[1] then
+if current == false then
   return 1
 end
-if current ~= ARGV[1] and current ~= false then
+if current ~= ARGV[1] then
   return 0
 end
-if ARGV[2] == '1' then
-  redis.call('SET', KEYS[1], 'done:' .. ARGV[1], 'PX', ARGV[3])
-else
-  redis.call('DEL', KEYS[1])
-end
+redis.call('DEL', KEYS[1])
 return 1
 `)
 
-// Release implements webhooks.Deduper: when the key still holds this
-// Deduper's claim, or nothing (the lease ran out and nobody claimed since),
-// it sets it to "done:" and the claim's token for the TTL (processed) or
-// deletes it (not processed). A release that finds its own "done" (go-redis
-// ran it again after its reply was lost) succeeds.
+// Release implements webhooks.Deduper. For a processed delivery it sets the
+// key to "done:" and the claim's token for the TTL, whatever the key held:
+// the success is remembered even when the claim's lease ran out and another
+// claim took its place (Release then returns ErrLeaseExpired). For a
+// delivery not processed it deletes the key when it still holds the claim's
+// token. A release that finds its own work done (go-redis ran it again
+// after its reply was lost) succeeds.
 //
 // While Redis does not answer (a network error, a timeout, a server that is
 // loading its data or failing over), Release tries again for up to the
@@ -83,19 +79,32 @@ func (d *Deduper) Release(ctx context.Context, id string, processed bool) error 
 }
 
 // release tries once to end the claim with token on id.
+//
+// A success is recorded by one command, SET key done:<token> PX <ttl> GET,
+// whatever the key holds, and the previous value tells how it went: the
+// claim's token, or nothing (the lease ran out and nobody claimed since),
+// is a plain release; done:<token> means this same command ran before and
+// its reply was lost; another claim's token or success means the lease
+// ran out and the delivery may have been processed twice (ErrLeaseExpired).
+// Either way the delivery was processed, and is remembered as done.
 func (d *Deduper) release(ctx context.Context, id, token string, processed bool) error {
-	flag := "0"
-	if processed {
-		flag = "1"
+	key := d.key(id)
+	if !processed {
+		ended, err := forgetScript.Run(ctx, d.client, []string{key}, token).Int()
+		if err == nil && ended == 0 {
+			return ErrLeaseExpired
+		}
+		return err
 	}
-	released, err := releaseScript.Run(ctx, d.client, []string{d.key(id)}, token, flag, d.ttl.Milliseconds()).Int()
+	doneToken := done + ":" + token
+	previous, err := d.client.SetArgs(ctx, key, doneToken, redis.SetArgs{TTL: d.ttl, Get: true}).Result()
 	switch {
+	case errors.Is(err, redis.Nil), err == nil && (previous == token || previous == doneToken):
+		return nil
 	case err != nil:
 		return err
-	case released == 0:
-		return ErrLeaseExpired
 	}
-	return nil
+	return ErrLeaseExpired
 }
 
 // unanswered reports whether err means that Redis gave no answer, or
