@@ -2,6 +2,7 @@ package redisdedup_test
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -18,6 +19,10 @@ import (
 var server *testservers.Redis
 
 func TestMain(m *testing.M) {
+	if os.Getenv(replicaEnv) != "" { // this process is a replica started by startReplica
+		runReplica()
+		return
+	}
 	var err error
 	server, err = testservers.StartRedis()
 	webhooktest.Main(m, server, err)
