@@ -60,9 +60,17 @@ type Deduper struct {
 	ttl    time.Duration
 	lease  time.Duration
 	retry  time.Duration // how long Release goes on trying
+	pipe   *pipeline
+
+	leaseMS, ttlMS any // the lease and the TTL in milliseconds, as PX arguments
 
 	mu     sync.Mutex
-	tokens map[string]string // delivery id -> token of the claim held here
+	claims map[string]claim // delivery id -> the claim held here
+}
+
+// claim is a claim a Deduper holds: its delivery's key and its token.
+type claim struct {
+	key, token string
 }
 
 // An Option configures a Deduper built by New.
@@ -112,7 +120,7 @@ func New(client redis.UniversalClient, opts ...Option) *Deduper {
 		ttl:    DefaultTTL,
 		lease:  DefaultLease,
 		retry:  DefaultReleaseRetry,
-		tokens: make(map[string]string),
+		claims: make(map[string]claim),
 	}
 	for _, opt := range opts {
 		opt(d)
@@ -127,6 +135,8 @@ func New(client redis.UniversalClient, opts ...Option) *Deduper {
 	case d.retry < 0:
 		panic(fmt.Sprintf("redisdedup: release retry %v is negative", d.retry))
 	}
+	d.pipe = &pipeline{client: client}
+	d.leaseMS, d.ttlMS = d.lease.Milliseconds(), d.ttl.Milliseconds()
 	return d
 }
 
@@ -139,20 +149,23 @@ func New(client redis.UniversalClient, opts ...Option) *Deduper {
 // reached, which makes the Handler answer 500 so that the service retries.
 func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, error) {
 	d.mu.Lock()
-	_, held := d.tokens[id]
+	_, held := d.claims[id]
 	d.mu.Unlock()
 	if held {
 		return webhooks.ClaimInFlight, nil
 	}
 	token := rand.Text()
-	previous, err := d.client.SetArgs(ctx, d.key(id), token, redis.SetArgs{Mode: "NX", TTL: d.lease, Get: true}).Result()
+	key := d.prefix + id
+	cmd := redis.NewStringCmd(ctx, "set", key, token, "px", d.leaseMS, "nx", "get")
+	_ = d.pipe.do(ctx, cmd)
+	previous, err := cmd.Result()
 	switch {
 	// The key was absent: the claim is ours. Or it holds our token: the
 	// reply to our command was lost and go-redis sent it again, so the
 	// claim Redis made the first time is ours.
 	case errors.Is(err, redis.Nil), err == nil && previous == token:
 		d.mu.Lock()
-		d.tokens[id] = token
+		d.claims[id] = claim{key: key, token: token}
 		d.mu.Unlock()
 		return webhooks.ClaimNew, nil
 	case err != nil:
@@ -163,8 +176,5 @@ func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, e
 		return webhooks.ClaimInFlight, nil
 	}
 }
-
-// key returns the Redis key of a delivery id.
-func (d *Deduper) key(id string) string { return d.prefix + id }
 
 var _ webhooks.Deduper = (*Deduper)(nil)

@@ -39,6 +39,14 @@
 // that deletes the key only when it holds the claim's token, so a replica
 // never forgets a claim that is not its own.
 //
+// The Claims and Releases of one Deduper that run at the same time share
+// round trips: while one command or pipeline is in flight, the commands
+// that arrive wait and then go together as one pipeline, sent by the first
+// of them; when none is in flight a command is sent at once. A waiting
+// command cannot be withdrawn: it waits for the pipeline in flight and its
+// own, each bounded by the client's timeouts (see redis.Options), though a
+// command whose context ended before its pipeline is sent is not sent.
+//
 // webhooks.Deduper.Release gets no token: the Deduper keeps the token of
 // each claim it holds in memory, keyed by delivery id, from Claim to
 // Release. One Deduper therefore never holds two claims on the same id:

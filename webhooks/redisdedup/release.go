@@ -51,15 +51,15 @@ return 1
 // and the errors Redis answers with, are not retried.
 func (d *Deduper) Release(ctx context.Context, id string, processed bool) error {
 	d.mu.Lock()
-	token, held := d.tokens[id]
-	delete(d.tokens, id)
+	c, held := d.claims[id]
+	delete(d.claims, id)
 	d.mu.Unlock()
 	if !held {
 		return fmt.Errorf("%w: %s", ErrNotClaimed, id)
 	}
 	giveUp := time.Now().Add(d.retry)
 	for wait := releaseFirstWait; ; wait = min(2*wait, releaseMaxWait) {
-		err := d.release(ctx, id, token, processed)
+		err := d.release(ctx, c, processed)
 		switch {
 		case err == nil:
 			return nil
@@ -78,7 +78,7 @@ func (d *Deduper) Release(ctx context.Context, id string, processed bool) error 
 	}
 }
 
-// release tries once to end the claim with token on id.
+// release tries once to end claim c.
 //
 // A success is recorded by one command, SET key done:<token> PX <ttl> GET,
 // whatever the key holds, and the previous value tells how it went: the
@@ -87,19 +87,20 @@ func (d *Deduper) Release(ctx context.Context, id string, processed bool) error 
 // its reply was lost; another claim's token or success means the lease
 // ran out and the delivery may have been processed twice (ErrLeaseExpired).
 // Either way the delivery was processed, and is remembered as done.
-func (d *Deduper) release(ctx context.Context, id, token string, processed bool) error {
-	key := d.key(id)
+func (d *Deduper) release(ctx context.Context, c claim, processed bool) error {
 	if !processed {
-		ended, err := forgetScript.Run(ctx, d.client, []string{key}, token).Int()
+		ended, err := forgetScript.Run(ctx, d.client, []string{c.key}, c.token).Int()
 		if err == nil && ended == 0 {
 			return ErrLeaseExpired
 		}
 		return err
 	}
-	doneToken := done + ":" + token
-	previous, err := d.client.SetArgs(ctx, key, doneToken, redis.SetArgs{TTL: d.ttl, Get: true}).Result()
+	doneToken := done + ":" + c.token
+	cmd := redis.NewStringCmd(ctx, "set", c.key, doneToken, "px", d.ttlMS, "get")
+	_ = d.pipe.do(ctx, cmd)
+	previous, err := cmd.Result()
 	switch {
-	case errors.Is(err, redis.Nil), err == nil && (previous == token || previous == doneToken):
+	case errors.Is(err, redis.Nil), err == nil && (previous == c.token || previous == doneToken):
 		return nil
 	case err != nil:
 		return err
