@@ -42,8 +42,9 @@ const done = "done"
 
 var (
 	// ErrLeaseExpired is returned by Release when the claim's lease ran out
-	// and another claim took its place before the release: the delivery may
-	// have been processed twice. Make the lease longer than processing.
+	// and another claim, or another claim's success, took its place before
+	// the release: the delivery may have been processed twice. A success is
+	// recorded all the same. Make the lease longer than processing.
 	ErrLeaseExpired = errors.New("redisdedup: claim lease expired before release")
 	// ErrNotClaimed is returned by Release for an id this Deduper holds no
 	// claim on.
@@ -143,10 +144,10 @@ func New(client redis.UniversalClient, opts ...Option) *Deduper {
 // Claim implements webhooks.Deduper with one SET NX PX GET: the id is
 // claimed for the lease when its key is absent (or holds this claim's own
 // token, when go-redis sent the command again after losing its reply). It
-// returns ClaimDuplicate
-// when the id was processed within the TTL, ClaimInFlight when a claim on it
-// is held (by this Deduper or another), and an error when Redis cannot be
-// reached, which makes the Handler answer 500 so that the service retries.
+// returns ClaimDuplicate when the id was processed within the TTL,
+// ClaimInFlight when a claim on it is held (by this Deduper or another), and
+// an error when Redis cannot be reached, which makes the Handler answer 500
+// so that the service retries.
 func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, error) {
 	d.mu.Lock()
 	_, held := d.claims[id]
