@@ -76,7 +76,7 @@
 //     retries later, which is safe. Use a Redis instance whose policy is
 //     noeviction, or one without a memory limit; a database number of a
 //     shared instance is not enough, since maxmemory and the policy are the
-//     instance's. Size it for the deliveries of one TTL, at roughly 200
+//     instance's. Size it for the deliveries of one TTL, at about 250
 //     bytes each.
 //   - Failover: replication is asynchronous, so a replica promoted after
 //     its primary died may lack the last records; the deliveries they
