@@ -95,6 +95,46 @@ func (p *process) stop(sig syscall.Signal) error {
 	}
 }
 
+// signal sends sig to the process, which must be running.
+func (p *process) signal(sig syscall.Signal) error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("testservers: %s has exited (%v)", p.name, p.waitErr)
+	default:
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("testservers: sending %v to %s: %w", sig, p.name, err)
+	}
+	return nil
+}
+
+// waitState waits until the kernel reports the process in one of states
+// (the state letters of /proc/<pid>/stat: 'T' stopped, 'S' sleeping, 'R'
+// running...), failing when it exits or after stopTimeout.
+func (p *process) waitState(states string) error {
+	path := fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)
+	deadline := time.Now().Add(stopTimeout)
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("testservers: reading the state of %s: %w", p.name, err)
+		}
+		// The state follows the command name, which is in parentheses
+		// and may itself contain spaces or parentheses.
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) && strings.IndexByte(states, b[i+2]) >= 0 {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("testservers: %s exited (%v); its log ends with:\n%s", p.name, p.waitErr, logTail(p.logPath))
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("testservers: %s not in state %q after %v", p.name, states, stopTimeout)
+		}
+	}
+}
+
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

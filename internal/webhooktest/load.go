@@ -42,9 +42,8 @@ func (s Storm) Run(attempts []Delivery) (statuses []int, conflicts int) {
 	return statuses, int(conflicted.Load())
 }
 
-// An Outage run's numbers: after outageStopAfter answers, while its
-// outageSenders go on, the store stops; outageAfterStop more requests are
-// sent.
+// An Outage run's numbers: after outageStopAfter answers the senders are
+// held, the store stops, and outageAfterStop more requests are sent.
 const (
 	outageSenders   = 8
 	outageStopAfter = 100
@@ -54,31 +53,47 @@ const (
 // Outage sends deliveries to a receiver's replicas while the store they
 // depend on goes away mid-run, and checks the receiver's promise to the
 // service: no delivery is acknowledged (2xx) unless it was made safe, so that
-// the service's retries, once the store is back, leave nothing undone.
+// the service's retries, once the store is back, leave nothing undone, and a
+// copy of a delivery already acknowledged is not processed again.
 type Outage struct {
 	// Handlers are the replicas; delivery i is sent to
 	// Handlers[i%len(Handlers)].
 	Handlers []http.Handler
-	// Stop stops the store mid-run; Start starts it again after the run.
+	// Stop stops the store mid-run and must return only once the store is
+	// down (it no longer answers); Start starts it again after the run.
 	Stop, Start func() error
 	// Store names the store in messages, such as "Redis".
 	Store string
 	// Answered, when not nil, is called with each delivery answered 200 or
-	// 500 and its answer, once the store is back and before the service's
-	// retries: the store's own checks of what the answer means.
+	// 500 and its answer, once the store is back and copies of the
+	// deliveries acknowledged were sent again, and before the service's
+	// retries: the store's own checks of what the answer means (such as
+	// "processed exactly once").
 	Answered func(d Delivery, status int)
+	// Recovery is how long after Start the receiver may take to acknowledge
+	// the deliveries sent again (its store client may need a moment to
+	// reconnect); 10s when zero.
+	Recovery time.Duration
 }
 
-// Run sends deliveries from 8 senders, one at a time each; after the first
-// 100 answers it stops the store, and the senders go on until 100 more
-// requests were sent. It then starts the store again, and fails t if Start
-// fails, if a delivery sent after the stop was acknowledged or any of those
-// 100 was answered other than 500, if an answer was neither 200 nor 500, or
-// if fewer than 100 deliveries were acknowledged. Last, as the service's
-// retries, it sends every delivery not acknowledged again until it is
-// (failing t after 10s), and returns the deliveries that were sent. A
-// cleanup of t starts the store, for the tests that follow, if Run ended
-// early.
+// Run sends deliveries from 8 senders, one at a time each. After the first
+// 100 answers it holds the senders, waits for the requests in flight to be
+// answered, stops the store, and lets the senders go on until 100 more
+// requests were sent: every request is sent either before Stop was called
+// or after it returned, whatever the timing. It then starts the store again
+// and sends a copy of every delivery acknowledged, as the service may (a
+// manual retry), until it is answered 200; a store that lost its record of
+// one (it keeps nothing across a restart, or the record was never written)
+// processes it again, which Answered and the caller's checks see. Last, as
+// the service's retries, it sends every delivery not acknowledged again
+// until it is, and returns the deliveries that were sent.
+//
+// It fails t if Stop or Start fails, if a delivery sent after the stop was
+// acknowledged or any of those 100 was answered other than 500, if an
+// answer was neither 200 nor 500, if fewer than 100 deliveries were
+// acknowledged, or if a copy or a retry was still not acknowledged Recovery
+// after Start. A cleanup of t starts the store, for the tests that follow,
+// if Run ended early.
 func (o Outage) Run(t testing.TB, deliveries []Delivery) (sent []Delivery) {
 	t.Helper()
 	t.Cleanup(func() { _ = o.Start() })
@@ -88,25 +103,36 @@ func (o Outage) Run(t testing.TB, deliveries []Delivery) (sent []Delivery) {
 	}
 	answers := make([]answer, len(deliveries))
 	handler := func(i int) http.Handler { return o.Handlers[i%len(o.Handlers)] }
+	var gate sync.RWMutex // held for reading by each send, for writing by the stop
 	var stopped atomic.Bool
 	var answered, sentAfterStop atomic.Int64
 	parallel(outageSenders, len(deliveries), func(i int) bool {
+		gate.RLock()
 		afterStop := stopped.Load()
 		if afterStop && sentAfterStop.Add(1) > outageAfterStop {
+			gate.RUnlock()
 			return false
 		}
 		answers[i] = answer{status: deliveries[i].Send(handler(i)), afterStop: afterStop}
-		if answered.Add(1) == outageStopAfter { // mid-run, while the other senders go on
+		gate.RUnlock()
+		if answered.Add(1) == outageStopAfter { // mid-run: hold the senders until the store is down
+			gate.Lock()
 			if err := o.Stop(); err != nil {
 				t.Errorf("stopping %s: %v", o.Store, err)
 			}
 			stopped.Store(true)
+			gate.Unlock()
 		}
 		return true
 	})
 	if err := o.Start(); err != nil {
 		t.Fatalf("starting %s again: %v", o.Store, err)
 	}
+	recovery := o.Recovery
+	if recovery == 0 {
+		recovery = 10 * time.Second
+	}
+	deadline := time.Now().Add(recovery)
 
 	var acknowledged, failedAfterStop int
 	for i, a := range answers {
@@ -119,6 +145,9 @@ func (o Outage) Run(t testing.TB, deliveries []Delivery) (sent []Delivery) {
 			if a.afterStop {
 				t.Errorf("delivery %s acknowledged while %s was down", d.ID, o.Store)
 			}
+			if !sendUntilAcknowledged(d, handler(i+1), deadline) { // a copy, to another replica
+				t.Fatalf("a copy of delivery %s, acknowledged before %s stopped, still not acknowledged %v after it came back", d.ID, o.Store, recovery)
+			}
 		case http.StatusInternalServerError:
 			if a.afterStop {
 				failedAfterStop++
@@ -127,8 +156,12 @@ func (o Outage) Run(t testing.TB, deliveries []Delivery) (sent []Delivery) {
 			t.Errorf("delivery %s answered %d", d.ID, a.status)
 		}
 		sent = append(sent, d)
-		if o.Answered != nil && (a.status == http.StatusOK || a.status == http.StatusInternalServerError) {
-			o.Answered(d, a.status)
+	}
+	if o.Answered != nil {
+		for i, a := range answers {
+			if a.status == http.StatusOK || a.status == http.StatusInternalServerError {
+				o.Answered(deliveries[i], a.status)
+			}
 		}
 	}
 	t.Logf("%d acknowledged before %s stopped, %d answered 500 after", acknowledged, o.Store, failedAfterStop)
@@ -140,16 +173,22 @@ func (o Outage) Run(t testing.TB, deliveries []Delivery) (sent []Delivery) {
 	}
 
 	for i, a := range answers { // the service's retries, once the store is back
-		if a.status == 0 || a.status == http.StatusOK {
-			continue
-		}
-		for deadline := time.Now().Add(10 * time.Second); deliveries[i].Send(handler(i)) != http.StatusOK; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("delivery %s still not acknowledged 10s after %s came back", deliveries[i].ID, o.Store)
-			}
+		if a.status != 0 && a.status != http.StatusOK && !sendUntilAcknowledged(deliveries[i], handler(i), deadline) {
+			t.Fatalf("delivery %s still not acknowledged %v after %s came back", deliveries[i].ID, recovery, o.Store)
 		}
 	}
 	return sent
+}
+
+// sendUntilAcknowledged sends d to h until it is answered 200, as the
+// service retries it, and returns false if it was not by deadline.
+func sendUntilAcknowledged(d Delivery, h http.Handler, deadline time.Time) bool {
+	for ; d.Send(h) != http.StatusOK; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 // Throughput is the body of a benchmark of deliveries acknowledged per

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -81,11 +82,18 @@ func TestStormRetriesConflictsWhenAsked(t *testing.T) {
 }
 
 // Outage passes a receiver that answers 500 while its store is down, and
-// fails one that acknowledges a delivery then.
+// fails one that acknowledges a delivery then. No request is in flight
+// while the store stops, and every delivery acknowledged is sent again
+// before Answered is called.
 func TestOutage(t *testing.T) {
 	var down atomic.Bool
+	var inFlight atomic.Int64
+	var received Counter
 	receiver := func(lies bool) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inFlight.Add(1)
+			defer inFlight.Add(-1)
+			received.Add(r.Header.Get(webhooks.HeaderDelivery))
 			if down.Load() && !lies {
 				w.WriteHeader(http.StatusInternalServerError)
 			}
@@ -93,13 +101,25 @@ func TestOutage(t *testing.T) {
 	}
 	outage := func(lies bool) Outage {
 		return Outage{Handlers: []http.Handler{receiver(false), receiver(lies)}, Store: "the fake store",
-			Stop:  func() error { down.Store(true); return nil },
+			Stop: func() error {
+				if n := inFlight.Load(); n != 0 {
+					t.Errorf("the store stopped with %d requests in flight", n)
+				}
+				down.Store(true)
+				return nil
+			},
 			Start: func() error { down.Store(false); return nil }}
 	}
 
 	var answered atomic.Int64
 	o := outage(false)
-	o.Answered = func(Delivery, int) { answered.Add(1) }
+	o.Answered = func(d Delivery, status int) {
+		answered.Add(1)
+		want := map[int]int{http.StatusOK: 2, http.StatusInternalServerError: 1}[status] // a copy of each one acknowledged
+		if n := received.Count(d.ID); n != want {
+			t.Errorf("delivery %s answered %d was received %d times before Answered, want %d", d.ID, status, n, want)
+		}
+	}
 	sent := o.Run(t, Deliveries(1000))
 	if len(sent) < 200 || int(answered.Load()) != len(sent) {
 		t.Errorf("%d deliveries sent, %d answered", len(sent), answered.Load())
@@ -115,6 +135,36 @@ func TestOutage(t *testing.T) {
 	if got := strings.Join(r.errors, "\n"); !strings.Contains(got, "acknowledged while the fake store was down") ||
 		!strings.Contains(got, "every one should fail") {
 		t.Errorf("a receiver that acknowledges while its store is down passes; errors:\n%s", got)
+	}
+}
+
+// Outage fails a receiver that does not acknowledge a copy of a delivery it
+// acknowledged before the outage.
+func TestOutageSendsCopiesOfAcknowledgedDeliveries(t *testing.T) {
+	var down, restarted atomic.Bool
+	var acknowledged sync.Map // delivery ids acknowledged before the outage
+	refusesCopies := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(webhooks.HeaderDelivery)
+		_, copied := acknowledged.Load(id)
+		switch {
+		case down.Load(), restarted.Load() && copied:
+			w.WriteHeader(http.StatusInternalServerError)
+		case !restarted.Load():
+			acknowledged.Store(id, true)
+		}
+	})
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Outage{Handlers: []http.Handler{refusesCopies}, Store: "the fake store",
+			Stop:     func() error { down.Store(true); return nil },
+			Start:    func() error { down.Store(false); restarted.Store(true); return nil },
+			Recovery: 50 * time.Millisecond}.Run(r, Deliveries(300))
+	}()
+	<-done
+	if got := strings.Join(r.errors, "\n"); !strings.Contains(got, "acknowledged before the fake store stopped, still not acknowledged 50ms after it came back") {
+		t.Errorf("copies were not checked; errors:\n%s", got)
 	}
 }
 

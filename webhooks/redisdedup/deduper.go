@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,39 +26,30 @@ const (
 	// it: longer than the 30 seconds the service waits for an answer,
 	// shorter than the 5 minutes before its second retry.
 	DefaultLease = 2 * time.Minute
+	// DefaultReleaseRetry is how long Release goes on trying while Redis
+	// does not answer: long enough for a restart or a failover, short
+	// enough that the answer still reaches the service within the 30
+	// seconds it waits, after a callback that took up to 20.
+	DefaultReleaseRetry = 10 * time.Second
 )
 
-// done is the value of a processed delivery's key. Claim tokens come from
-// crypto/rand.Text (upper-case base32), so no token equals it.
+// done starts the value of a processed delivery's key: "done:" and the
+// token of the claim that processed it, so that a release sent again after
+// its reply was lost knows its own success. Claim tokens come from
+// crypto/rand.Text (upper-case base32), so no token starts with it. Keys
+// written before the token was recorded hold "done" alone.
 const done = "done"
 
 var (
 	// ErrLeaseExpired is returned by Release when the claim's lease ran out
-	// and another claim took its place before the release: the delivery may
-	// have been processed twice. Make the lease longer than processing.
+	// and another claim, or another claim's success, took its place before
+	// the release: the delivery may have been processed twice. A success is
+	// recorded all the same. Make the lease longer than processing.
 	ErrLeaseExpired = errors.New("redisdedup: claim lease expired before release")
 	// ErrNotClaimed is returned by Release for an id this Deduper holds no
 	// claim on.
 	ErrNotClaimed = errors.New("redisdedup: release of a delivery id that is not claimed")
 )
-
-// releaseScript ends a claim only when the key still holds the claimant's
-// token. KEYS[1] is the delivery's key; ARGV[1] the token; ARGV[2] "1" to
-// remember the id as done for ARGV[3] milliseconds, "0" to forget it. A
-// processed delivery whose lease ran out unclaimed is still remembered. It
-// returns 1 when it ended the claim, 0 when the claim was no longer there.
-var releaseScript = redis.NewScript(`
-local current = redis.call('GET', KEYS[1])
-if current ~= ARGV[1] and not (current == false and ARGV[2] == '1') then
-  return 0
-end
-if ARGV[2] == '1' then
-  redis.call('SET', KEYS[1], 'done', 'PX', ARGV[3])
-else
-  redis.call('DEL', KEYS[1])
-end
-return 1
-`)
 
 // Deduper is a webhooks.Deduper kept in Redis and shared by every replica
 // that uses the same Redis and key prefix. Create it with New; it is safe for
@@ -68,9 +60,18 @@ type Deduper struct {
 	prefix string
 	ttl    time.Duration
 	lease  time.Duration
+	retry  time.Duration // how long Release goes on trying
+	pipe   *pipeline
+
+	leaseMS, ttlMS any // the lease and the TTL in milliseconds, as PX arguments
 
 	mu     sync.Mutex
-	tokens map[string]string // delivery id -> token of the claim held here
+	claims map[string]claim // delivery id -> the claim held here
+}
+
+// claim is a claim a Deduper holds: its delivery's key and its token.
+type claim struct {
+	key, token string
 }
 
 // An Option configures a Deduper built by New.
@@ -98,17 +99,29 @@ func WithLease(lease time.Duration) Option {
 	return func(d *Deduper) { d.lease = lease }
 }
 
+// WithReleaseRetry sets how long Release goes on trying while Redis does
+// not answer (DefaultReleaseRetry when not given; 0 tries once). Release
+// waits 50ms after its first try, then twice as long after each, up to a
+// second, and makes no try that would start after retry has passed since
+// its first; each try is bounded by the client's own timeouts and retries
+// (see redis.Options). The Handler answers the service only once Release
+// has returned.
+func WithReleaseRetry(retry time.Duration) Option {
+	return func(d *Deduper) { d.retry = retry }
+}
+
 // New returns a Deduper that keeps its claims in Redis through client (a
 // *redis.Client, *redis.ClusterClient or other UniversalClient). It panics
-// if client is nil, or if the TTL or the lease is under a millisecond, which
-// are mistakes in the program.
+// if client is nil, if the TTL or the lease is under a millisecond, or if
+// the release retry is negative, which are mistakes in the program.
 func New(client redis.UniversalClient, opts ...Option) *Deduper {
 	d := &Deduper{
 		client: client,
 		prefix: DefaultKeyPrefix,
 		ttl:    DefaultTTL,
 		lease:  DefaultLease,
-		tokens: make(map[string]string),
+		retry:  DefaultReleaseRetry,
+		claims: make(map[string]claim),
 	}
 	for _, opt := range opts {
 		opt(d)
@@ -120,68 +133,49 @@ func New(client redis.UniversalClient, opts ...Option) *Deduper {
 		panic(fmt.Sprintf("redisdedup: TTL %v is under a millisecond", d.ttl))
 	case d.lease < time.Millisecond:
 		panic(fmt.Sprintf("redisdedup: lease %v is under a millisecond", d.lease))
+	case d.retry < 0:
+		panic(fmt.Sprintf("redisdedup: release retry %v is negative", d.retry))
 	}
+	d.pipe = &pipeline{client: client}
+	d.leaseMS, d.ttlMS = d.lease.Milliseconds(), d.ttl.Milliseconds()
 	return d
 }
 
 // Claim implements webhooks.Deduper with one SET NX PX GET: the id is
-// claimed for the lease when its key is absent. It returns ClaimDuplicate
-// when the id was processed within the TTL, ClaimInFlight when a claim on it
-// is held (by this Deduper or another), and an error when Redis cannot be
-// reached, which makes the Handler answer 500 so that the service retries.
+// claimed for the lease when its key is absent (or holds this claim's own
+// token, when go-redis sent the command again after losing its reply). It
+// returns ClaimDuplicate when the id was processed within the TTL,
+// ClaimInFlight when a claim on it is held (by this Deduper or another), and
+// an error when Redis cannot be reached, which makes the Handler answer 500
+// so that the service retries.
 func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, error) {
 	d.mu.Lock()
-	_, held := d.tokens[id]
+	_, held := d.claims[id]
 	d.mu.Unlock()
 	if held {
 		return webhooks.ClaimInFlight, nil
 	}
 	token := rand.Text()
-	previous, err := d.client.SetArgs(ctx, d.key(id), token, redis.SetArgs{Mode: "NX", TTL: d.lease, Get: true}).Result()
+	key := d.prefix + id
+	cmd := redis.NewStringCmd(ctx, "set", key, token, "px", d.leaseMS, "nx", "get")
+	_ = d.pipe.do(ctx, cmd)
+	previous, err := cmd.Result()
 	switch {
-	case errors.Is(err, redis.Nil): // the key was absent: the claim is ours
+	// The key was absent: the claim is ours. Or it holds our token: the
+	// reply to our command was lost and go-redis sent it again, so the
+	// claim Redis made the first time is ours.
+	case errors.Is(err, redis.Nil), err == nil && previous == token:
 		d.mu.Lock()
-		d.tokens[id] = token
+		d.claims[id] = claim{key: key, token: token}
 		d.mu.Unlock()
 		return webhooks.ClaimNew, nil
 	case err != nil:
 		return 0, fmt.Errorf("redisdedup: claiming delivery %s: %w", id, err)
-	case previous == done:
+	case strings.HasPrefix(previous, done):
 		return webhooks.ClaimDuplicate, nil
 	default:
 		return webhooks.ClaimInFlight, nil
 	}
 }
-
-// Release implements webhooks.Deduper: when the key still holds this
-// Deduper's claim, it sets it to "done" for the TTL (processed) or deletes
-// it (not processed). It returns ErrNotClaimed for an id this Deduper does
-// not hold, ErrLeaseExpired when the claim expired and was replaced, and an
-// error when Redis cannot be reached; in that case the claim expires with
-// its lease.
-func (d *Deduper) Release(ctx context.Context, id string, processed bool) error {
-	d.mu.Lock()
-	token, held := d.tokens[id]
-	delete(d.tokens, id)
-	d.mu.Unlock()
-	if !held {
-		return fmt.Errorf("%w: %s", ErrNotClaimed, id)
-	}
-	flag := "0"
-	if processed {
-		flag = "1"
-	}
-	released, err := releaseScript.Run(ctx, d.client, []string{d.key(id)}, token, flag, d.ttl.Milliseconds()).Int()
-	if err != nil {
-		return fmt.Errorf("redisdedup: releasing delivery %s: %w", id, err)
-	}
-	if released == 0 {
-		return fmt.Errorf("%w: delivery %s", ErrLeaseExpired, id)
-	}
-	return nil
-}
-
-// key returns the Redis key of a delivery id.
-func (d *Deduper) key(id string) string { return d.prefix + id }
 
 var _ webhooks.Deduper = (*Deduper)(nil)

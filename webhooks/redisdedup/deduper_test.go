@@ -2,6 +2,7 @@ package redisdedup_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -55,7 +56,7 @@ func TestKeysPrefixTTLAndLease(t *testing.T) {
 	assert.InDelta(t, 30*time.Second, lease, float64(2*time.Second), "a claim lives for the lease")
 
 	require.NoError(t, d.Release(ctx, "d1", true))
-	assert.Equal(t, "done", rdb.Get(ctx, p+"d1").Val())
+	assert.Equal(t, "done:"+token, rdb.Get(ctx, p+"d1").Val(), "a success records the token of its claim")
 	ttl, err := rdb.PTTL(ctx, p+"d1").Result()
 	require.NoError(t, err)
 	assert.InDelta(t, time.Hour, ttl, float64(2*time.Second), "a success is remembered for the TTL")
@@ -161,4 +162,73 @@ func TestRedisUnreachable(t *testing.T) {
 	d := redisdedup.New(rdb)
 	_, err := d.Claim(ctx, "d1")
 	assert.ErrorContains(t, err, "redisdedup: claiming delivery d1")
+}
+
+// A release that finds the delivery done by another claim (this claim's
+// lease ran out, another replica claimed and processed it) returns
+// ErrLeaseExpired: unlike a release that finds its own "done", the delivery
+// may have been processed twice.
+func TestReleaseFindingAnotherClaimsSuccessIsLeaseExpired(t *testing.T) {
+	ctx := context.Background()
+	p := prefix(t)
+	slow := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(50*time.Millisecond))
+	other := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+
+	_, err := slow.Claim(ctx, "d1")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { // slow's lease runs out; other claims
+		s, err := other.Claim(ctx, "d1")
+		return err == nil && s == webhooks.ClaimNew
+	}, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, other.Release(ctx, "d1", true))
+
+	assert.ErrorIs(t, slow.Release(ctx, "d1", true), redisdedup.ErrLeaseExpired)
+	s, err := other.Claim(ctx, "d1")
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.ClaimDuplicate, s, "the delivery stays done")
+}
+
+// A key written as "done" alone, before the token was recorded with it,
+// still marks a processed delivery.
+func TestDoneWithoutTokenIsDuplicate(t *testing.T) {
+	ctx := context.Background()
+	rdb := newClient(t)
+	p := prefix(t)
+	require.NoError(t, rdb.Set(ctx, p+"d1", "done", time.Minute).Err())
+	s, err := redisdedup.New(rdb, redisdedup.WithKeyPrefix(p)).Claim(ctx, "d1")
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.ClaimDuplicate, s)
+}
+
+// A success released after the claim's lease ran out and another replica
+// claimed the delivery is still remembered: the delivery was processed, so
+// copies are acknowledged without processing, though Release says it may
+// have been processed twice. The other replica's late release, of a
+// success or a failure, leaves it done.
+func TestLateSuccessIsRememberedOverAnotherClaim(t *testing.T) {
+	ctx := context.Background()
+	p := prefix(t)
+	slow := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(50*time.Millisecond))
+	other := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+	third := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+
+	for _, otherProcessed := range []bool{true, false} {
+		id := fmt.Sprint("d-", otherProcessed)
+		_, err := slow.Claim(ctx, id)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { // slow's lease runs out; other claims
+			s, err := other.Claim(ctx, id)
+			return err == nil && s == webhooks.ClaimNew
+		}, 5*time.Second, 10*time.Millisecond)
+
+		assert.ErrorIs(t, slow.Release(ctx, id, true), redisdedup.ErrLeaseExpired)
+		s, err := third.Claim(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.ClaimDuplicate, s, "the success is remembered")
+
+		assert.ErrorIs(t, other.Release(ctx, id, otherProcessed), redisdedup.ErrLeaseExpired)
+		s, err = third.Claim(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.ClaimDuplicate, s, "other's release (processed %t) leaves it done", otherProcessed)
+	}
 }

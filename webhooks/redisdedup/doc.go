@@ -20,31 +20,99 @@
 // (DefaultKeyPrefix unless WithKeyPrefix says otherwise). While a replica
 // processes the delivery the key holds that claim's token, a random value
 // unique to the claim, and expires after the lease; once processed it holds
-// "done" and expires after the TTL; a released failure deletes it.
+// "done:" and that token, and expires after the TTL; a released failure
+// deletes it.
 //
 // Claim is one atomic command, SET key token NX PX <lease> GET: it claims
 // the id when the key is absent and otherwise returns what the key holds, so
-// it tells "done" (ClaimDuplicate) from another replica's token
+// it tells "done..." (ClaimDuplicate) from another replica's token
 // (ClaimInFlight). It needs Redis 7.0 or later, or a compatible server.
 //
-// Release runs a Lua script that compares the key with the claim's token
-// and only then deletes it or sets it to "done", so a replica never releases
-// a claim that is not its own (its lease expired and another replica
-// claimed the id since). webhooks.Deduper.Release gets no token: the Deduper
-// keeps the token of each claim it holds in memory, keyed by delivery id,
-// from Claim to Release. One Deduper therefore never holds two claims on
-// the same id: while it holds one, its own Claim of that id answers
-// ClaimInFlight without asking Redis.
+// Release of a processed delivery is one command too, SET key
+// done:<token> PX <ttl> GET: whatever the key held, the success is
+// remembered, and the previous value tells Release how it went. The claim's
+// token, or nothing (the lease ran out and nobody claimed since), is a plain
+// release; its own done:<token> means go-redis ran the command again after
+// its reply was lost, also a success; another claim's token or success
+// means the lease ran out and the delivery may have been processed twice
+// (ErrLeaseExpired). Release of a delivery not processed runs a Lua script
+// that deletes the key only when it holds the claim's token, so a replica
+// never forgets a claim that is not its own.
 //
-// # When a replica dies
+// The Claims and Releases of one Deduper that run at the same time share
+// round trips: while one command or pipeline is in flight, the commands
+// that arrive wait and then go together as one pipeline, sent by the first
+// of them; when none is in flight a command is sent at once. A waiting
+// command cannot be withdrawn: it waits for the pipeline in flight and its
+// own, each bounded by the client's timeouts (see redis.Options), though a
+// command whose context ended before its pipeline is sent is not sent.
+//
+// webhooks.Deduper.Release gets no token: the Deduper keeps the token of
+// each claim it holds in memory, keyed by delivery id, from Claim to
+// Release. One Deduper therefore never holds two claims on the same id:
+// while it holds one, its own Claim of that id answers ClaimInFlight without
+// asking Redis.
+//
+// # What the Deduper needs from Redis
+//
+// The Deduper remembers a success only as long as Redis keeps its key, so
+// the Redis it uses must keep keys across a restart and never evict them:
+//
+//   - Persistence: turn the append-only file on (appendonly yes). With
+//     appendfsync always, a write is on disk before Redis answers it, and a
+//     crash loses nothing the Deduper was told was written; with everysec
+//     (the usual setting) a crash of the machine loses up to about a
+//     second of writes. RDB snapshots alone lose every write since the last
+//     snapshot, often minutes. Without persistence a restart forgets every
+//     record: each delivery already processed that the service sends again
+//     (a retry whose answer was lost, a manual retry) is processed again,
+//     and the claims in flight are gone, so a delivery being processed can
+//     be claimed and processed by another replica at the same time.
+//   - No eviction: Redis evicts keys when it reaches maxmemory unless
+//     maxmemory-policy is noeviction, and since every key of the Deduper has
+//     a TTL the volatile-* policies evict them too, with the same effects as
+//     a restart without persistence. Under noeviction a full Redis refuses
+//     writes instead: Claim fails, the Handler answers 500, and the service
+//     retries later, which is safe. Use a Redis instance whose policy is
+//     noeviction, or one without a memory limit; a database number of a
+//     shared instance is not enough, since maxmemory and the policy are the
+//     instance's. Size it for the deliveries of one TTL, at about 250
+//     bytes each.
+//   - Failover: replication is asynchronous, so a replica promoted after
+//     its primary died may lack the last records; the deliveries they
+//     recorded may be processed again.
+//
+// CheckRedis reads the configuration and reports a Redis without
+// persistence or with an evicting policy; call it at startup.
+//
+// # When Redis or a replica fails
+//
+// A claim whose reply is lost on the network is sent again by go-redis on a
+// new connection (up to the client's MaxRetries, 3 by default); Redis then
+// answers with the claim's own token, and Claim takes the claim as its own.
+// When every try fails, Claim returns the error, the Handler answers 500,
+// and a claim Redis made meanwhile is orphaned until its lease ends.
+//
+// When Release cannot reach Redis (a network failure, a restart, a
+// failover), it tries again for up to 10 seconds (WithReleaseRetry): the
+// callback has succeeded, and "done" must be written for a later copy of
+// the delivery not to be processed again. The Handler answers the service
+// only after that. If Redis is still unreachable, Release returns the
+// error, the Handler logs it and answers 200 all the same (the delivery was
+// processed), and the claim lives until its lease ends; a copy of the
+// delivery that arrives after that, such as a manual retry, is processed
+// again.
 //
 // A replica that dies between Claim and Release leaves its claim behind;
 // the lease (WithLease, DefaultLease unless set) makes Redis drop it, and the
 // service's next retry after that is processed by whichever replica gets it.
-// Until then that delivery answers 409. The same goes for a claim that Redis
-// made but whose reply the replica never got (a network failure): Claim
-// returns the error, the Handler answers 500, and the lease ends the
-// orphaned claim.
+// Until then that delivery answers 409. This leaves a window no deduper can
+// close: a replica that dies after the callback's effect (a row written, an
+// e-mail sent) and before Release has done the work without recording it,
+// and the service, which got no answer, retries; the retry is processed
+// again once the lease ends. Make the callback's effects idempotent where
+// that matters, or use webhooks/pginbox, whose ProcessTx commits the effect
+// and the record in one transaction.
 //
 // Processing must finish within the lease: a claim whose lease ran out can
 // be taken by another replica, and the late Release then returns
