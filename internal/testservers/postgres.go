@@ -14,7 +14,7 @@ import (
 )
 
 // Postgres is a PostgreSQL cluster started by StartPostgres. Its data
-// survives Stop and Start, not Close.
+// survives Stop or Kill and Start, not Close.
 type Postgres struct {
 	// URL connects to the database "postgres" as the superuser "postgres",
 	// without a password (trust authentication on 127.0.0.1) and without
@@ -26,6 +26,7 @@ type Postgres struct {
 	port   int
 	cred   *syscall.Credential // nil: run as the current user
 	proc   *process
+	frozen bool // Freeze stopped its processes; Thaw resumes them
 }
 
 // installPostgres is the hint given when PostgreSQL cannot be found or run.
@@ -101,7 +102,7 @@ func (p *Postgres) Start() error {
 	if err != nil {
 		return err
 	}
-	if err := proc.waitReady(p.ready); err != nil {
+	if err := proc.waitReady(func() error { return p.ready(proc.cmd.Process.Pid) }); err != nil {
 		_ = proc.stop(syscall.SIGQUIT)
 		return err
 	}
@@ -111,10 +112,14 @@ func (p *Postgres) Start() error {
 
 // Stop shuts the server down at once (a fast shutdown: open transactions are
 // rolled back and clients are disconnected), as a crash or a failover would
-// look to them. Stopping a stopped server does nothing.
+// look to them; a frozen server is thawed first. Stopping a stopped server
+// does nothing.
 func (p *Postgres) Stop() error {
 	if p.proc == nil {
 		return nil
+	}
+	if err := p.Thaw(); err != nil {
+		return err
 	}
 	err := p.proc.stop(syscall.SIGINT)
 	p.proc = nil
@@ -132,15 +137,16 @@ func (p *Postgres) Close() error {
 
 func (p *Postgres) dataDir() string { return filepath.Join(p.dir, "data") }
 
-// ready returns nil once postmaster.pid says the server accepts
-// connections: its eighth line is the postmaster's status.
-func (p *Postgres) ready() error {
+// ready returns nil once postmaster.pid says that the postmaster pid
+// accepts connections: its first line is the postmaster's pid (a server
+// killed by Kill leaves its own file behind), its eighth its status.
+func (p *Postgres) ready(pid int) error {
 	b, err := os.ReadFile(filepath.Join(p.dataDir(), "postmaster.pid"))
 	if err != nil {
 		return err
 	}
 	lines := strings.Split(string(b), "\n")
-	if len(lines) < 8 || strings.TrimSpace(lines[7]) != "ready" {
+	if len(lines) < 8 || strings.TrimSpace(lines[0]) != strconv.Itoa(pid) || strings.TrimSpace(lines[7]) != "ready" {
 		return errors.New("postmaster.pid does not say ready yet")
 	}
 	return nil

@@ -1,0 +1,184 @@
+package testservers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// signalTimeout bounds how long Freeze and Kill wait for the server's
+// processes to be stopped or gone.
+const signalTimeout = 10 * time.Second
+
+// Freeze stops every process of the server with SIGSTOP, as a server that
+// hangs looks to its clients (a stalled disk, a paused VM, a machine
+// swapping): connections stay open, new ones are accepted by the kernel,
+// and nothing answers. It stops the postmaster first, so that it starts no
+// new process, then every process it started (the backends of the open
+// connections and the background processes), and returns once all of them
+// are stopped. Thaw resumes them; Stop and Close thaw a frozen server
+// first. It needs Linux's /proc.
+func (p *Postgres) Freeze() error {
+	if p.proc == nil {
+		return errors.New("testservers: Freeze: postgres is not running")
+	}
+	postmaster := p.proc.cmd.Process.Pid
+	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("testservers: stopping the postmaster: %w", err)
+	}
+	p.frozen = true
+	if err := waitState(postmaster, isStopped); err != nil {
+		return err
+	}
+	children, err := childrenOf(postmaster)
+	if err != nil {
+		return err
+	}
+	for _, pid := range children {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("testservers: stopping postgres process %d: %w", pid, err)
+		}
+	}
+	for _, pid := range children {
+		if err := waitState(pid, isStopped); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Thaw resumes the processes Freeze stopped with SIGCONT: the server
+// answers again, on the connections that were open too. Thawing a server
+// that is not frozen does nothing.
+func (p *Postgres) Thaw() error {
+	if p.proc == nil || !p.frozen {
+		return nil
+	}
+	postmaster := p.proc.cmd.Process.Pid
+	children, err := childrenOf(postmaster) // the stopped postmaster started no other
+	if err != nil {
+		return err
+	}
+	for _, pid := range append(children, postmaster) {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("testservers: resuming postgres process %d: %w", pid, err)
+		}
+	}
+	p.frozen = false
+	return nil
+}
+
+// Kill kills every process of the server with SIGKILL, frozen or not, as
+// the kernel's OOM killer or a crash of its machine would: no shutdown, no
+// checkpoint, and its clients' connections break. It returns once all of
+// them are gone. Start then starts the server again, which recovers its
+// data from the write-ahead log. It needs Linux's /proc.
+func (p *Postgres) Kill() error {
+	if p.proc == nil {
+		return errors.New("testservers: Kill: postgres is not running")
+	}
+	postmaster := p.proc.cmd.Process.Pid
+	// Stopped, the postmaster starts no process between the listing and
+	// the kill.
+	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("testservers: stopping the postmaster: %w", err)
+	}
+	if err := waitState(postmaster, isStopped); err != nil {
+		return err
+	}
+	children, err := childrenOf(postmaster)
+	if err != nil {
+		return err
+	}
+	for _, pid := range children {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("testservers: killing postgres process %d: %w", pid, err)
+		}
+	}
+	err = p.proc.stop(syscall.SIGKILL) // waits for the postmaster to exit
+	p.proc, p.frozen = nil, false
+	if err != nil {
+		return err
+	}
+	for _, pid := range children { // orphans now: their new parent reaps them
+		if err := waitState(pid, isGone); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childrenOf returns the processes whose parent is pid, read from /proc.
+func childrenOf(pid int) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("testservers: listing processes: %w", err)
+	}
+	var children []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, ppid, ok := procStat(child); ok && ppid == pid {
+			children = append(children, child)
+		}
+	}
+	return children, nil
+}
+
+// procStat returns the state letter and the parent of process pid from
+// /proc/<pid>/stat, or ok false when there is no such process.
+func procStat(pid int) (state byte, ppid int, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, false
+	}
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 2 {
+		return 0, 0, false
+	}
+	ppid, err = strconv.Atoi(fields[1])
+	return fields[0][0], ppid, err == nil
+}
+
+// isStopped reports whether process pid is stopped by a signal.
+func isStopped(pid int) (bool, error) {
+	state, _, ok := procStat(pid)
+	if !ok {
+		return false, fmt.Errorf("testservers: postgres process %d exited instead of stopping", pid)
+	}
+	return state == 'T' || state == 't', nil
+}
+
+// isGone reports whether process pid has exited (a zombie has).
+func isGone(pid int) (bool, error) {
+	state, _, ok := procStat(pid)
+	return !ok || state == 'Z' || state == 'X', nil
+}
+
+// waitState waits until reached reports true for pid, for at most
+// signalTimeout.
+func waitState(pid int, reached func(pid int) (bool, error)) error {
+	for deadline := time.Now().Add(signalTimeout); ; time.Sleep(time.Millisecond) {
+		ok, err := reached(pid)
+		if err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			state, _, _ := procStat(pid)
+			return fmt.Errorf("testservers: postgres process %d still in state %q after %v", pid, state, signalTimeout)
+		}
+	}
+}
