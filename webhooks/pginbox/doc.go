@@ -5,9 +5,12 @@
 //
 // The Handler verifies each delivery (webhooks.Verifier.Read), inserts it in
 // one statement that ignores a delivery id already stored, and answers 200
-// only once that insert has committed; a database failure answers 500, so
-// the service retries. Answering takes one insert, well within the 30
-// seconds the service waits, however slow the processing.
+// only once that insert has committed. When the database fails, or has not
+// stored the delivery within the Handler's limit (DefaultHandlerTimeout, 10
+// seconds, or that of WithTimeout), it answers 500 and the service retries:
+// a database that hangs costs an answer of 500 within the limit, well within
+// the 30 seconds the service waits. Answering takes one insert, however slow
+// the processing.
 //
 // Workers, any number on any replica, claim stored deliveries with SELECT
 // ... FOR UPDATE SKIP LOCKED, parse them into typed events, call the

@@ -3,6 +3,7 @@ package pginbox_test
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -124,4 +125,110 @@ func TestPostgresGoingAwayMidRunAnswers5xx(t *testing.T) {
 		assert.Equal(t, 1, effects[d.ID], "delivery %s", short(d.ID))
 	}
 	assert.Len(t, effects, len(sent))
+}
+
+// PostgreSQL hanging (every one of its processes stopped with SIGSTOP): the
+// Handler answers 500 within its limit instead of waiting with the
+// database, whether its request waits for a pool connection or for an
+// insert sent on a connection whose backend is frozen, and acknowledges
+// nothing. Once PostgreSQL is back, thawed or killed and restarted, the
+// service's retries are stored and every delivery is processed exactly
+// once.
+func TestHandlerAnswers5xxWhilePostgresHangs(t *testing.T) {
+	for _, recovery := range []string{"thawed", "killed and restarted"} {
+		t.Run(recovery, func(t *testing.T) {
+			schema := newSchema(t)
+			v := webhooktest.NewVerifier(t)
+			h := pginbox.Handler(newPool(t, schema, 2), v, pginbox.WithTimeout(200*time.Millisecond))
+			deliveries := webhooktest.Deliveries(5)
+			require.Equal(t, http.StatusOK, deliveries[0].Send(h), "stored before the hang, on a connection that stays open")
+
+			require.NoError(t, server.Freeze())
+			t.Cleanup(func() { require.NoError(t, server.Thaw()) })
+			statuses := sendAll(t, h, deliveries[1:]) // 4 at once on 2 connections: 2 wait for one
+			for i, status := range statuses {
+				assert.Equal(t, http.StatusInternalServerError, status, "delivery %d, sent while PostgreSQL hangs", i+1)
+			}
+
+			if recovery == "thawed" {
+				require.NoError(t, server.Thaw())
+			} else {
+				require.NoError(t, server.Kill())
+				require.NoError(t, server.Start())
+			}
+			for _, d := range deliveries[1:] { // the service's retries
+				retryUntilAcknowledged(t, h, d)
+			}
+			effects := processAll(t, schema, len(deliveries))
+			for _, d := range deliveries {
+				assert.Equal(t, 1, effects[d.ID], "delivery %s", short(d.ID))
+			}
+			assert.Len(t, effects, len(deliveries))
+		})
+	}
+}
+
+// sendAll sends every delivery to h at once and returns their answers. It
+// fails t if they are not all answered within 30 seconds, the time the
+// service waits.
+func sendAll(t *testing.T, h http.Handler, deliveries []webhooktest.Delivery) []int {
+	t.Helper()
+	statuses := make([]int, len(deliveries))
+	var wg sync.WaitGroup
+	for i, d := range deliveries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = d.Send(h)
+		}()
+	}
+	answered := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(answered)
+	}()
+	select {
+	case <-answered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("deliveries not answered within the 30 seconds the service waits")
+	}
+	return statuses
+}
+
+// retryUntilAcknowledged sends d to h again until it is answered 200, as the
+// service retries, failing t after 10 seconds.
+func retryUntilAcknowledged(t *testing.T, h http.Handler, d webhooktest.Delivery) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); d.Send(h) != http.StatusOK; time.Sleep(10 * time.Millisecond) {
+		require.False(t, time.Now().After(deadline), "delivery %s not acknowledged 10s after PostgreSQL came back", short(d.ID))
+	}
+}
+
+// processAll runs a Worker on schema until n deliveries are processed, its
+// callback recording each run in the table effects in the claim's
+// transaction, and returns how many runs each delivery id had.
+func processAll(t *testing.T, schema string, n int) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	pool := newPool(t, schema, 4)
+	_, err := pool.Exec(ctx, `CREATE TABLE effects (delivery_id text NOT NULL)`)
+	require.NoError(t, err)
+	stop := start(t, &pginbox.Worker{Pool: pool, Concurrency: 2, PollInterval: 10 * time.Millisecond,
+		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+			_, err := tx.Exec(ctx, `INSERT INTO effects VALUES ($1)`, d.ID)
+			return err
+		}})
+	waitFor(t, pool, pginbox.StatusProcessed, n)
+	stop()
+	rows, err := pool.Query(ctx, `SELECT delivery_id, count(*) FROM effects GROUP BY delivery_id`)
+	require.NoError(t, err)
+	effects := map[string]int{}
+	for rows.Next() {
+		var id string
+		var runs int
+		require.NoError(t, rows.Scan(&id, &runs))
+		effects[id] = runs
+	}
+	require.NoError(t, rows.Err())
+	return effects
 }

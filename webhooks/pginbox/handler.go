@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -17,11 +18,18 @@ const insertSQL = `INSERT INTO ` + TableName + ` (delivery_id, event_type, signe
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (delivery_id) DO NOTHING`
 
+// DefaultHandlerTimeout is how long the Handler works on a delivery at most
+// unless WithTimeout says otherwise: 10 seconds, a third of the 30 seconds
+// the service waits for an answer, leaving the rest to the network and to
+// a busy receiver.
+const DefaultHandlerTimeout = 10 * time.Second
+
 // A HandlerOption configures the http.Handler built by Handler.
 type HandlerOption func(*handlerConfig)
 
 type handlerConfig struct {
-	log *slog.Logger
+	log     *slog.Logger
+	timeout time.Duration
 }
 
 // WithLogger makes the Handler log each delivery it refuses (at level Warn),
@@ -33,39 +41,63 @@ func WithLogger(l *slog.Logger) HandlerOption {
 	return func(c *handlerConfig) { c.log = l }
 }
 
+// WithTimeout bounds the Handler's work on each delivery to d, counted from
+// the moment it is called (DefaultHandlerTimeout without this option): when
+// the database has not stored the delivery by then, because it hangs or
+// every connection of the pool is busy, the Handler stops waiting for a
+// connection or for the insert and answers 500, so the service retries. An
+// insert cut short may still commit once the database answers again; the
+// retry is then a copy, acknowledged without being stored twice. Keep d
+// well below the 30 seconds the service waits. Reading the request's body
+// is not cut short: bound it with http.Server's ReadTimeout. Handler
+// panics if d is not positive.
+func WithTimeout(d time.Duration) HandlerOption {
+	return func(c *handlerConfig) { c.timeout = d }
+}
+
 // Handler returns an http.Handler that stores deliveries in the inbox table
 // and acknowledges them; Workers process them afterwards. It is a
 // webhooks.Handler whose function inserts the verified delivery in one
 // statement that ignores a delivery id already stored. It answers:
 //
 //   - 200 once the insert has committed, or for a copy of a stored delivery;
-//   - 500 when the database fails, so the service retries: a delivery is
-//     never acknowledged unless it is stored;
+//   - 500 when the database fails, or has not stored the delivery within
+//     the limit of WithTimeout (DefaultHandlerTimeout), so the service
+//     retries: a delivery is never acknowledged unless it is stored;
 //   - 405, 413, 401 and 400 for requests that are not verified deliveries,
 //     as webhooks.Handler does: 405 for a method other than POST, 413 for a
 //     body over v's limit, 401 when verification fails, 400 for a verified
 //     delivery without an event or delivery header or with a body that does
 //     not parse, or a body that could not be read.
 //
-// The response body is only the status text. The pool should have a
-// connection free for each request served at once, besides those the
-// Workers hold. Handler panics if pool or v is nil.
+// The response body is only the status text. Give the Handler a pool of
+// its own, not the Workers' pool: a Worker holds a connection for as long
+// as its callback runs, and the Handler's inserts must not wait for those
+// (see the package documentation). Handler panics if pool or v is nil.
 func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) http.Handler {
 	if pool == nil || v == nil {
 		panic("pginbox: Handler needs a non-nil pool and Verifier")
 	}
-	var cfg handlerConfig
+	cfg := handlerConfig{timeout: DefaultHandlerTimeout}
 	for _, opt := range opts {
 		opt(&cfg)
+	}
+	if cfg.timeout <= 0 {
+		panic("pginbox: WithTimeout needs a positive duration")
 	}
 	var hopts []webhooks.HandlerOption
 	if cfg.log != nil {
 		hopts = append(hopts, webhooks.WithLogger(cfg.log))
 	}
-	return webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+	store := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
 		if _, err := pool.Exec(ctx, insertSQL, d.ID, string(d.Type), d.Timestamp, d.Body); err != nil {
 			return fmt.Errorf("pginbox: storing delivery: %w", err)
 		}
 		return nil
 	}, hopts...)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), cfg.timeout)
+		defer cancel()
+		store.ServeHTTP(w, r.WithContext(ctx))
+	})
 }

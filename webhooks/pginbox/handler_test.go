@@ -8,9 +8,12 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -96,10 +99,59 @@ func TestHandlerRefusesAsWebhooksHandlerDoes(t *testing.T) {
 	assert.Zero(t, countRows(t, pool, ""), "nothing refused is stored")
 }
 
-func TestHandlerPanicsOnNil(t *testing.T) {
-	assert.Panics(t, func() { pginbox.Handler(nil, webhooktest.NewVerifier(t)) })
-	assert.Panics(t, func() { pginbox.Handler(newPool(t, "public", 1), nil) })
+func TestHandlerPanicsOnNilOrNoTimeout(t *testing.T) {
+	v, pool := webhooktest.NewVerifier(t), newPool(t, "public", 1)
+	assert.Panics(t, func() { pginbox.Handler(nil, v) })
+	assert.Panics(t, func() { pginbox.Handler(pool, nil) })
+	assert.Panics(t, func() { pginbox.Handler(pool, v, pginbox.WithTimeout(0)) })
+	assert.Panics(t, func() { pginbox.Handler(pool, v, pginbox.WithTimeout(-time.Second)) })
 }
+
+// The insert, and the wait for a connection before it, run with a deadline:
+// DefaultHandlerTimeout after the Handler was called, or WithTimeout's.
+func TestHandlerBoundsTheInsert(t *testing.T) {
+	schema := newSchema(t)
+	v := webhooktest.NewVerifier(t)
+	cases := map[string]struct {
+		opts  []pginbox.HandlerOption
+		limit time.Duration
+	}{
+		"default":     {nil, pginbox.DefaultHandlerTimeout},
+		"WithTimeout": {[]pginbox.HandlerOption{pginbox.WithTimeout(3 * time.Second)}, 3 * time.Second},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			var tracer deadlineTracer
+			cfg, err := pgxpool.ParseConfig(server.URL)
+			require.NoError(t, err)
+			cfg.ConnConfig.RuntimeParams["search_path"] = schema
+			cfg.ConnConfig.Tracer = &tracer
+			pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+			require.NoError(t, err)
+			t.Cleanup(pool.Close)
+
+			before := time.Now()
+			require.Equal(t, http.StatusOK, webhooktest.Deliveries(1)[0].Send(pginbox.Handler(pool, v, c.opts...)))
+			after := time.Now()
+			deadline, ok := tracer.deadline.Load().(time.Time)
+			require.True(t, ok, "the insert ran without a deadline")
+			assert.WithinRange(t, deadline, before.Add(c.limit), after.Add(c.limit))
+		})
+	}
+	assert.Less(t, pginbox.DefaultHandlerTimeout, 30*time.Second, "the service waits 30 seconds")
+}
+
+// deadlineTracer records the deadline of the context of the last query.
+type deadlineTracer struct{ deadline atomic.Value }
+
+func (tr *deadlineTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	if d, ok := ctx.Deadline(); ok {
+		tr.deadline.Store(d)
+	}
+	return ctx
+}
+
+func (tr *deadlineTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // strFromUnix writes t as the X-Service-Timestamp header does.
 func strFromUnix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
