@@ -41,7 +41,9 @@
 // signed_at, body (the raw bytes as verified), received_at, status
 // (StatusPending, StatusProcessed or StatusFailed), attempts, failures,
 // last_error, next_attempt_at and processed_at, with a partial index on the
-// pending rows. Rows are kept after processing: they are what makes a
+// pending rows. Its times are the database's clock: processed_at is when
+// the callback's success was recorded, just after it returned, and after a
+// failure next_attempt_at is the Backoff counted from then. Rows are kept after processing: they are what makes a
 // retry of the service a duplicate. Delete old ones at leisure, after the
 // service's retries are over (about 27 hours), for instance:
 //

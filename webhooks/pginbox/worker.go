@@ -53,15 +53,21 @@ ORDER BY next_attempt_at
 LIMIT 1
 FOR UPDATE SKIP LOCKED`
 
+// succeededSQL records a successful run. Its time is clock_timestamp(), the
+// database's time when the outcome is recorded, just after the callback
+// returned: now() would be the start of the claiming transaction, before
+// the callback ran. The database's clock, not the replica's, is the one
+// claimSQL compares next_attempt_at with.
 const succeededSQL = `UPDATE ` + TableName + `
-SET status = 'processed', attempts = attempts + 1, processed_at = now()
+SET status = 'processed', attempts = attempts + 1, processed_at = clock_timestamp()
 WHERE delivery_id = $1`
 
 // failedSQL records a failed run: $2 the error, $3 the new status, $4 the
-// wait before the next run in milliseconds.
+// wait before the next run in milliseconds, counted from when the callback
+// returned (clock_timestamp(), as in succeededSQL).
 const failedSQL = `UPDATE ` + TableName + `
 SET status = $3, attempts = attempts + 1, failures = failures + 1, last_error = $2,
-    next_attempt_at = now() + $4 * interval '1 millisecond'
+    next_attempt_at = clock_timestamp() + $4 * interval '1 millisecond'
 WHERE delivery_id = $1`
 
 // errTxOwned is returned by Commit and Rollback of the transaction given to

@@ -303,3 +303,60 @@ func TestWorkerRejectsMisconfiguration(t *testing.T) {
 		assert.Error(t, w.Run(context.Background()), name)
 	}
 }
+
+// processed_at, and the next attempt after a failure, are counted from when
+// the callback returned, not from when the delivery was claimed: the
+// callback returns only once the database's clock has passed the claim.
+func TestWorkerTimesOutcomeNotClaim(t *testing.T) {
+	for _, outcome := range []string{"success", "failure"} {
+		t.Run(outcome, func(t *testing.T) {
+			ctx := context.Background()
+			schema := newSchema(t)
+			admin := newPool(t, schema, 2)
+			d := webhooktest.Deliveries(1)[0]
+			store(t, admin, d)
+
+			const backoff = time.Hour
+			app := schema + "_worker"
+			entered, release := make(chan struct{}), make(chan struct{})
+			start(t, &pginbox.Worker{Pool: newNamedPool(t, schema, app, 2), PollInterval: 10 * time.Millisecond,
+				Backoff: func(int) time.Duration { return backoff },
+				Process: func(context.Context, *webhooks.Delivery) error {
+					close(entered)
+					<-release
+					if outcome == "failure" {
+						return errors.New("downstream unavailable")
+					}
+					return nil
+				}})
+			<-entered
+
+			var claimedAt, releasedAt time.Time
+			require.NoError(t, admin.QueryRow(ctx, `SELECT xact_start FROM pg_stat_activity
+				WHERE application_name = $1 AND xact_start IS NOT NULL`, app).Scan(&claimedAt))
+			require.Eventually(t, func() bool { // the database's clock moves past the claim
+				err := admin.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&releasedAt)
+				return err == nil && releasedAt.After(claimedAt)
+			}, 10*time.Second, time.Millisecond)
+			close(release)
+
+			var processedAt *time.Time
+			var nextAttemptAt time.Time
+			require.Eventually(t, func() bool { // the outcome is recorded
+				var attempts int
+				err := admin.QueryRow(ctx, `SELECT attempts, processed_at, next_attempt_at FROM invoicing_webhook_inbox
+					WHERE delivery_id = $1`, d.ID).Scan(&attempts, &processedAt, &nextAttemptAt)
+				return err == nil && attempts == 1
+			}, 30*time.Second, 5*time.Millisecond)
+			if outcome == "success" {
+				require.NotNil(t, processedAt)
+				assert.False(t, processedAt.Before(releasedAt), "processed_at %v is before the callback returned (after %v); the claim was at %v",
+					processedAt, releasedAt, claimedAt)
+			} else {
+				assert.Nil(t, processedAt)
+				assert.False(t, nextAttemptAt.Before(releasedAt.Add(backoff)), "next attempt %v is sooner than %v after the callback failed (after %v); the claim was at %v",
+					nextAttemptAt, backoff, releasedAt, claimedAt)
+			}
+		})
+	}
+}
