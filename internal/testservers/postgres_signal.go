@@ -21,17 +21,26 @@ const signalTimeout = 10 * time.Second
 // and nothing answers. It stops the postmaster first, so that it starts no
 // new process, then every process it started (the backends of the open
 // connections and the background processes), and returns once all of them
-// are stopped. Thaw resumes them; Stop and Close thaw a frozen server
-// first. It needs Linux's /proc.
+// are stopped (or have exited meanwhile). Thaw resumes them; Stop and Close
+// thaw a frozen server first. When Freeze fails it resumes what it stopped.
+// It needs Linux's /proc.
 func (p *Postgres) Freeze() error {
 	if p.proc == nil {
 		return errors.New("testservers: Freeze: postgres is not running")
 	}
+	p.frozen = true
+	if err := p.freeze(); err != nil {
+		return errors.Join(err, p.Thaw())
+	}
+	return nil
+}
+
+// freeze does the work of Freeze.
+func (p *Postgres) freeze() error {
 	postmaster := p.proc.cmd.Process.Pid
 	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("testservers: stopping the postmaster: %w", err)
 	}
-	p.frozen = true
 	if err := waitState(postmaster, isStopped); err != nil {
 		return err
 	}
@@ -45,7 +54,9 @@ func (p *Postgres) Freeze() error {
 		}
 	}
 	for _, pid := range children {
-		if err := waitState(pid, isStopped); err != nil {
+		// A backend whose client has just gone may have exited: the
+		// stopped postmaster does not reap it, and it stays a zombie.
+		if err := waitState(pid, isStoppedOrGone); err != nil {
 			return err
 		}
 	}
@@ -160,6 +171,14 @@ func isStopped(pid int) (bool, error) {
 		return false, fmt.Errorf("testservers: postgres process %d exited instead of stopping", pid)
 	}
 	return state == 'T' || state == 't', nil
+}
+
+// isStoppedOrGone reports whether process pid is stopped or has exited.
+func isStoppedOrGone(pid int) (bool, error) {
+	if gone, _ := isGone(pid); gone {
+		return true, nil
+	}
+	return isStopped(pid)
 }
 
 // isGone reports whether process pid has exited (a zombie has).

@@ -51,7 +51,7 @@ func TestPostgresFreezeThaw(t *testing.T) {
 	children, err := childrenOf(p.proc.cmd.Process.Pid)
 	require.NoError(t, err)
 	for _, pid := range append(children, p.proc.cmd.Process.Pid) {
-		stopped, err := isStopped(pid)
+		stopped, err := isStoppedOrGone(pid)
 		require.NoError(t, err)
 		assert.True(t, stopped, "process %d", pid)
 	}
