@@ -143,8 +143,8 @@ func TestHandlerAnswers5xxWhilePostgresHangs(t *testing.T) {
 			deliveries := webhooktest.Deliveries(5)
 			require.Equal(t, http.StatusOK, deliveries[0].Send(h), "stored before the hang, on a connection that stays open")
 
+			t.Cleanup(func() { assert.NoError(t, server.Thaw()) }) // also if the test fails
 			require.NoError(t, server.Freeze())
-			t.Cleanup(func() { require.NoError(t, server.Thaw()) })
 			statuses := sendAll(t, h, deliveries[1:]) // 4 at once on 2 connections: 2 wait for one
 			for i, status := range statuses {
 				assert.Equal(t, http.StatusInternalServerError, status, "delivery %d, sent while PostgreSQL hangs", i+1)

@@ -329,6 +329,9 @@ func TestWorkerTimesOutcomeNotClaim(t *testing.T) {
 					}
 					return nil
 				}})
+			var once sync.Once
+			unblock := func() { once.Do(func() { close(release) }) }
+			t.Cleanup(unblock) // before the Worker's, which waits for the callback
 			<-entered
 
 			var claimedAt, releasedAt time.Time
@@ -338,7 +341,7 @@ func TestWorkerTimesOutcomeNotClaim(t *testing.T) {
 				err := admin.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&releasedAt)
 				return err == nil && releasedAt.After(claimedAt)
 			}, 10*time.Second, time.Millisecond)
-			close(release)
+			unblock()
 
 			var processedAt *time.Time
 			var nextAttemptAt time.Time
