@@ -16,12 +16,13 @@ import (
 )
 
 // replica is one receiver: an HTTP server with the pginbox Handler, and a
-// Worker, with a connection pool of its own as a separate process has.
+// Worker, with connection pools of their own as a separate process has.
 type replica struct {
 	number     int
 	appName    string // the application_name of its connections
 	url        string
-	pool       *pgxpool.Pool
+	inserts    *pgxpool.Pool // the Handler's pool
+	workers    *pgxpool.Pool // the Worker's pool
 	closeHTTP  func()
 	stopWorker context.CancelFunc
 	workerDone chan error
@@ -36,26 +37,30 @@ type replica struct {
 func startReplica(ctx context.Context, databaseURL, runID string, n int, v *webhooks.Verifier, refusing, slow bool) (*replica, error) {
 	r := &replica{number: n, appName: fmt.Sprintf("webhook-cluster-%s-%d", runID, n),
 		busy: make(chan struct{}, 1), crashed: make(chan struct{})}
-	cfg, err := pgxpool.ParseConfig(databaseURL)
-	if err != nil {
+	// As pginbox documents: a pool for the Handler's inserts, and one for
+	// the Worker with a connection per delivery in progress, so that the
+	// inserts never wait for the Worker.
+	const concurrency = 2
+	var err error
+	if r.inserts, err = newPool(ctx, databaseURL, r.appName, 4); err != nil {
 		return nil, err
 	}
-	cfg.MaxConns = 8
-	cfg.ConnConfig.RuntimeParams["application_name"] = r.appName
-	if r.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+	if r.workers, err = newPool(ctx, databaseURL, r.appName, concurrency); err != nil {
+		r.inserts.Close()
 		return nil, err
 	}
 
-	handler := pginbox.Handler(r.pool, v)
+	handler := pginbox.Handler(r.inserts, v)
 	if refusing {
 		handler = refuseFirst(handler)
 	}
 	if r.url, r.closeHTTP, err = serve(handler); err != nil {
-		r.pool.Close()
+		r.inserts.Close()
+		r.workers.Close()
 		return nil, err
 	}
 
-	w := &pginbox.Worker{Pool: r.pool, Concurrency: 2, PollInterval: 20 * time.Millisecond,
+	w := &pginbox.Worker{Pool: r.workers, Concurrency: concurrency, PollInterval: 20 * time.Millisecond,
 		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
 			// The work: here, a row that commits with "processed".
 			if _, err := tx.Exec(ctx, `INSERT INTO webhook_cluster_effects (run_id, delivery_id, replica) VALUES ($1, $2, $3)`,
@@ -80,6 +85,17 @@ func startReplica(ctx context.Context, databaseURL, runID string, n int, v *webh
 	return r, nil
 }
 
+// newPool opens a pool of at most maxConns connections named appName.
+func newPool(ctx context.Context, databaseURL, appName string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = maxConns
+	cfg.ConnConfig.RuntimeParams["application_name"] = appName
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
 // crash kills the replica as a dying process would: its HTTP connections
 // drop and its database sessions end while its Worker is in the middle of a
 // delivery, whose transaction PostgreSQL then rolls back. It reports whether
@@ -100,13 +116,14 @@ func (r *replica) crash(ctx context.Context, admin *pgxpool.Pool) (interrupted b
 	return interrupted, nil
 }
 
-// stop stops the replica's Worker and server and closes its pool.
+// stop stops the replica's Worker and server and closes its pools.
 func (r *replica) stop() {
 	r.stopOnce.Do(func() {
 		r.stopWorker()
 		<-r.workerDone
 		r.closeHTTP()
-		r.pool.Close()
+		r.inserts.Close()
+		r.workers.Close()
 	})
 }
 

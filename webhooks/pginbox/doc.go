@@ -9,8 +9,7 @@
 // stored the delivery within the Handler's limit (DefaultHandlerTimeout, 10
 // seconds, or that of WithTimeout), it answers 500 and the service retries:
 // a database that hangs costs an answer of 500 within the limit, well within
-// the 30 seconds the service waits. Answering takes one insert, however slow
-// the processing.
+// the 30 seconds the service waits.
 //
 // Workers, any number on any replica, claim stored deliveries with SELECT
 // ... FOR UPDATE SKIP LOCKED, parse them into typed events, call the
@@ -19,20 +18,45 @@
 // loses nothing: its transaction, and so its row lock, ends with its
 // connection, and another Worker processes the delivery.
 //
-//	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+// # Two pools
+//
+// A Worker holds a pool connection for each delivery in progress, for as
+// long as its callback runs. Give the Handler and the Workers a pool each,
+// so that the Handler's inserts never wait for a connection held by a slow
+// callback: answering then takes one insert, however slow the processing.
+// The Workers' pool needs a connection per delivery processed at once
+// (Concurrency, summed over the Workers sharing it); the Handler's one a
+// connection per request served at once, or requests wait for each other
+// within the Handler's limit (pgxpool's default, the larger of 4 and the
+// number of CPUs, suits most receivers). Each replica opens both pools: the
+// database's max_connections must cover the replicas times the sum of the
+// two MaxConns. The package's example is this setup whole, and its test
+// runs it with callbacks that never return:
+//
+//	url := os.Getenv("DATABASE_URL")
+//	inserts, err := pgxpool.New(ctx, url) // the Handler's pool: inserts only
 //	...
-//	if err := pginbox.Migrate(ctx, pool); err != nil { ... }
-//	http.Handle("/webhooks", pginbox.Handler(pool, verifier))
-//	w := &pginbox.Worker{Pool: pool, Concurrency: 4,
+//	cfg, err := pgxpool.ParseConfig(url)
+//	...
+//	cfg.MaxConns = 4 // the Worker's pool: a connection per delivery in progress
+//	workers, err := pgxpool.NewWithConfig(ctx, cfg)
+//	...
+//	if err := pginbox.Migrate(ctx, inserts); err != nil { ... }
+//	http.Handle("/webhooks", pginbox.Handler(inserts, verifier))
+//	w := &pginbox.Worker{Pool: workers, Concurrency: 4,
 //		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
 //			e, ok := d.Event.(*webhooks.InvoicePaid)
 //			if !ok {
 //				return nil
 //			}
-//			_, err := tx.Exec(ctx, `UPDATE orders SET paid = true WHERE invoice_id = $1`, e.InvoiceID)
+//			_, err := tx.Exec(ctx, `UPDATE orders SET paid_at = $1 WHERE invoice_id = $2`, e.PaidAt, e.InvoiceID)
 //			return err
 //		}}
 //	go w.Run(ctx) // returns once ctx ends and the deliveries in progress are done
+//
+// A callback writes through tx (ProcessTx), or through a pool other than
+// the Workers': with every connection of the Workers' pool held by a
+// callback, one more from it would wait until the callback's Timeout.
 //
 // # The table
 //

@@ -18,31 +18,74 @@ import (
 // commits together with the receiver's own writes.
 func Example() {
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := pginbox.Migrate(ctx, pool); err != nil {
-		log.Fatal(err)
-	}
 	v, err := webhooks.NewVerifier(os.Getenv("INVOICING_WEBHOOK_SECRET"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	http.Handle("/webhooks", pginbox.Handler(pool, v))
-
-	w := &pginbox.Worker{Pool: pool, Concurrency: 4,
-		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
-			e, ok := d.Event.(*webhooks.InvoicePaid)
-			if !ok {
-				return nil // not interested: marked processed all the same
-			}
-			_, err := tx.Exec(ctx, `UPDATE orders SET paid_at = $1 WHERE invoice_id = $2`, e.PaidAt, e.InvoiceID)
-			return err
-		}}
+	r, err := newReceiver(ctx, os.Getenv("DATABASE_URL"), v, markPaid)
+	if err != nil {
+		log.Fatal(err)
+	}
 	go func() {
-		if err := w.Run(ctx); err != nil { // returns when ctx ends
+		if err := r.worker.Run(ctx); err != nil { // returns when ctx ends
 			log.Fatal(err)
 		}
 	}()
+	http.Handle("/webhooks", r.handler)
+	log.Fatal(http.ListenAndServe(":8080", nil))
+}
+
+// markPaid is the processing: it runs in the transaction that marks the
+// delivery processed.
+func markPaid(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+	e, ok := d.Event.(*webhooks.InvoicePaid)
+	if !ok {
+		return nil // not interested: marked processed all the same
+	}
+	_, err := tx.Exec(ctx, `UPDATE orders SET paid_at = $1 WHERE invoice_id = $2`, e.PaidAt, e.InvoiceID)
+	return err
+}
+
+// receiver is one replica: its Handler, its Worker, and close, which closes
+// their pools.
+type receiver struct {
+	handler http.Handler
+	worker  *pginbox.Worker
+	close   func()
+}
+
+// concurrency is how many deliveries the Worker processes at once.
+const concurrency = 4
+
+// newReceiver creates the inbox table if needed and builds the Handler and
+// the Worker, each with a pool of its own: the Worker holds a connection
+// for every delivery in progress, as long as process runs, and the
+// Handler's inserts must never wait for those.
+func newReceiver(ctx context.Context, databaseURL string, v *webhooks.Verifier,
+	process func(context.Context, pgx.Tx, *webhooks.Delivery) error) (*receiver, error) {
+	inserts, err := pgxpool.New(ctx, databaseURL) // the Handler's pool: inserts only
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		inserts.Close()
+		return nil, err
+	}
+	cfg.MaxConns = concurrency // the Worker's pool: a connection per delivery in progress
+	workers, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		inserts.Close()
+		return nil, err
+	}
+	closePools := func() { inserts.Close(); workers.Close() }
+	if err := pginbox.Migrate(ctx, inserts); err != nil {
+		closePools()
+		return nil, err
+	}
+	return &receiver{
+		handler: pginbox.Handler(inserts, v),
+		worker:  &pginbox.Worker{Pool: workers, Concurrency: concurrency, ProcessTx: process},
+		close:   closePools,
+	}, nil
 }

@@ -91,9 +91,14 @@ var errTxOwned = errors.New("pginbox: the Worker commits or rolls back the deliv
 //
 // Set exactly one of Process and ProcessTx; zero fields take their default.
 // Each concurrent delivery holds one of the pool's connections while its
-// callback runs: size the pool for Concurrency plus the Handler's requests.
+// callback runs: give the Workers a pool of their own, with at least
+// Concurrency connections, and the Handler another (see "Two pools" in the
+// package documentation).
 type Worker struct {
 	// Pool is the database holding the inbox table (see Migrate). Required.
+	// Do not share it with the Handler: a Worker holds one of its
+	// connections while each callback runs, and the Handler's inserts must
+	// not wait for those. Callbacks should not use it either, but tx.
 	Pool *pgxpool.Pool
 	// Process is called with each delivery, its Event parsed with
 	// webhooks.Parse from the stored body. A nil error marks the delivery
