@@ -141,6 +141,22 @@ func TestHandlerBoundsTheInsert(t *testing.T) {
 	assert.Less(t, pginbox.DefaultHandlerTimeout, 30*time.Second, "the service waits 30 seconds")
 }
 
+// Only the Handler's limit ends its work: a request whose client has hung
+// up (its context canceled) is still stored, so the service's retry finds
+// it stored.
+func TestHandlerStoresWhenClientHangsUp(t *testing.T) {
+	pool := newPool(t, newSchema(t), 2)
+	d := webhooktest.Deliveries(1)[0]
+	req, err := d.Request("/webhooks")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := httptest.NewRecorder()
+	pginbox.Handler(pool, webhooktest.NewVerifier(t)).ServeHTTP(w, req.WithContext(ctx))
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, pginbox.StatusPending, readRow(t, pool, d.ID).Status)
+}
+
 // deadlineTracer records the deadline of the context of the last query.
 type deadlineTracer struct{ deadline atomic.Value }
 
