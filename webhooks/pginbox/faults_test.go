@@ -78,12 +78,13 @@ func TestWorkerConnectionDroppedMidProcessing(t *testing.T) {
 
 	var survivorRuns atomic.Int32
 	survivor := effect("survivor")
-	start(t, &pginbox.Worker{Pool: newPool(t, schema, 2), PollInterval: 10 * time.Millisecond,
+	survivorPool, survivorLooked := newLookingPool(t, schema, 2)
+	start(t, &pginbox.Worker{Pool: survivorPool, PollInterval: 10 * time.Millisecond,
 		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
 			survivorRuns.Add(1)
 			return survivor(ctx, tx, d)
 		}})
-	time.Sleep(100 * time.Millisecond)
+	survivorLooked.waitMore(t)
 	assert.Zero(t, survivorRuns.Load(), "the row is locked while the dying replica holds it")
 
 	var killed int

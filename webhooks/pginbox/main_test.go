@@ -57,15 +57,54 @@ func newPool(t testing.TB, schema string, maxConns int32) *pgxpool.Pool {
 // newNamedPool is newPool whose connections show app as their
 // application_name, so that a test can find them in pg_stat_activity.
 func newNamedPool(t testing.TB, schema, app string, maxConns int32) *pgxpool.Pool {
+	return newTracedPool(t, schema, app, maxConns, nil)
+}
+
+// newTracedPool is newNamedPool whose queries go to tracer (none if nil).
+func newTracedPool(t testing.TB, schema, app string, maxConns int32, tracer pgx.QueryTracer) *pgxpool.Pool {
 	cfg, err := pgxpool.ParseConfig(server.URL)
 	require.NoError(t, err)
 	cfg.MaxConns = maxConns
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	cfg.ConnConfig.RuntimeParams["application_name"] = app
+	cfg.ConnConfig.Tracer = tracer
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// looks counts how many times Workers looked for a delivery to claim on a
+// pool: a pgx.QueryTracer counting the claim queries that returned. A test
+// waits for looks instead of sleeping when it checks that a Worker leaves
+// something alone.
+type looks struct{ n atomic.Int64 }
+
+// newLookingPool is newPool with a looks counting its claim queries.
+func newLookingPool(t testing.TB, schema string, maxConns int32) (*pgxpool.Pool, *looks) {
+	l := &looks{}
+	return newTracedPool(t, schema, schema, maxConns, l), l
+}
+
+type isClaimKey struct{}
+
+func (l *looks) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	return context.WithValue(ctx, isClaimKey{}, strings.Contains(data.SQL, "FOR UPDATE SKIP LOCKED"))
+}
+
+func (l *looks) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	if isClaim, _ := ctx.Value(isClaimKey{}).(bool); isClaim {
+		l.n.Add(1)
+	}
+}
+
+// waitMore waits until the Workers have looked twice more: at least one
+// look started, and returned, after waitMore was called.
+func (l *looks) waitMore(t testing.TB) {
+	t.Helper()
+	target := l.n.Load() + 2
+	require.Eventually(t, func() bool { return l.n.Load() >= target }, 30*time.Second, time.Millisecond,
+		"waiting for the Workers to look for deliveries again")
 }
 
 // row is a delivery's row in the inbox table.
@@ -94,11 +133,17 @@ func readRow(t testing.TB, pool *pgxpool.Pool, id string) row {
 // any).
 func countRows(t testing.TB, pool *pgxpool.Pool, status string) int {
 	t.Helper()
+	n, err := count(pool, status)
+	require.NoError(t, err)
+	return n
+}
+
+// count is countRows that returns the error.
+func count(pool *pgxpool.Pool, status string) (int, error) {
 	var n int
 	err := pool.QueryRow(context.Background(),
 		`SELECT count(*) FROM invoicing_webhook_inbox WHERE $1 = '' OR status = $1`, status).Scan(&n)
-	require.NoError(t, err)
-	return n
+	return n, err
 }
 
 // short is an id prefix for failure messages.

@@ -48,8 +48,10 @@ func start(t testing.TB, w *pginbox.Worker) (stop func()) {
 // waitFor waits until n rows of the inbox have status.
 func waitFor(t testing.TB, pool *pgxpool.Pool, status string, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return countRows(t, pool, status) == n }, 30*time.Second, 5*time.Millisecond,
-		"waiting for %d %s deliveries", n, status)
+	require.Eventually(t, func() bool { // no require here: this runs in a goroutine of its own
+		got, err := count(pool, status)
+		return err == nil && got == n
+	}, 30*time.Second, 5*time.Millisecond, "waiting for %d %s deliveries", n, status)
 }
 
 func TestWorkerProcessesTypedEvents(t *testing.T) {
@@ -88,7 +90,7 @@ func TestWorkerProcessesTypedEvents(t *testing.T) {
 // A callback that fails twice then succeeds: processed once, after two
 // backoffs, with the failure count and the last error kept.
 func TestWorkerRetriesFailuresWithBackoff(t *testing.T) {
-	pool := newPool(t, newSchema(t), 4)
+	pool, looked := newLookingPool(t, newSchema(t), 4)
 	d := webhooktest.Deliveries(1)[0]
 	store(t, pool, d)
 
@@ -118,7 +120,7 @@ func TestWorkerRetriesFailuresWithBackoff(t *testing.T) {
 	assert.Equal(t, 2, r.Failures)
 	require.NotNil(t, r.LastError)
 	assert.Equal(t, "downstream unavailable (run 2)", *r.LastError)
-	time.Sleep(50 * time.Millisecond) // a few more polls change nothing
+	looked.waitMore(t) // looking again changes nothing
 	assert.Equal(t, int32(3), runs.Load())
 	assert.Equal(t, int32(1), successes.Load())
 	mu.Lock()
@@ -128,7 +130,7 @@ func TestWorkerRetriesFailuresWithBackoff(t *testing.T) {
 
 func TestWorkerParksDeliveryAfterMaxAttempts(t *testing.T) {
 	ctx := context.Background()
-	pool := newPool(t, newSchema(t), 4)
+	pool, looked := newLookingPool(t, newSchema(t), 4)
 	d := webhooktest.Deliveries(1)[0]
 	store(t, pool, d)
 
@@ -146,7 +148,7 @@ func TestWorkerParksDeliveryAfterMaxAttempts(t *testing.T) {
 		},
 	})
 	waitFor(t, pool, pginbox.StatusFailed, 1)
-	time.Sleep(50 * time.Millisecond)
+	looked.waitMore(t)
 	assert.Equal(t, int32(3), runs.Load(), "a parked delivery is left alone")
 	r := readRow(t, pool, d.ID)
 	assert.Equal(t, 3, r.Failures)
@@ -278,7 +280,7 @@ func TestWorkerStopsCleanly(t *testing.T) {
 	select {
 	case <-returned:
 		t.Fatal("Run returned with a delivery in progress")
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 	close(release)
 	select {
