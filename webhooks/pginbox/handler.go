@@ -18,10 +18,10 @@ const insertSQL = `INSERT INTO ` + TableName + ` (delivery_id, event_type, signe
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (delivery_id) DO NOTHING`
 
-// DefaultHandlerTimeout is how long the Handler works on a delivery at most
-// unless WithTimeout says otherwise: 10 seconds, a third of the 30 seconds
-// the service waits for an answer, leaving the rest to the network and to
-// a busy receiver.
+// DefaultHandlerTimeout is how long the Handler waits for the database to
+// store a delivery unless WithTimeout says otherwise: 10 seconds, a third
+// of the 30 seconds the service waits for an answer, leaving the rest to
+// the network and to a busy receiver.
 const DefaultHandlerTimeout = 10 * time.Second
 
 // A HandlerOption configures the http.Handler built by Handler.
@@ -41,17 +41,18 @@ func WithLogger(l *slog.Logger) HandlerOption {
 	return func(c *handlerConfig) { c.log = l }
 }
 
-// WithTimeout bounds the Handler's work on each delivery to d, counted from
-// the moment it is called (DefaultHandlerTimeout without this option): when
-// the database has not stored the delivery by then, because it hangs or
-// every connection of the pool is busy, the Handler stops waiting for a
-// connection or for the insert and answers 500, so the service retries. An
-// insert cut short may still commit once the database answers again; the
-// retry is then a copy, acknowledged without being stored twice. Keep d
-// well below the 30 seconds the service waits. Only d ends the Handler's
-// work: a client that hangs up does not cut an insert short. Reading the
-// request's body is not cut short either: bound it with http.Server's
-// ReadTimeout. Handler panics if d is not positive.
+// WithTimeout bounds the Handler's database work on each delivery, the wait
+// for a pool connection and the insert, to d (DefaultHandlerTimeout without
+// this option), counted once the delivery is read and verified: when the
+// database has not stored the delivery by then, because it hangs or every
+// connection of the pool is busy, the Handler stops waiting and answers
+// 500, so the service retries. An insert cut short may still commit once
+// the database answers again; the retry is then a copy, acknowledged
+// without being stored twice. Keep d well below the 30 seconds the service
+// waits. Only d ends that work: a client that hangs up does not cut an
+// insert short. Reading the request is not bounded by d: bound it with
+// http.Server's ReadTimeout (verifying a body takes microseconds). Handler
+// panics if d is not positive.
 func WithTimeout(d time.Duration) HandlerOption {
 	return func(c *handlerConfig) { c.timeout = d }
 }
@@ -90,20 +91,17 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 	if cfg.log != nil {
 		hopts = append(hopts, webhooks.WithLogger(cfg.log))
 	}
-	store := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+	return webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+		// Not canceled with the request, which net/http does when the
+		// client hangs up: an insert under way completes (or meets the
+		// deadline), and the service's retry finds the delivery stored. It
+		// also spares registering a child with the request's context, a
+		// measurable cost at thousands of requests a second.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.timeout)
+		defer cancel()
 		if _, err := pool.Exec(ctx, insertSQL, d.ID, string(d.Type), d.Timestamp, d.Body); err != nil {
 			return fmt.Errorf("pginbox: storing delivery: %w", err)
 		}
 		return nil
 	}, hopts...)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Without the request's cancellation, which net/http signals when
-		// the client hangs up: an insert under way completes (or meets the
-		// deadline), and the service's retry finds the delivery stored. It
-		// also spares registering a child with the request's context, a
-		// measurable cost at thousands of requests a second.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), cfg.timeout)
-		defer cancel()
-		store.ServeHTTP(w, r.WithContext(ctx))
-	})
 }

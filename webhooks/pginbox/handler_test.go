@@ -108,7 +108,7 @@ func TestHandlerPanicsOnNilOrNoTimeout(t *testing.T) {
 }
 
 // The insert, and the wait for a connection before it, run with a deadline:
-// DefaultHandlerTimeout after the Handler was called, or WithTimeout's.
+// DefaultHandlerTimeout, or WithTimeout's, after the delivery was verified.
 func TestHandlerBoundsTheInsert(t *testing.T) {
 	schema := newSchema(t)
 	v := webhooktest.NewVerifier(t)
