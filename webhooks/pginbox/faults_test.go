@@ -140,13 +140,18 @@ func TestHandlerAnswers5xxWhilePostgresHangs(t *testing.T) {
 		t.Run(recovery, func(t *testing.T) {
 			schema := newSchema(t)
 			v := webhooktest.NewVerifier(t)
-			h := pginbox.Handler(newPool(t, schema, 2), v, pginbox.WithTimeout(200*time.Millisecond))
+			pool := newPool(t, schema, 2)
+			// Two Handlers on one pool: one with a short limit while
+			// PostgreSQL hangs, one with the default before and after, so
+			// that a slow machine cannot fail the deliveries that must be
+			// stored.
+			hasty, patient := pginbox.Handler(pool, v, pginbox.WithTimeout(200*time.Millisecond)), pginbox.Handler(pool, v)
 			deliveries := webhooktest.Deliveries(5)
-			require.Equal(t, http.StatusOK, deliveries[0].Send(h), "stored before the hang, on a connection that stays open")
+			require.Equal(t, http.StatusOK, deliveries[0].Send(patient), "stored before the hang, on a connection that stays open")
 
 			t.Cleanup(func() { assert.NoError(t, server.Thaw()) }) // also if the test fails
 			require.NoError(t, server.Freeze())
-			statuses := sendAll(t, h, deliveries[1:]) // 4 at once on 2 connections: 2 wait for one
+			statuses := sendAll(t, hasty, deliveries[1:]) // 4 at once on 2 connections: 2 wait for one
 			for i, status := range statuses {
 				assert.Equal(t, http.StatusInternalServerError, status, "delivery %d, sent while PostgreSQL hangs", i+1)
 			}
@@ -158,7 +163,7 @@ func TestHandlerAnswers5xxWhilePostgresHangs(t *testing.T) {
 				require.NoError(t, server.Start())
 			}
 			for _, d := range deliveries[1:] { // the service's retries
-				retryUntilAcknowledged(t, h, d)
+				retryUntilAcknowledged(t, patient, d)
 			}
 			effects := processAll(t, schema, len(deliveries))
 			for _, d := range deliveries {
