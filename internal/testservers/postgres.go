@@ -26,7 +26,7 @@ type Postgres struct {
 	port   int
 	cred   *syscall.Credential // nil: run as the current user
 	proc   *process
-	frozen bool // Freeze stopped its processes; Thaw resumes them
+	paused bool // Pause stopped its processes; Resume resumes them
 }
 
 // installPostgres is the hint given when PostgreSQL cannot be found or run.
@@ -112,13 +112,13 @@ func (p *Postgres) Start() error {
 
 // Stop shuts the server down at once (a fast shutdown: open transactions are
 // rolled back and clients are disconnected), as a crash or a failover would
-// look to them; a frozen server is thawed first. Stopping a stopped server
+// look to them; a paused server is resumed first. Stopping a stopped server
 // does nothing.
 func (p *Postgres) Stop() error {
 	if p.proc == nil {
 		return nil
 	}
-	if err := p.Thaw(); err != nil {
+	if err := p.Resume(); err != nil {
 		return err
 	}
 	err := p.proc.stop(syscall.SIGINT)

@@ -11,37 +11,38 @@ import (
 	"time"
 )
 
-// signalTimeout bounds how long Freeze and Kill wait for the server's
+// signalTimeout bounds how long Pause and Kill wait for the server's
 // processes to be stopped or gone.
 const signalTimeout = 10 * time.Second
 
-// Freeze stops every process of the server with SIGSTOP, as a server that
+// Pause freezes every process of the server with SIGSTOP, as a server that
 // hangs looks to its clients (a stalled disk, a paused VM, a machine
 // swapping): connections stay open, new ones are accepted by the kernel,
-// and nothing answers. It stops the postmaster first, so that it starts no
-// new process, then every process it started (the backends of the open
-// connections and the background processes), and returns once all of them
-// are stopped (or have exited meanwhile). Thaw resumes them; Stop and Close
-// thaw a frozen server first. When Freeze fails it resumes what it stopped.
-// It needs Linux's /proc.
-func (p *Postgres) Freeze() error {
+// and nothing answers until Resume. It stops the postmaster first, so that
+// it starts no new process, then every process it started (the backends of
+// the open connections, whose queries would otherwise still be answered,
+// and the background processes), and returns once the kernel reports all
+// of them stopped (or exited meanwhile). When Pause fails it resumes what
+// it stopped. Stop and Close resume a paused server first. It needs Linux's
+// /proc.
+func (p *Postgres) Pause() error {
 	if p.proc == nil {
-		return errors.New("testservers: Freeze: postgres is not running")
+		return errors.New("testservers: Pause: postgres is not running")
 	}
-	p.frozen = true
-	if err := p.freeze(); err != nil {
-		return errors.Join(err, p.Thaw())
+	p.paused = true
+	if err := p.pause(); err != nil {
+		return errors.Join(err, p.Resume())
 	}
 	return nil
 }
 
-// freeze does the work of Freeze.
-func (p *Postgres) freeze() error {
+// pause does the work of Pause.
+func (p *Postgres) pause() error {
 	postmaster := p.proc.cmd.Process.Pid
 	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("testservers: stopping the postmaster: %w", err)
 	}
-	if err := waitState(postmaster, isStopped); err != nil {
+	if err := waitPID(postmaster, isStopped); err != nil {
 		return err
 	}
 	children, err := childrenOf(postmaster)
@@ -56,18 +57,18 @@ func (p *Postgres) freeze() error {
 	for _, pid := range children {
 		// A backend whose client has just gone may have exited: the
 		// stopped postmaster does not reap it, and it stays a zombie.
-		if err := waitState(pid, isStoppedOrGone); err != nil {
+		if err := waitPID(pid, isStoppedOrGone); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Thaw resumes the processes Freeze stopped with SIGCONT: the server
-// answers again, on the connections that were open too. Thawing a server
-// that is not frozen does nothing.
-func (p *Postgres) Thaw() error {
-	if p.proc == nil || !p.frozen {
+// Resume lets the processes Pause stopped go on (SIGCONT): the server
+// answers again, on the connections that were open too. Resuming a server
+// that is not paused does nothing.
+func (p *Postgres) Resume() error {
+	if p.proc == nil || !p.paused {
 		return nil
 	}
 	postmaster := p.proc.cmd.Process.Pid
@@ -80,18 +81,19 @@ func (p *Postgres) Thaw() error {
 			return fmt.Errorf("testservers: resuming postgres process %d: %w", pid, err)
 		}
 	}
-	p.frozen = false
+	p.paused = false
 	return nil
 }
 
-// Kill kills every process of the server with SIGKILL, frozen or not, as
+// Kill kills every process of the server with SIGKILL, paused or not, as
 // the kernel's OOM killer or a crash of its machine would: no shutdown, no
 // checkpoint, and its clients' connections break. It returns once all of
 // them are gone. Start then starts the server again, which recovers its
-// data from the write-ahead log. It needs Linux's /proc.
+// data from the write-ahead log. Killing a stopped server does nothing. It
+// needs Linux's /proc.
 func (p *Postgres) Kill() error {
 	if p.proc == nil {
-		return errors.New("testservers: Kill: postgres is not running")
+		return nil
 	}
 	postmaster := p.proc.cmd.Process.Pid
 	// Stopped, the postmaster starts no process between the listing and
@@ -99,7 +101,7 @@ func (p *Postgres) Kill() error {
 	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("testservers: stopping the postmaster: %w", err)
 	}
-	if err := waitState(postmaster, isStopped); err != nil {
+	if err := waitPID(postmaster, isStopped); err != nil {
 		return err
 	}
 	children, err := childrenOf(postmaster)
@@ -112,12 +114,12 @@ func (p *Postgres) Kill() error {
 		}
 	}
 	err = p.proc.stop(syscall.SIGKILL) // waits for the postmaster to exit
-	p.proc, p.frozen = nil, false
+	p.proc, p.paused = nil, false
 	if err != nil {
 		return err
 	}
 	for _, pid := range children { // orphans now: their new parent reaps them
-		if err := waitState(pid, isGone); err != nil {
+		if err := waitPID(pid, isGone); err != nil {
 			return err
 		}
 	}
@@ -189,7 +191,7 @@ func isGone(pid int) (bool, error) {
 
 // waitState waits until reached reports true for pid, for at most
 // signalTimeout.
-func waitState(pid int, reached func(pid int) (bool, error)) error {
+func waitPID(pid int, reached func(pid int) (bool, error)) error {
 	for deadline := time.Now().Add(signalTimeout); ; time.Sleep(time.Millisecond) {
 		ok, err := reached(pid)
 		if err != nil || ok {

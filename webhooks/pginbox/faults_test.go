@@ -132,11 +132,11 @@ func TestPostgresGoingAwayMidRunAnswers5xx(t *testing.T) {
 // Handler answers 500 within its limit instead of waiting with the
 // database, whether its request waits for a pool connection or for an
 // insert sent on a connection whose backend is frozen, and acknowledges
-// nothing. Once PostgreSQL is back, thawed or killed and restarted, the
+// nothing. Once PostgreSQL is back, resumed or killed and restarted, the
 // service's retries are stored and every delivery is processed exactly
 // once.
 func TestHandlerAnswers5xxWhilePostgresHangs(t *testing.T) {
-	for _, recovery := range []string{"thawed", "killed and restarted"} {
+	for _, recovery := range []string{"resumed", "killed and restarted"} {
 		t.Run(recovery, func(t *testing.T) {
 			schema := newSchema(t)
 			v := webhooktest.NewVerifier(t)
@@ -149,15 +149,15 @@ func TestHandlerAnswers5xxWhilePostgresHangs(t *testing.T) {
 			deliveries := webhooktest.Deliveries(5)
 			require.Equal(t, http.StatusOK, deliveries[0].Send(patient), "stored before the hang, on a connection that stays open")
 
-			t.Cleanup(func() { assert.NoError(t, server.Thaw()) }) // also if the test fails
-			require.NoError(t, server.Freeze())
+			t.Cleanup(func() { assert.NoError(t, server.Resume()) }) // also if the test fails
+			require.NoError(t, server.Pause())
 			statuses := sendAll(t, hasty, deliveries[1:]) // 4 at once on 2 connections: 2 wait for one
 			for i, status := range statuses {
 				assert.Equal(t, http.StatusInternalServerError, status, "delivery %d, sent while PostgreSQL hangs", i+1)
 			}
 
-			if recovery == "thawed" {
-				require.NoError(t, server.Thaw())
+			if recovery == "resumed" {
+				require.NoError(t, server.Resume())
 			} else {
 				require.NoError(t, server.Kill())
 				require.NoError(t, server.Start())
