@@ -205,6 +205,10 @@ func (ep *WebhookEndpoint) Test() (Delivery, error) {
 		{Key: "message", Value: "This is a test webhook delivery."},
 		{Key: "business_id", Value: SeedBusinessID},
 	})
+	if ev.err != nil {
+		s.mu.Unlock()
+		return Delivery{}, ev.err
+	}
 	d := ep.newDelivery(ev)
 	d.noRetry = true
 	s.mu.Unlock()
@@ -286,11 +290,19 @@ func (d *delivery) snapshot() Delivery {
 
 // publish records events and delivers each to every subscribed, active
 // endpoint, synchronously and in order: when publish returns, every first
-// attempt has been made. The caller must not hold s.mu.
+// attempt has been made. The caller must not hold s.mu. An event whose
+// payload could not be encoded (a mistake in the fake) makes publish panic
+// before anything is published; as s.mu is not held, the server goes on
+// serving and Close still returns.
 func (s *Server) publish(events ...event) {
 	type job struct {
 		ep *WebhookEndpoint
 		d  *delivery
+	}
+	for _, ev := range events {
+		if ev.err != nil {
+			panic(ev.err)
+		}
 	}
 	for _, ev := range events {
 		if ev.name == "" {
