@@ -35,6 +35,7 @@ type Server struct {
 	clock         Clock
 	webhookClient *http.Client
 	latency       atomic.Pointer[latency] // never nil
+	waiting       atomic.Int64            // requests waiting for their latency now
 
 	mu         sync.Mutex // guards everything below
 	data       store
