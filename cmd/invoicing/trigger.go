@@ -107,11 +107,24 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 
 	event := webhooks.EventType(rest[0])
 	now := time.Now()
-	payload := samplePayload(event, now)
+	td := webhooks.TestDelivery{Secret: *secret, Type: event, DeliveryID: uuid.NewString(), Timestamp: now}
+	if td.Body, err = webhooks.SampleBody(event, now); err != nil {
+		return err
+	}
+	var payload jsonobj.Object // the body as members, for --set and --tamper
+	if len(sets) > 0 || *tamper {
+		if payload, err = jsonobj.Parse(td.Body); err != nil {
+			return err
+		}
+	}
 	for _, f := range sets {
 		payload = payload.Set(f.Key, f.Value)
 	}
-	td := webhooks.TestDelivery{Secret: *secret, Type: event, DeliveryID: uuid.NewString(), Timestamp: now}
+	if len(sets) > 0 {
+		if td.Body, err = json.Marshal(payload, payloadOptions); err != nil {
+			return err
+		}
+	}
 	var notes []string
 	if *stale {
 		td.Timestamp = now.Add(-staleAge)
@@ -120,9 +133,6 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 	if *wrongSecret {
 		td.Secret = randomSecret()
 		notes = append(notes, "signed with a wrong secret")
-	}
-	if td.Body, err = json.Marshal(payload, payloadOptions); err != nil {
-		return err
 	}
 	header := td.Header()
 	body := td.Body

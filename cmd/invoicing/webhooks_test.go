@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -147,7 +149,22 @@ func TestTriggerSendsWhatTheServiceSends(t *testing.T) {
 		require.NoError(t, err, "%s: %s", event, body)
 		_, raw := d.Event.(*webhooks.RawEvent)
 		assert.False(t, raw, "%s parses into its typed event", event)
+		sample, err := webhooks.SampleBody(event, time.Now())
+		require.NoError(t, err)
+		assert.Equal(t, memberNames(t, sample), memberNames(t, body), "%s: the body is webhooks.SampleBody's", event)
 	}
+}
+
+// memberNames lists the top-level member names of a JSON object, in order.
+func memberNames(t *testing.T, body []byte) []string {
+	t.Helper()
+	o, err := jsonobj.Parse(body)
+	require.NoError(t, err)
+	names := make([]string, len(o))
+	for i, f := range o {
+		names[i] = f.Key
+	}
+	return names
 }
 
 func TestTriggerSetOverridesTopLevelFields(t *testing.T) {
