@@ -27,10 +27,12 @@ account.
 
 The business starts with the fake's fixed seed data (two clients, two
 suppliers, a chart of accounts, tax codes, a catalog item, bank accounts).
---seed N adds N sample invoices and N sample quotes, issued a week apart
-from 2026-01-05: the same N always gives the same numbers, clients, lines,
-amounts and statuses (draft, awaiting payment, paid, overdue, part paid;
-draft, sent, declined, expired); ids are random, as the service makes them.
+--seed N adds N sample invoices and N sample quotes, issued a week apart,
+the last one today: the same N always gives the same numbers, clients,
+lines, amounts and statuses (draft, awaiting payment, paid, overdue, part
+paid; draft, sent, declined, expired). An invoice awaiting payment is due
+two weeks after issue and reads overdue once that date has passed, as the
+service shows it. Ids are random, as the service makes them.
 
 --state FILE restores the data and API keys from FILE when it exists (then
 --seed is ignored) and saves them there on exit, so a demo survives a
