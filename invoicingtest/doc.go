@@ -24,7 +24,9 @@
 // RecordPayment, ApproveBill, PayBill, and the Add* helpers for more data
 // ("Statuses" below lists the changes each makes). Each fires the documented
 // events (webhooks.EventType) to the endpoints added with
-// AddWebhookEndpoint, signed with webhooks.Sign. Deliveries are
+// AddWebhookEndpoint, signed with webhooks.Sign; NewReceiver starts a
+// receiver running webhooks.Handler and adds it as an endpoint in one call,
+// its function getting typed events. Deliveries are
 // synchronous: when an API call or a helper returns, every first attempt
 // has been made. Failed deliveries are retried on the documented retry
 // schedule (RetrySchedule) by the server's Clock; with a FakeClock

@@ -96,17 +96,30 @@ type Attempt struct {
 // its handle with a new 64-hex-character signing secret. It panics on an
 // event type outside AllEvents, which is a mistake in the test's setup.
 func (s *Server) AddWebhookEndpoint(url string, events ...webhooks.EventType) *WebhookEndpoint {
-	ep := &WebhookEndpoint{s: s, id: uuid.NewString(), url: url, secret: randomHex(32)}
-	if len(events) > 0 {
-		ep.events = map[webhooks.EventType]bool{}
-		known := AllEvents()
-		for _, e := range events {
-			if !slices.Contains(known, e) {
-				panic(fmt.Sprintf("invoicingtest: AddWebhookEndpoint: unknown event %q", e))
-			}
-			ep.events[e] = true
-		}
+	return s.addEndpoint(url, subscription("AddWebhookEndpoint", events))
+}
+
+// subscription returns the set of events, nil for every event. It panics,
+// naming the caller, on an event type outside AllEvents.
+func subscription(caller string, events []webhooks.EventType) map[webhooks.EventType]bool {
+	if len(events) == 0 {
+		return nil
 	}
+	set := map[webhooks.EventType]bool{}
+	known := AllEvents()
+	for _, e := range events {
+		if !slices.Contains(known, e) {
+			panic(fmt.Sprintf("invoicingtest: %s: unknown event %q", caller, e))
+		}
+		set[e] = true
+	}
+	return set
+}
+
+// addEndpoint registers an endpoint receiving events (nil for every event)
+// at url.
+func (s *Server) addEndpoint(url string, events map[webhooks.EventType]bool) *WebhookEndpoint {
+	ep := &WebhookEndpoint{s: s, id: uuid.NewString(), url: url, secret: randomHex(32), events: events}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.endpoints = append(s.endpoints, ep)
