@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -99,4 +100,20 @@ func ExampleServer_NewReceiver() {
 	// Output:
 	// invoice.created INV-0001 275.00 draft
 	// created
+}
+
+// Outside a test (a demo, an example program), NewServer starts the fake
+// and Close stops it.
+func ExampleNewServer() {
+	srv := invoicingtest.NewServer()
+	defer srv.Close()
+
+	c := srv.Client() // an SDK client with srv.URL and srv.FullKey
+	customer, err := c.Clients.Get(context.Background(), invoicingtest.SeedClientID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(customer.Name)
+	// Output:
+	// Acme Pty Ltd
 }
