@@ -22,7 +22,9 @@ Usage: invoicing quotes list [--status S] [--json|--csv]
 
 Lists every quote of the business (or those in one status), oldest first,
 as a table fitted to the terminal, as JSON lines or as CSV. An accepted
-quote shows the client's accepted selection.
+quote shows the client's accepted selection. Amounts are exact, never
+rounded, with at least two decimals (2649.90, 0.00, 0.125) in the table,
+the CSV and the JSON, where they are numbers.
 
 Examples:
   invoicing quotes list --status sent
@@ -44,6 +46,9 @@ var quoteColumns = []column[invoicing.Quote]{
 // quoteDrop is the order in which quote columns give way on a narrow
 // terminal.
 var quoteDrop = []string{"CUR", "ISSUED", "VALID UNTIL", "CLIENT", "TITLE", "STATUS", "TOTAL", "ID"}
+
+// quoteListing lists quotes.
+var quoteListing = listing[invoicing.Quote]{noun: "quotes", columns: quoteColumns, drop: quoteDrop, money: quoteMoney}
 
 func (c *cli) listQuotes(ctx context.Context, args []string) error {
 	fs := newFlags("quotes list")
@@ -68,13 +73,14 @@ func (c *cli) listQuotes(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeList(c, client.Quotes.List(ctx, &invoicing.QuoteListParams{Status: st}), f, quoteColumns, quoteDrop, "quotes")
+	return writeList(c, client.Quotes.List(ctx, &invoicing.QuoteListParams{Status: st}), f, quoteListing)
 }
 
 const quotesGetHelp = `
 Usage: invoicing quotes get ID [--json]
 
-Shows one quote with its lines, or prints it as one JSON object.
+Shows one quote with its lines, or prints it as one JSON object. Amounts
+are exact, with at least two decimals (2649.90, 0.125).
 `
 
 func (c *cli) getQuote(ctx context.Context, args []string) error {
@@ -89,7 +95,7 @@ func (c *cli) getQuote(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSONLine(c.stdout, q)
+		return writeJSONLine(c.stdout, q, quoteMoney)
 	}
 	fmt.Fprintf(c.stdout, "Quote %s: %s\n\n", q.QuoteNumber, q.Title)
 	writeFields(c.stdout, [][2]string{

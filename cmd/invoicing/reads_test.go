@@ -201,6 +201,10 @@ func TestAmountsFinerThanACentAreNotRounded(t *testing.T) {
 
 	table := run(t, m.env(), "items", "list").requireCode(t, 0).stdout
 	assert.Contains(t, table, " 0.125 ")
+
+	lines := run(t, m.env(), "items", "list", "--json").requireCode(t, 0).stdout
+	assert.Contains(t, lines, `"unit_price":0.125,`, "JSON agrees: exact")
+	assert.Contains(t, lines, `"unit_price":150.00,`, "and two decimals at least")
 }
 
 func TestAmountShowsAtLeastTwoDecimalsAndNeverRounds(t *testing.T) {
