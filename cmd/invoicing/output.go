@@ -179,7 +179,7 @@ func writeJSONLine(w io.Writer, v any, money moneyPaths) error {
 func writeFields(w io.Writer, pairs [][2]string) {
 	width := 0
 	for _, p := range pairs {
-		width = max(width, runes(p[0]))
+		width = max(width, displayWidth(p[0]))
 	}
 	for _, p := range pairs {
 		if p[1] != "" {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -94,7 +93,7 @@ func TestTablesFitTheTerminalWidth(t *testing.T) {
 			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 			assert.Greater(t, len(lines), 1)
 			for _, l := range lines {
-				assert.LessOrEqual(t, utf8.RuneCountInString(l), width, "COLUMNS=%d %v: %q", width, args, l)
+				assert.LessOrEqual(t, displayWidth(l), width, "COLUMNS=%d %v: %q", width, args, l)
 			}
 			assert.True(t, strings.HasPrefix(lines[0], "NUMBER") || strings.HasPrefix(lines[0], "CODE"), "the first column stays: %q", lines[0])
 		}

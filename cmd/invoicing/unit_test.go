@@ -92,6 +92,51 @@ func TestTableShortensThenDropsThenCuts(t *testing.T) {
 	buf.Reset()
 	tbl().write(&buf, 3)
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		assert.LessOrEqual(t, runes(l), 3, "and lines are cut as a last resort: %q", l)
+		assert.LessOrEqual(t, displayWidth(l), 3, "and lines are cut as a last resort: %q", l)
+	}
+}
+
+// Columns line up on a terminal whatever the script: widths are display
+// widths (two columns for CJK and emoji, none for a combining accent), not
+// rune counts.
+func TestTableAlignsWideAndCombiningCharacters(t *testing.T) {
+	tbl := &table{
+		headers: []string{"NAME", "AMOUNT"},
+		rows: [][]string{
+			{"株式会社テスト", "1.00"},
+			{"Café", "100.00"},
+			{"👩‍💻 Dev", "2.00"},
+			{"e\u0301cole", "3.00"},
+		},
+		right: []bool{false, true},
+		flex:  []bool{true, false},
+	}
+	var buf bytes.Buffer
+	tbl.write(&buf, 0)
+	assert.Equal(t, ""+
+		"NAME            AMOUNT\n"+
+		"株式会社テスト    1.00\n"+
+		"Café            100.00\n"+
+		"👩‍💻 Dev            2.00\n"+
+		"e\u0301cole             3.00\n", buf.String())
+
+	assert.Equal(t, "株式…", truncate("株式会社テスト", 6), "a wide character that does not fit is left out")
+	assert.Equal(t, "👩‍💻…", truncate("👩‍💻 Dev", 3), "an emoji sequence is kept whole")
+	assert.Equal(t, "e\u0301…", truncate("e\u0301cole", 2), "with its combining accent")
+	assert.Equal(t, 14, displayWidth("株式会社テスト"))
+}
+
+func TestTablesOfWideTextFitTheWidth(t *testing.T) {
+	tbl := &table{
+		headers: []string{"CLIENT", "TOTAL"},
+		rows:    [][]string{{"株式会社テスト・サンプル・ホールディングス", "1375.00"}, {"🍞🥐🥖 Harbour Lane Bakery", "12.50"}},
+		right:   []bool{false, true},
+		flex:    []bool{true, false},
+	}
+	var buf bytes.Buffer
+	tbl.write(&buf, 24)
+	for _, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		assert.LessOrEqual(t, displayWidth(l), 24, "%q", l)
+		assert.True(t, strings.HasSuffix(l, "1375.00") || strings.HasSuffix(l, "12.50") || strings.HasSuffix(l, "TOTAL"), "%q", l)
 	}
 }
