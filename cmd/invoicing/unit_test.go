@@ -43,10 +43,11 @@ func TestIsTerminal(t *testing.T) {
 	defer f.Close()
 	assert.False(t, isTerminal(f), "a file")
 	assert.False(t, isTerminal(&bytes.Buffer{}), "not an *os.File")
-	if tty, err := os.Open("/dev/null"); err == nil {
-		defer tty.Close()
-		assert.True(t, isTerminal(tty), "a character device")
-	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer null.Close()
+	assert.False(t, isTerminal(null), "a character device that is not a terminal")
+	assert.Equal(t, 0, (&cli{stdout: null, getenv: func(string) string { return "" }}).tableWidth(), "output to /dev/null has no width limit")
 }
 
 func TestParseTakesFlagsAnywhereAndStopsAtDoubleDash(t *testing.T) {
