@@ -43,6 +43,10 @@ var invoiceColumns = []column[invoicing.Invoice]{
 	{header: "ID", field: "id", value: func(i *invoicing.Invoice) string { return i.ID }},
 }
 
+// invoiceStatuses are the values of --status.
+var invoiceStatuses = []invoicing.InvoiceStatus{invoicing.InvoiceStatusDraft, invoicing.InvoiceStatusAwaitingPayment,
+	invoicing.InvoiceStatusPaid, invoicing.InvoiceStatusOverdue, invoicing.InvoiceStatusVoided}
+
 // invoiceDrop is the order in which invoice columns give way on a narrow
 // terminal; the number, the total and the id (which get and pdf take) stay
 // longest.
@@ -53,7 +57,7 @@ var invoiceListing = listing[invoicing.Invoice]{noun: "invoices", columns: invoi
 
 func (c *cli) listInvoices(ctx context.Context, args []string) error {
 	fs := newFlags("invoices list")
-	status := fs.String("status", "", "only invoices in `STATUS`: draft, awaiting_payment, paid, overdue or voided")
+	status := fs.String("status", "", "only invoices in `STATUS`: draft, awaiting_payment, paid, overdue or voided (any case)")
 	format := formatFlags(fs)
 	rest, err := c.parse(fs, invoicesListHelp, args)
 	if err != nil {
@@ -66,9 +70,9 @@ func (c *cli) listInvoices(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := invoicing.InvoiceStatus(*status)
-	if st != "" && !st.Known() {
-		return usagef("invoices list", "unknown status %q: use draft, awaiting_payment, paid, overdue or voided", *status)
+	st, err := enumFlag("invoices list", "status", *status, invoiceStatuses)
+	if err != nil {
+		return err
 	}
 	client, err := c.apiClient("invoices list")
 	if err != nil {

@@ -39,6 +39,9 @@ var itemColumns = []column[invoicing.Item]{
 	{header: "ID", field: "id", value: func(i *invoicing.Item) string { return i.ID }},
 }
 
+// itemTypes are the values of --type.
+var itemTypes = []invoicing.ItemType{invoicing.ItemTypeSales, invoicing.ItemTypePurchase, invoicing.ItemTypeText}
+
 // itemDrop is the order in which item columns give way on a narrow
 // terminal.
 var itemDrop = []string{"ACTIVE", "TAXABLE", "TYPE", "NAME", "UNIT PRICE", "ID"}
@@ -48,7 +51,7 @@ var itemListing = listing[invoicing.Item]{noun: "items", columns: itemColumns, d
 
 func (c *cli) listItems(ctx context.Context, args []string) error {
 	fs := newFlags("items list")
-	itemType := fs.String("type", "", "only items of `TYPE`: SALES, PURCHASE or TEXT")
+	itemType := fs.String("type", "", "only items of `TYPE`: SALES, PURCHASE or TEXT (any case)")
 	format := formatFlags(fs)
 	rest, err := c.parse(fs, itemsListHelp, args)
 	if err != nil {
@@ -61,9 +64,9 @@ func (c *cli) listItems(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	typ := invoicing.ItemType(*itemType)
-	if typ != "" && !typ.Known() {
-		return usagef("items list", "unknown item type %q: use SALES, PURCHASE or TEXT", *itemType)
+	typ, err := enumFlag("items list", "item type", *itemType, itemTypes)
+	if err != nil {
+		return err
 	}
 	client, err := c.apiClient("items list")
 	if err != nil {

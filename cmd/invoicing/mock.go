@@ -66,7 +66,7 @@ func parseWebhookFlag(v string) (webhookFlag, error) {
 	for _, e := range parts[1:] {
 		ev := webhooks.EventType(strings.TrimSpace(e))
 		if !slices.Contains(invoicingtest.AllEvents(), ev) {
-			return webhookFlag{}, fmt.Errorf("unknown event %q; endpoints subscribe to %s", e, eventList(invoicingtest.AllEvents()))
+			return webhookFlag{}, fmt.Errorf("unknown event %q%s; endpoints subscribe to %s", e, didYouMean(e, eventNames(invoicingtest.AllEvents())), eventList(invoicingtest.AllEvents()))
 		}
 		hook.events = append(hook.events, ev)
 	}
@@ -75,11 +75,16 @@ func parseWebhookFlag(v string) (webhookFlag, error) {
 
 // eventList joins event types with commas.
 func eventList(events []webhooks.EventType) string {
+	return strings.Join(eventNames(events), ", ")
+}
+
+// eventNames returns the event types as strings.
+func eventNames(events []webhooks.EventType) []string {
 	s := make([]string, len(events))
 	for i, e := range events {
 		s[i] = string(e)
 	}
-	return strings.Join(s, ", ")
+	return s
 }
 
 // mock runs "invoicing mock".

@@ -43,6 +43,10 @@ var quoteColumns = []column[invoicing.Quote]{
 	{header: "ID", field: "id", value: func(q *invoicing.Quote) string { return q.ID }},
 }
 
+// quoteStatuses are the values of --status.
+var quoteStatuses = []invoicing.QuoteStatus{invoicing.QuoteStatusDraft, invoicing.QuoteStatusSent,
+	invoicing.QuoteStatusAccepted, invoicing.QuoteStatusDeclined, invoicing.QuoteStatusExpired}
+
 // quoteDrop is the order in which quote columns give way on a narrow
 // terminal.
 var quoteDrop = []string{"CUR", "ISSUED", "VALID UNTIL", "CLIENT", "TITLE", "STATUS", "TOTAL", "ID"}
@@ -52,7 +56,7 @@ var quoteListing = listing[invoicing.Quote]{noun: "quotes", columns: quoteColumn
 
 func (c *cli) listQuotes(ctx context.Context, args []string) error {
 	fs := newFlags("quotes list")
-	status := fs.String("status", "", "only quotes in `STATUS`: draft, sent, accepted, declined or expired")
+	status := fs.String("status", "", "only quotes in `STATUS`: draft, sent, accepted, declined or expired (any case)")
 	format := formatFlags(fs)
 	rest, err := c.parse(fs, quotesListHelp, args)
 	if err != nil {
@@ -65,9 +69,9 @@ func (c *cli) listQuotes(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := invoicing.QuoteStatus(*status)
-	if st != "" && !st.Known() {
-		return usagef("quotes list", "unknown status %q: use draft, sent, accepted, declined or expired", *status)
+	st, err := enumFlag("quotes list", "status", *status, quoteStatuses)
+	if err != nil {
+		return err
 	}
 	client, err := c.apiClient("quotes list")
 	if err != nil {

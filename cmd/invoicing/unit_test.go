@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go"
 )
 
 // Unit tests of the pieces the binary tests cannot reach: a terminal on
@@ -140,4 +142,32 @@ func TestTablesOfWideTextFitTheWidth(t *testing.T) {
 		assert.LessOrEqual(t, displayWidth(l), 24, "%q", l)
 		assert.True(t, strings.HasSuffix(l, "1375.00") || strings.HasSuffix(l, "12.50") || strings.HasSuffix(l, "TOTAL"), "%q", l)
 	}
+}
+
+func TestSuggest(t *testing.T) {
+	commands := []string{"mock", "trigger", "listen", "invoices", "quotes", "items", "help"}
+	for word, want := range map[string]string{
+		"invoice": "invoices", "INVOICES": "invoices", "qoutes": "quotes", "lisen": "listen", "tirgger": "trigger",
+		"mok": "mock", "hlp": "help", "it": "items", "xyz": "", "i": "", "invoicesxyz": "", "q": "", "pfd": "", "tirggre": "trigger",
+	} {
+		assert.Equal(t, want, suggest(word, commands), word)
+	}
+	events := []string{"invoice.created", "invoice.sent", "invoice.updated", "invoice.paid"}
+	assert.Equal(t, "", suggest("invoice", events), "a prefix of several names suggests none of them")
+	assert.Equal(t, "invoice.paid", suggest("invoice.pai", events))
+	assert.Equal(t, "pdf", suggest("pfd", []string{"list", "get", "pdf"}), "a swap counts once")
+}
+
+func TestEnumFlagIgnoresCase(t *testing.T) {
+	for _, v := range []string{"sales", "Sales", "SALES"} {
+		got, err := enumFlag("items list", "item type", v, itemTypes)
+		require.NoError(t, err)
+		assert.Equal(t, invoicing.ItemTypeSales, got)
+	}
+	st, err := enumFlag("invoices list", "status", "Awaiting_Payment", invoiceStatuses)
+	require.NoError(t, err)
+	assert.Equal(t, invoicing.InvoiceStatusAwaitingPayment, st)
+	none, err := enumFlag("quotes list", "status", "", quoteStatuses)
+	require.NoError(t, err)
+	assert.Empty(t, none, "no flag, no filter")
 }

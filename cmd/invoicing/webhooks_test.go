@@ -234,3 +234,36 @@ func TestListenForwardsVerifiedDeliveriesUnchanged(t *testing.T) {
 	r.requireCode(t, 1)
 	assert.Equal(t, before, target.count())
 }
+
+// CI asserts that a receiver refuses a bad delivery: --expect makes the
+// refusal the success.
+func TestTriggerExpectMakesAGivenStatusTheSuccess(t *testing.T) {
+	listen, url := startListen(t)
+	r, _ := trigger(t, "invoice.paid", "--to", url, "--secret", testSecret, "--tamper", "--expect", "401")
+	r.requireCode(t, 0)
+	assert.Regexp(t, `(?m)^401 Unauthorized in \S+, as expected$`, r.stdout)
+	assert.Empty(t, r.stderr)
+
+	r, _ = trigger(t, "invoice.paid", "--to", url, "--secret", testSecret, "--expect", "401")
+	r.requireCode(t, 1)
+	assert.Contains(t, r.stdout, "200 OK in ")
+	assert.Contains(t, r.stderr, "invoicing: the receiver answered 200 OK, not the expected 401 Unauthorized")
+
+	r, _ = trigger(t, "test", "--to", url, "--secret", testSecret, "--expect", "200")
+	r.requireCode(t, 0)
+	listen.stop()
+}
+
+func TestListFlagsIgnoreCase(t *testing.T) {
+	m := startMock(t, "--seed", "10")
+	for _, c := range [][2][]string{
+		{{"items", "list", "--type", "sales", "--csv"}, {"items", "list", "--type", "SALES", "--csv"}},
+		{{"invoices", "list", "--status", "PAID", "--csv"}, {"invoices", "list", "--status", "paid", "--csv"}},
+		{{"quotes", "list", "--status", "Sent", "--csv"}, {"quotes", "list", "--status", "sent", "--csv"}},
+	} {
+		got := run(t, m.env(), c[0]...).requireCode(t, 0).stdout
+		want := run(t, m.env(), c[1]...).requireCode(t, 0).stdout
+		assert.Equal(t, want, got, "%q", c[0])
+		assert.Greater(t, strings.Count(got, "\n"), 1, "%q lists something", c[0])
+	}
+}
