@@ -151,7 +151,9 @@ func TestE2EInvoiceReferenceIsIdempotentAndNumbersAreUnique(t *testing.T) {
 
 func TestE2EInvoiceListFiltersAndPages(t *testing.T) {
 	ctx := t.Context()
-	srv, c := e2eServer(t)
+	// The day after the last issue date below, before any due date: no
+	// invoice awaiting payment is overdue yet.
+	srv, c := e2eServer(t, invoicingtest.WithClock(invoicingtest.NewFakeClock(time.Date(2025, time.March, 11, 9, 0, 0, 0, time.UTC))))
 	client := srv.AddClient(invoicingtest.Contact{Name: "Filter Test Pty Ltd", Email: "ap@filter.example"})
 
 	type spec struct {

@@ -20,10 +20,13 @@
 // bank accounts and transactions) under the well-known Seed* ids.
 //
 // Helpers drive what the API cannot: SendQuote, ViewQuote, AcceptQuote,
-// UnacceptQuote, SendInvoice, UpdateInvoice, RecordPayment, ApproveBill,
-// PayBill, and the Add* helpers for more data. Each fires the documented
+// UnacceptQuote, DeclineQuote, ExpireQuote, SendInvoice, UpdateInvoice,
+// RecordPayment, ApproveBill, PayBill, and the Add* helpers for more data
+// ("Statuses" below lists the changes each makes). Each fires the documented
 // events (webhooks.EventType) to the endpoints added with
-// AddWebhookEndpoint, signed with webhooks.Sign. Deliveries are
+// AddWebhookEndpoint, signed with webhooks.Sign; NewReceiver starts a
+// receiver running webhooks.Handler and adds it as an endpoint in one call,
+// its function getting typed events. Deliveries are
 // synchronous: when an API call or a helper returns, every first attempt
 // has been made. Failed deliveries are retried on the documented retry
 // schedule (RetrySchedule) by the server's Clock; with a FakeClock
@@ -36,6 +39,42 @@
 // Statuses and item types are the SDK's (invoicing.InvoiceStatus,
 // invoicing.QuoteStatus, invoicing.BillStatus, invoicing.ItemType); event
 // types are the webhooks package's.
+//
+// # Statuses
+//
+// Invoices are created draft or awaiting_payment (POST /invoices), or by
+// accepting a quote (draft or awaiting_payment, see QuoteConversion). Then:
+//   - SendInvoice: draft becomes awaiting_payment; invoice.sent fires.
+//   - The Clock: an awaiting_payment invoice with an amount due reads
+//     overdue once its due date is before today (the date on the server's
+//     Clock, in UTC), in GET /invoices/{id}, in GET /invoices and its status
+//     filter, in the PDF and in the status of later invoice events. It is
+//     worked out at each read, not by a background task, so advancing a
+//     FakeClock past the due date is enough. No event fires and updated_at
+//     does not change: the service documents no event for becoming overdue,
+//     and invoice.updated is for changes to the header, lines or contacts.
+//     A later due date (UpdateInvoice) makes it awaiting_payment again.
+//     SaveState records it as awaiting_payment, so after LoadState it is
+//     overdue or not by the loading server's Clock.
+//   - RecordPayment: a payment that leaves a balance keeps the status (an
+//     overdue invoice stays overdue) and fires payment.received; one that
+//     clears it makes the invoice paid and fires invoice.paid too.
+//   - UpdateInvoice: staff set draft, awaiting_payment, overdue (which
+//     stays until changed, due date or not) or voided; invoice.updated
+//     fires. Paid comes only from payments.
+//
+// Quotes are created draft. SendQuote makes a draft or sent quote sent
+// (quote.sent); ViewQuote keeps the status (quote.viewed); AcceptQuote
+// makes a draft or sent quote accepted (quote.accepted, then
+// invoice.created for the converted invoice); UnacceptQuote returns it to
+// its status before acceptance (quote.unaccepted); DeclineQuote and
+// ExpireQuote make a draft or sent quote declined or expired (no event is
+// documented, none fires). A quote does not expire by itself when its
+// valid_until passes.
+//
+// Bills are created draft or awaiting_approval (POST /bills). ApproveBill
+// makes them approved (bill.approved); PayBill makes an approved bill paid
+// (no event).
 //
 // # Choices where the API documentation is silent
 //

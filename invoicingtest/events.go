@@ -2,6 +2,7 @@ package invoicingtest
 
 import (
 	"bytes"
+	"fmt"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -50,14 +51,19 @@ type event struct {
 	name webhooks.EventType
 	body []byte
 	at   time.Time
+	// err is why the payload could not be serialised: a mistake in the
+	// fake, which publish reports once s.mu is released.
+	err error
 }
 
 // newEvent serialises payload as an event body. The caller holds s.mu (for
-// the clock reading to be consistent with the change it reports).
+// the clock reading to be consistent with the change it reports), so
+// newEvent never panics: a payload that cannot be encoded gives an event
+// whose err is set, for publish to report without the lock.
 func (s *Server) newEvent(name webhooks.EventType, payload any) event {
 	body, err := json.Marshal(payload, encodeOptions)
 	if err != nil {
-		panic("invoicingtest: encoding " + string(name) + " payload: " + err.Error())
+		err = fmt.Errorf("invoicingtest: encoding the %s payload: %w", name, err)
 	}
-	return event{name: name, body: body, at: s.now()}
+	return event{name: name, body: body, at: s.now(), err: err}
 }

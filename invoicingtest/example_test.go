@@ -1,8 +1,10 @@
 package invoicingtest_test
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +12,9 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/shopspring/decimal"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
 
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
@@ -66,4 +71,49 @@ func Example() {
 	// 201 220.00
 	// quote.accepted QU-0001 220.00 INV-0001
 	// INV-0001
+}
+
+// A receiver subscribed to the fake in one call: its function gets each
+// delivery verified, as a typed event, before the call that raised it
+// returns.
+func ExampleServer_NewReceiver() {
+	srv := invoicingtest.NewServer()
+	defer srv.Close() // closes the receiver too
+
+	srv.NewReceiver(func(ctx context.Context, d *webhooks.Delivery) error {
+		if e, ok := d.Event.(*webhooks.InvoiceCreated); ok {
+			fmt.Println(d.Type, e.InvoiceNumber, e.Total.StringFixed(2), e.Status)
+		}
+		return nil
+	}, invoicingtest.Subscribe(webhooks.EventInvoiceCreated))
+
+	_, err := srv.Client().Invoices.Create(context.Background(), &invoicing.InvoiceCreateParams{
+		ClientID:         invoicingtest.SeedClientID,
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        []invoicing.LineItemParams{{Description: "Design", UnitPrice: decimal.RequireFromString("250")}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("created")
+	// Output:
+	// invoice.created INV-0001 275.00 draft
+	// created
+}
+
+// Outside a test (a demo, an example program), NewServer starts the fake
+// and Close stops it.
+func ExampleNewServer() {
+	srv := invoicingtest.NewServer()
+	defer srv.Close()
+
+	c := srv.Client() // an SDK client with srv.URL and srv.FullKey
+	customer, err := c.Clients.Get(context.Background(), invoicingtest.SeedClientID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(customer.Name)
+	// Output:
+	// Acme Pty Ltd
 }

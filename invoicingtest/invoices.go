@@ -69,8 +69,15 @@ type invoiceJSON struct {
 	UpdatedAt     *datetime               `json:"updated_at"`
 }
 
-// invoiceView shows an invoice. The caller holds s.mu.
+// invoiceView shows an invoice as it stands on the server's date today.
+// The caller holds s.mu.
 func (s *Server) invoiceView(inv *invoice) invoiceJSON {
+	return s.invoiceViewOn(inv, s.today())
+}
+
+// invoiceViewOn shows an invoice as it stands on the date today. The caller
+// holds s.mu.
+func (s *Server) invoiceViewOn(inv *invoice, today time.Time) invoiceJSON {
 	subtotal, tax, total := sumLines(inv.lines)
 	due := total
 	if !inv.amountPaid.IsZero() { // decimal's Sub would rescale and allocate
@@ -79,7 +86,7 @@ func (s *Server) invoiceView(inv *invoice) invoiceJSON {
 	return invoiceJSON{
 		ID: inv.id, InvoiceNumber: inv.number,
 		ClientID: inv.clientID, ClientName: s.clientName(inv.clientID),
-		Status:    inv.status,
+		Status:    inv.statusOn(today),
 		IssueDate: date(inv.issueDate), DueDate: date(inv.dueDate),
 		Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
 		AmountPaid: money(inv.amountPaid), AmountDue: money(due),
@@ -89,19 +96,22 @@ func (s *Server) invoiceView(inv *invoice) invoiceJSON {
 	}
 }
 
-// listInvoices serves GET /invoices with the filters status, client_id,
-// from_date and to_date (on issue_date, both inclusive).
+// listInvoices serves GET /invoices with the filters status (the status
+// the invoices show today: an overdue invoice matches overdue),
+// client_id, from_date and to_date (on issue_date, both inclusive).
 func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
 	p, f, err := parseDocQuery(r.URL.Query(), invoiceStatuses)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	today := s.today()           // one date for the filter and every record shown
 	var keep func(*invoice) bool // nil: all of them
 	if f.filters() {
-		keep = func(inv *invoice) bool { return f.keep(inv.status, inv.clientID, inv.issueDate) }
+		keep = func(inv *invoice) bool { return f.keep(inv.statusOn(today), inv.clientID, inv.issueDate) }
 	}
-	serveList(s, w, p, "invoices", &s.data.invoices, keep, s.invoiceView)
+	view := func(inv *invoice) invoiceJSON { return s.invoiceViewOn(inv, today) }
+	serveList(s, w, p, "invoices", &s.data.invoices, keep, view)
 }
 
 // getInvoice serves GET /invoices/{id}.
@@ -296,7 +306,7 @@ func (s *Server) invoiceEvent(name webhooks.EventType, inv *invoice) event {
 		{Key: "client_id", Value: inv.clientID},
 		{Key: "reference", Value: nullString(inv.reference)},
 		{Key: "total", Value: moneyString(inv.total())},
-		{Key: "status", Value: inv.status},
+		{Key: "status", Value: inv.statusOn(s.today())},
 		{Key: stampKey, Value: formatTime(at)},
 	})
 }

@@ -56,6 +56,8 @@ func (s *Server) wait(ctx context.Context) bool {
 	if d == 0 {
 		return true
 	}
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -27,26 +27,41 @@ func TestLatencyDelaysEachRequest(t *testing.T) {
 	assert.GreaterOrEqual(t, took, latency)
 }
 
+// Requests wait for their latency side by side: all of them are seen
+// waiting at once. With an hour of latency each, none could be waiting
+// beside another if they waited one after another.
 func TestLatencyIsWaitedInParallel(t *testing.T) {
-	const latency, n = 50 * time.Millisecond, 8
-	srv, _ := newServer(t, WithLatency(latency, 0))
-	for range 3 {
-		createInvoice(t, srv, nil)
+	const n = 8
+	srv, _ := newServer(t, WithLatency(time.Hour, 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/invoices", nil)
+			if err == nil {
+				req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+				var resp *http.Response
+				if resp, err = http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+			errs <- err
+		})
 	}
-	took := timed(func() {
-		var wg sync.WaitGroup
-		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				assert.Equal(t, http.StatusOK, get(t, srv, "/invoices?page_size=100").status)
-			}()
-		}
-		wg.Wait()
-	})
-	t.Logf("%d concurrent GETs with %v of latency: %v (%v if serialised)", n, latency, took, n*latency)
-	assert.GreaterOrEqual(t, took, latency)
-	assert.Less(t, took, n*latency/2, "requests must wait for their latency side by side, not one after another")
+	require.Eventually(t, func() bool { return srv.waiting.Load() == n }, time.Minute, time.Millisecond,
+		"all %d requests wait for their latency at once", n)
+
+	cancel()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.ErrorIs(t, err, context.Canceled)
+	}
+	require.Eventually(t, func() bool { return srv.waiting.Load() == 0 }, time.Minute, time.Millisecond,
+		"and each stops waiting when its client goes away")
+	assert.Empty(t, srv.Requests(), "no request was handled")
 }
 
 func TestSetLatencyChangesLaterRequests(t *testing.T) {

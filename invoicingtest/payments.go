@@ -141,12 +141,16 @@ type InvoiceUpdate struct {
 	DueDate time.Time
 	// Status sets draft, awaiting_payment, overdue or voided. Paid comes
 	// only from payments; a paid invoice's status cannot be changed, and an
-	// invoice with payments cannot become draft or voided.
+	// invoice with payments cannot become draft or voided. An invoice set
+	// awaiting_payment still reads overdue while its due date is past and a
+	// balance remains; one set overdue stays overdue until changed (see
+	// "Statuses" in the package documentation).
 	Status invoicing.InvoiceStatus
 }
 
 // UpdateInvoice changes an invoice's header, as staff would in the user
-// interface, and fires invoice.updated.
+// interface, and fires invoice.updated. An invoice becomes overdue without
+// it: see "Statuses" in the package documentation.
 func (s *Server) UpdateInvoice(invoiceID string, u InvoiceUpdate) error {
 	s.mu.Lock()
 	inv, err := s.invoiceFor(invoiceID)

@@ -47,7 +47,7 @@ func (s *Server) invoiceText(inv *invoice) []string {
 		"TAX INVOICE " + inv.number,
 		"Bill to: " + s.clientName(inv.clientID),
 		"Issue date: " + formatDate(inv.issueDate) + "    Due date: " + formatDate(inv.dueDate),
-		"Status: " + string(inv.status),
+		"Status: " + string(inv.statusOn(s.today())),
 		"",
 	}
 	text = append(text, linesText(inv.lines)...)

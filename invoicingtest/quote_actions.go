@@ -267,7 +267,7 @@ func (s *Server) acceptQuote(quoteID string, o AcceptOptions) (AcceptResult, []e
 		extra = append(extra,
 			jsonobj.Field{Key: "invoice_id", Value: inv.id},
 			jsonobj.Field{Key: "invoice_number", Value: inv.number},
-			jsonobj.Field{Key: "invoice_status", Value: inv.status},
+			jsonobj.Field{Key: "invoice_status", Value: inv.statusOn(s.today())},
 			jsonobj.Field{Key: "invoice_admin_url", Value: s.root + "/app/invoices/" + inv.id},
 		)
 		if inv.shareToken != "" {

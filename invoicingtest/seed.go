@@ -8,76 +8,91 @@ import (
 	invoicing "github.com/invoicing-api/invoicing-go"
 )
 
-// Well-known ids of the seed data every Server starts with.
-const (
-	// SeedBusinessID is the id of the fake's single business.
-	SeedBusinessID = "5eed0000-0000-4000-8000-000000000000"
+// The well-known ids of the seed data every Server starts with follow, each
+// declared on its own so that go doc lists them all.
 
-	// SeedClientID is the client "Acme Pty Ltd" (accounts@acme.example), with
-	// a Sydney address.
-	SeedClientID = "5eed0001-0000-4000-8000-000000000001"
-	// SeedOtherClientID is the client "Globex Corporation".
-	SeedOtherClientID = "5eed0001-0000-4000-8000-000000000002"
+// SeedBusinessID is the id of the fake's single business.
+const SeedBusinessID = "5eed0000-0000-4000-8000-000000000000"
 
-	// SeedSupplierID is the supplier "Office Supplies Co".
-	SeedSupplierID = "5eed0002-0000-4000-8000-000000000001"
-	// SeedOtherSupplierID is the supplier "Cloud Hosting Pty Ltd".
-	SeedOtherSupplierID = "5eed0002-0000-4000-8000-000000000002"
+// SeedClientID is the client "Acme Pty Ltd" (accounts@acme.example), with
+// a Sydney address.
+const SeedClientID = "5eed0001-0000-4000-8000-000000000001"
 
-	// SeedBankLedgerAccountID is the asset account 1000 "Business Bank
-	// Account", which invoice payments and bill payments go through.
-	SeedBankLedgerAccountID = "5eed0003-0000-4000-8000-000000000001"
-	// SeedReceivablesAccountID is the asset account 1100 "Accounts
-	// Receivable".
-	SeedReceivablesAccountID = "5eed0003-0000-4000-8000-000000000002"
-	// SeedPayablesAccountID is the liability account 2000 "Accounts
-	// Payable".
-	SeedPayablesAccountID = "5eed0003-0000-4000-8000-000000000003"
-	// SeedTaxAccountID is the liability account 2100 "GST", where tax on
-	// sales is credited and tax on purchases debited.
-	SeedTaxAccountID = "5eed0003-0000-4000-8000-000000000004"
-	// SeedEquityAccountID is the equity account 3000 "Owner's Equity".
-	SeedEquityAccountID = "5eed0003-0000-4000-8000-000000000005"
-	// SeedEarningsAccountID is the equity account 3200 "Current Year
-	// Earnings", where the balance sheet shows profit to date.
-	SeedEarningsAccountID = "5eed0003-0000-4000-8000-000000000006"
-	// SeedRevenueAccountID is the revenue account 4000 "Sales".
-	SeedRevenueAccountID = "5eed0003-0000-4000-8000-000000000007"
-	// SeedOtherRevenueAccountID is the revenue account 4100 "Consulting
-	// Revenue".
-	SeedOtherRevenueAccountID = "5eed0003-0000-4000-8000-000000000008"
-	// SeedExpenseAccountID is the expense account 6000 "General Expenses".
-	SeedExpenseAccountID = "5eed0003-0000-4000-8000-000000000009"
-	// SeedOtherExpenseAccountID is the expense account 6100 "Software and
-	// Hosting".
-	SeedOtherExpenseAccountID = "5eed0003-0000-4000-8000-00000000000a"
+// SeedOtherClientID is the client "Globex Corporation".
+const SeedOtherClientID = "5eed0001-0000-4000-8000-000000000002"
 
-	// SeedGSTTaxCodeID is the AU tax code GST, 10%.
-	SeedGSTTaxCodeID = "5eed0004-0000-4000-8000-000000000001"
-	// SeedOnePercentTaxCodeID is the AU tax code LEVY1, 1%.
-	SeedOnePercentTaxCodeID = "5eed0004-0000-4000-8000-000000000002"
-	// SeedGSTFreeTaxCodeID is the AU tax code FRE, 0%.
-	SeedGSTFreeTaxCodeID = "5eed0004-0000-4000-8000-000000000003"
-	// SeedNZGSTTaxCodeID is the NZ tax code NZGST, 15%.
-	SeedNZGSTTaxCodeID = "5eed0004-0000-4000-8000-000000000004"
+// SeedSupplierID is the supplier "Office Supplies Co".
+const SeedSupplierID = "5eed0002-0000-4000-8000-000000000001"
 
-	// SeedItemID is the SALES item CONSULT "Consulting hour" at 150.00,
-	// revenue account SeedOtherRevenueAccountID, tax code SeedGSTTaxCodeID.
-	SeedItemID = "5eed0005-0000-4000-8000-000000000001"
+// SeedOtherSupplierID is the supplier "Cloud Hosting Pty Ltd".
+const SeedOtherSupplierID = "5eed0002-0000-4000-8000-000000000002"
 
-	// SeedBankAccountID is the AUD bank account "Business Cheque Account"
-	// (opening balance 10000.00).
-	SeedBankAccountID = "5eed0006-0000-4000-8000-000000000001"
-	// SeedSavingsBankAccountID is the AUD bank account "Business Savings
-	// Account" (opening balance 50000.00).
-	SeedSavingsBankAccountID = "5eed0006-0000-4000-8000-000000000002"
+// SeedBankLedgerAccountID is the asset account 1000 "Business Bank
+// Account", which invoice payments and bill payments go through.
+const SeedBankLedgerAccountID = "5eed0003-0000-4000-8000-000000000001"
 
-	// SeedBankTransactionID is the first of the four seed bank
-	// transactions: 2026-01-05, +1100.00 into SeedBankAccountID. The others
-	// are 2026-01-12 -220.00 and 2026-02-03 -10.00 on the same account and
-	// 2026-01-31 +41.10 on SeedSavingsBankAccountID.
-	SeedBankTransactionID = "5eed0007-0000-4000-8000-000000000001"
-)
+// SeedReceivablesAccountID is the asset account 1100 "Accounts
+// Receivable".
+const SeedReceivablesAccountID = "5eed0003-0000-4000-8000-000000000002"
+
+// SeedPayablesAccountID is the liability account 2000 "Accounts
+// Payable".
+const SeedPayablesAccountID = "5eed0003-0000-4000-8000-000000000003"
+
+// SeedTaxAccountID is the liability account 2100 "GST", where tax on
+// sales is credited and tax on purchases debited.
+const SeedTaxAccountID = "5eed0003-0000-4000-8000-000000000004"
+
+// SeedEquityAccountID is the equity account 3000 "Owner's Equity".
+const SeedEquityAccountID = "5eed0003-0000-4000-8000-000000000005"
+
+// SeedEarningsAccountID is the equity account 3200 "Current Year
+// Earnings", where the balance sheet shows profit to date.
+const SeedEarningsAccountID = "5eed0003-0000-4000-8000-000000000006"
+
+// SeedRevenueAccountID is the revenue account 4000 "Sales".
+const SeedRevenueAccountID = "5eed0003-0000-4000-8000-000000000007"
+
+// SeedOtherRevenueAccountID is the revenue account 4100 "Consulting
+// Revenue".
+const SeedOtherRevenueAccountID = "5eed0003-0000-4000-8000-000000000008"
+
+// SeedExpenseAccountID is the expense account 6000 "General Expenses".
+const SeedExpenseAccountID = "5eed0003-0000-4000-8000-000000000009"
+
+// SeedOtherExpenseAccountID is the expense account 6100 "Software and
+// Hosting".
+const SeedOtherExpenseAccountID = "5eed0003-0000-4000-8000-00000000000a"
+
+// SeedGSTTaxCodeID is the AU tax code GST, 10%.
+const SeedGSTTaxCodeID = "5eed0004-0000-4000-8000-000000000001"
+
+// SeedOnePercentTaxCodeID is the AU tax code LEVY1, 1%.
+const SeedOnePercentTaxCodeID = "5eed0004-0000-4000-8000-000000000002"
+
+// SeedGSTFreeTaxCodeID is the AU tax code FRE, 0%.
+const SeedGSTFreeTaxCodeID = "5eed0004-0000-4000-8000-000000000003"
+
+// SeedNZGSTTaxCodeID is the NZ tax code NZGST, 15%.
+const SeedNZGSTTaxCodeID = "5eed0004-0000-4000-8000-000000000004"
+
+// SeedItemID is the SALES item CONSULT "Consulting hour" at 150.00,
+// revenue account SeedOtherRevenueAccountID, tax code SeedGSTTaxCodeID.
+const SeedItemID = "5eed0005-0000-4000-8000-000000000001"
+
+// SeedBankAccountID is the AUD bank account "Business Cheque Account"
+// (opening balance 10000.00).
+const SeedBankAccountID = "5eed0006-0000-4000-8000-000000000001"
+
+// SeedSavingsBankAccountID is the AUD bank account "Business Savings
+// Account" (opening balance 50000.00).
+const SeedSavingsBankAccountID = "5eed0006-0000-4000-8000-000000000002"
+
+// SeedBankTransactionID is the first of the four seed bank
+// transactions: 2026-01-05, +1100.00 into SeedBankAccountID. The others
+// are 2026-01-12 -220.00 and 2026-02-03 -10.00 on the same account and
+// 2026-01-31 +41.10 on SeedSavingsBankAccountID.
+const SeedBankTransactionID = "5eed0007-0000-4000-8000-000000000001"
 
 // seed loads the seed data. It runs before the server is reachable, so it
 // fires no events.

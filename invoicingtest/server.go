@@ -35,6 +35,7 @@ type Server struct {
 	clock         Clock
 	webhookClient *http.Client
 	latency       atomic.Pointer[latency] // never nil
+	waiting       atomic.Int64            // requests waiting for their latency now
 
 	mu         sync.Mutex // guards everything below
 	data       store
@@ -44,6 +45,7 @@ type Server struct {
 	requests   []Request
 	events     []event
 	endpoints  []*WebhookEndpoint
+	receivers  []*httptest.Server // started by NewReceiver, closed by Close
 	closed     bool
 }
 
@@ -121,7 +123,8 @@ func NewTestServer(tb testing.TB, opts ...Option) *Server {
 }
 
 // Close shuts the server down, cancels pending webhook retries and blocks
-// until outstanding requests finish. Calling it more than once is harmless.
+// until outstanding requests finish, then closes the receivers NewReceiver
+// started. Calling it more than once is harmless.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -132,8 +135,13 @@ func (s *Server) Close() {
 	for _, ep := range s.endpoints {
 		ep.stopTimers()
 	}
+	receivers := s.receivers
+	s.receivers = nil
 	s.mu.Unlock()
-	s.ts.Close()
+	s.ts.Close() // requests still running may deliver to the receivers
+	for _, r := range receivers {
+		r.Close()
+	}
 }
 
 // BusinessID returns the id of the fake's single business (SeedBusinessID).

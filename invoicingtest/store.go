@@ -136,6 +136,17 @@ func (inv *invoice) total() decimal.Decimal {
 
 func (inv *invoice) amountDue() decimal.Decimal { return inv.total().Sub(inv.amountPaid) }
 
+// statusOn is the status the API shows for the invoice on the business's
+// date today: overdue while it is awaiting payment, a balance remains and
+// its due date is before today; otherwise the status it was given (see
+// "Invoice statuses" in the package documentation).
+func (inv *invoice) statusOn(today time.Time) invoicing.InvoiceStatus {
+	if inv.status == invoicing.InvoiceStatusAwaitingPayment && inv.dueDate.Before(today) && inv.amountDue().IsPositive() {
+		return invoicing.InvoiceStatusOverdue
+	}
+	return inv.status
+}
+
 // quote is a quote with its sharing, viewing and acceptance history.
 type quote struct {
 	id, number, title, clientID string

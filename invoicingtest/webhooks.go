@@ -96,17 +96,30 @@ type Attempt struct {
 // its handle with a new 64-hex-character signing secret. It panics on an
 // event type outside AllEvents, which is a mistake in the test's setup.
 func (s *Server) AddWebhookEndpoint(url string, events ...webhooks.EventType) *WebhookEndpoint {
-	ep := &WebhookEndpoint{s: s, id: uuid.NewString(), url: url, secret: randomHex(32)}
-	if len(events) > 0 {
-		ep.events = map[webhooks.EventType]bool{}
-		known := AllEvents()
-		for _, e := range events {
-			if !slices.Contains(known, e) {
-				panic(fmt.Sprintf("invoicingtest: AddWebhookEndpoint: unknown event %q", e))
-			}
-			ep.events[e] = true
-		}
+	return s.addEndpoint(url, subscription("AddWebhookEndpoint", events))
+}
+
+// subscription returns the set of events, nil for every event. It panics,
+// naming the caller, on an event type outside AllEvents.
+func subscription(caller string, events []webhooks.EventType) map[webhooks.EventType]bool {
+	if len(events) == 0 {
+		return nil
 	}
+	set := map[webhooks.EventType]bool{}
+	known := AllEvents()
+	for _, e := range events {
+		if !slices.Contains(known, e) {
+			panic(fmt.Sprintf("invoicingtest: %s: unknown event %q", caller, e))
+		}
+		set[e] = true
+	}
+	return set
+}
+
+// addEndpoint registers an endpoint receiving events (nil for every event)
+// at url.
+func (s *Server) addEndpoint(url string, events map[webhooks.EventType]bool) *WebhookEndpoint {
+	ep := &WebhookEndpoint{s: s, id: uuid.NewString(), url: url, secret: randomHex(32), events: events}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.endpoints = append(s.endpoints, ep)
@@ -205,6 +218,10 @@ func (ep *WebhookEndpoint) Test() (Delivery, error) {
 		{Key: "message", Value: "This is a test webhook delivery."},
 		{Key: "business_id", Value: SeedBusinessID},
 	})
+	if ev.err != nil {
+		s.mu.Unlock()
+		return Delivery{}, ev.err
+	}
 	d := ep.newDelivery(ev)
 	d.noRetry = true
 	s.mu.Unlock()
@@ -286,11 +303,19 @@ func (d *delivery) snapshot() Delivery {
 
 // publish records events and delivers each to every subscribed, active
 // endpoint, synchronously and in order: when publish returns, every first
-// attempt has been made. The caller must not hold s.mu.
+// attempt has been made. The caller must not hold s.mu. An event whose
+// payload could not be encoded (a mistake in the fake) makes publish panic
+// before anything is published; as s.mu is not held, the server goes on
+// serving and Close still returns.
 func (s *Server) publish(events ...event) {
 	type job struct {
 		ep *WebhookEndpoint
 		d  *delivery
+	}
+	for _, ev := range events {
+		if ev.err != nil {
+			panic(ev.err)
+		}
 	}
 	for _, ev := range events {
 		if ev.name == "" {

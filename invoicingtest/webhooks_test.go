@@ -283,12 +283,12 @@ func TestContactBillAndInvoiceEvents(t *testing.T) {
 	rc := newReceiver(t)
 	ep := srv.AddWebhookEndpoint(rc.URL)
 
-	client := post(t, srv, "/clients", map[string]any{"name": "Initech", "email": "ap@initech.example"}).requireStatus(t, http.StatusCreated).object(t)
+	customer := post(t, srv, "/clients", map[string]any{"name": "Initech", "email": "ap@initech.example"}).requireStatus(t, http.StatusCreated).object(t)
 	supplier := post(t, srv, "/suppliers", map[string]any{"name": "Paper Co"}).requireStatus(t, http.StatusCreated).object(t)
 	contacts := rc.only(webhooks.EventContactCreated)
 	require.Len(t, contacts, 2)
 	assert.Equal(t, map[string]any{
-		"contact_id": client["id"], "contact_type": "client", "name": "Initech",
+		"contact_id": customer["id"], "contact_type": "client", "name": "Initech",
 		"email": "ap@initech.example", "created_at": "2026-03-10T09:30:00Z",
 	}, decodeObject(t, contacts[0].body))
 	assert.Equal(t, "supplier", decodeObject(t, contacts[1].body)["contact_type"])

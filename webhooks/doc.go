@@ -27,7 +27,8 @@
 // Receivers that do not use net/http's handlers call Verifier.Read for an
 // *http.Request, or Verifier.ParseDelivery for headers and a body they have
 // read themselves; Verifier.Verify checks a signature alone and Parse decodes
-// a body alone. TestDelivery builds signed requests for a receiver's tests.
+// a body alone. TestDelivery builds signed requests for a receiver's tests,
+// and SampleBody gives a realistic body of every event type to sign.
 //
 // # Verification
 //

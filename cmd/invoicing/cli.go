@@ -96,12 +96,14 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		c.printTopHelp(c.stdout)
 		return nil
 	}
+	var names []string
 	for _, cmd := range commands() {
 		if cmd.name == args[0] {
 			return cmd.run(c, ctx, args[1:])
 		}
+		names = append(names, cmd.name)
 	}
-	return usagef("", "unknown command %q", args[0])
+	return usagef("", "unknown command %q%s", args[0], didYouMean(args[0], names))
 }
 
 // help runs "invoicing help [COMMAND [SUBCOMMAND]]".
@@ -156,12 +158,14 @@ func (c *cli) group(ctx context.Context, name, about string, args []string, subs
 		}
 		return nil
 	}
+	var names []string
 	for _, s := range subs {
 		if s.name == args[0] {
 			return s.run(c, ctx, args[1:])
 		}
+		names = append(names, s.name)
 	}
-	return usagef(name, "unknown subcommand %q of %s", args[0], name)
+	return usagef(name, "unknown subcommand %q of %s%s", args[0], name, didYouMean(args[0], names))
 }
 
 // newFlags returns an empty flag set for the command name ("invoices
@@ -186,7 +190,7 @@ func (c *cli) parse(fs *flag.FlagSet, help string, args []string) ([]string, err
 			return nil, errHelpShown
 		}
 		if err != nil {
-			return nil, usagef(fs.Name(), "%s: %v", fs.Name(), err)
+			return nil, usagef(fs.Name(), "%s: %v%s", fs.Name(), err, flagSuggestion(fs, err))
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -248,4 +252,19 @@ func noArgs(cmd string, args []string) error {
 		return usagef(cmd, "unexpected argument %q", args[0])
 	}
 	return nil
+}
+
+// flagSuggestion returns a did-you-mean for the error package flag gives
+// an undefined flag ("flag provided but not defined: -jsn"), or "".
+func flagSuggestion(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if s := suggest(strings.TrimPrefix(name, "-"), names); s != "" {
+		return fmt.Sprintf(" (did you mean --%s?)", s)
+	}
+	return ""
 }

@@ -22,8 +22,8 @@ Usage: invoicing invoices list [--status S] [--json|--csv]
 
 Lists every invoice of the business (or those in one status), oldest first,
 as a table fitted to the terminal, as JSON lines or as CSV. Amounts are
-exact: with at least two decimals in the table and the CSV, and in JSON as
-the numbers the service sent.
+exact, never rounded, with at least two decimals (2649.90, 0.00, 0.125) in
+the table, the CSV and the JSON, where they are numbers.
 
 Examples:
   invoicing invoices list --status overdue
@@ -43,14 +43,21 @@ var invoiceColumns = []column[invoicing.Invoice]{
 	{header: "ID", field: "id", value: func(i *invoicing.Invoice) string { return i.ID }},
 }
 
+// invoiceStatuses are the values of --status.
+var invoiceStatuses = []invoicing.InvoiceStatus{invoicing.InvoiceStatusDraft, invoicing.InvoiceStatusAwaitingPayment,
+	invoicing.InvoiceStatusPaid, invoicing.InvoiceStatusOverdue, invoicing.InvoiceStatusVoided}
+
 // invoiceDrop is the order in which invoice columns give way on a narrow
 // terminal; the number, the total and the id (which get and pdf take) stay
 // longest.
 var invoiceDrop = []string{"CUR", "ISSUED", "DUE", "AMOUNT DUE", "CLIENT", "STATUS", "TOTAL", "ID"}
 
+// invoiceListing lists invoices.
+var invoiceListing = listing[invoicing.Invoice]{noun: "invoices", columns: invoiceColumns, drop: invoiceDrop, money: invoiceMoney}
+
 func (c *cli) listInvoices(ctx context.Context, args []string) error {
 	fs := newFlags("invoices list")
-	status := fs.String("status", "", "only invoices in `STATUS`: draft, awaiting_payment, paid, overdue or voided")
+	status := fs.String("status", "", "only invoices in `STATUS`: draft, awaiting_payment, paid, overdue or voided (any case)")
 	format := formatFlags(fs)
 	rest, err := c.parse(fs, invoicesListHelp, args)
 	if err != nil {
@@ -63,21 +70,22 @@ func (c *cli) listInvoices(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := invoicing.InvoiceStatus(*status)
-	if st != "" && !st.Known() {
-		return usagef("invoices list", "unknown status %q: use draft, awaiting_payment, paid, overdue or voided", *status)
+	st, err := enumFlag("invoices list", "status", *status, invoiceStatuses)
+	if err != nil {
+		return err
 	}
 	client, err := c.apiClient("invoices list")
 	if err != nil {
 		return err
 	}
-	return writeList(c, client.Invoices.List(ctx, &invoicing.InvoiceListParams{Status: st}), f, invoiceColumns, invoiceDrop, "invoices")
+	return writeList(c, client.Invoices.List(ctx, &invoicing.InvoiceListParams{Status: st}), f, invoiceListing)
 }
 
 const invoicesGetHelp = `
 Usage: invoicing invoices get ID [--json]
 
-Shows one invoice with its lines, or prints it as one JSON object.
+Shows one invoice with its lines, or prints it as one JSON object. Amounts
+are exact, with at least two decimals (2649.90, 0.125).
 `
 
 func (c *cli) getInvoice(ctx context.Context, args []string) error {
@@ -92,7 +100,7 @@ func (c *cli) getInvoice(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSONLine(c.stdout, inv)
+		return writeJSONLine(c.stdout, inv, invoiceMoney)
 	}
 	fmt.Fprintf(c.stdout, "Invoice %s\n\n", inv.InvoiceNumber)
 	writeFields(c.stdout, [][2]string{

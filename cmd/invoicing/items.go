@@ -22,6 +22,8 @@ Usage: invoicing items list [--type T] [--json|--csv]
 
 Lists every catalog item (or those of one type: SALES, PURCHASE or TEXT),
 oldest first, as a table fitted to the terminal, as JSON lines or as CSV.
+Unit prices are exact, never rounded, with at least two decimals (150.00,
+0.125) in the table, the CSV and the JSON, where they are numbers.
 
 Example:
   invoicing items list --type SALES --csv > items.csv
@@ -37,13 +39,19 @@ var itemColumns = []column[invoicing.Item]{
 	{header: "ID", field: "id", value: func(i *invoicing.Item) string { return i.ID }},
 }
 
+// itemTypes are the values of --type.
+var itemTypes = []invoicing.ItemType{invoicing.ItemTypeSales, invoicing.ItemTypePurchase, invoicing.ItemTypeText}
+
 // itemDrop is the order in which item columns give way on a narrow
 // terminal.
 var itemDrop = []string{"ACTIVE", "TAXABLE", "TYPE", "NAME", "UNIT PRICE", "ID"}
 
+// itemListing lists items.
+var itemListing = listing[invoicing.Item]{noun: "items", columns: itemColumns, drop: itemDrop, money: itemMoney}
+
 func (c *cli) listItems(ctx context.Context, args []string) error {
 	fs := newFlags("items list")
-	itemType := fs.String("type", "", "only items of `TYPE`: SALES, PURCHASE or TEXT")
+	itemType := fs.String("type", "", "only items of `TYPE`: SALES, PURCHASE or TEXT (any case)")
 	format := formatFlags(fs)
 	rest, err := c.parse(fs, itemsListHelp, args)
 	if err != nil {
@@ -56,21 +64,22 @@ func (c *cli) listItems(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	typ := invoicing.ItemType(*itemType)
-	if typ != "" && !typ.Known() {
-		return usagef("items list", "unknown item type %q: use SALES, PURCHASE or TEXT", *itemType)
+	typ, err := enumFlag("items list", "item type", *itemType, itemTypes)
+	if err != nil {
+		return err
 	}
 	client, err := c.apiClient("items list")
 	if err != nil {
 		return err
 	}
-	return writeList(c, client.Items.List(ctx, &invoicing.ItemListParams{ItemType: typ}), f, itemColumns, itemDrop, "items")
+	return writeList(c, client.Items.List(ctx, &invoicing.ItemListParams{ItemType: typ}), f, itemListing)
 }
 
 const itemsGetHelp = `
 Usage: invoicing items get ID [--json]
 
-Shows one catalog item, or prints it as one JSON object.
+Shows one catalog item, or prints it as one JSON object. The unit price is
+exact, with at least two decimals (150.00, 0.125).
 `
 
 func (c *cli) getItem(ctx context.Context, args []string) error {
@@ -85,7 +94,7 @@ func (c *cli) getItem(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSONLine(c.stdout, it)
+		return writeJSONLine(c.stdout, it, itemMoney)
 	}
 	fmt.Fprintf(c.stdout, "Item %s\n\n", it.Name)
 	writeFields(c.stdout, [][2]string{

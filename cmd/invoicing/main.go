@@ -9,7 +9,7 @@
 // Usage:
 //
 //	invoicing mock [--addr 127.0.0.1:4010] [--seed N] [--latency D] [--state FILE] [--webhook URL[,EVENT...]]...
-//	invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret]
+//	invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret] [--expect STATUS]
 //	invoicing listen [--addr 127.0.0.1:8080] [--secret S] [--forward URL]
 //	invoicing invoices list [--status S] [--json|--csv]
 //	invoicing invoices get ID [--json]
@@ -40,7 +40,8 @@
 // # Exit status
 //
 //	0  success (also for --help)
-//	1  an API or runtime error, including a receiver's non-2xx answer to trigger
+//	1  an API or runtime error, including a receiver's non-2xx answer to
+//	   trigger (with --expect STATUS, any answer but STATUS)
 //	2  a usage error: an unknown command or flag, a missing or malformed
 //	   argument, or missing configuration
 //
@@ -50,7 +51,9 @@
 // CLI library: its commands are few and shallow, and flag keeps the SDK's
 // module free of a dependency only the tool would use. Flags take one dash
 // or two (-o, --json), may come before or after the arguments, and take
-// their value as --flag=value or --flag value; "--" ends the flags.
+// their value as --flag=value or --flag value; "--" ends the flags. Values
+// from a fixed list (--status, --type) are read in any case, and a
+// mistyped command, subcommand, flag or value gets a "did you mean".
 package main
 
 import (

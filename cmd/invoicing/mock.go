@@ -27,10 +27,12 @@ account.
 
 The business starts with the fake's fixed seed data (two clients, two
 suppliers, a chart of accounts, tax codes, a catalog item, bank accounts).
---seed N adds N sample invoices and N sample quotes, issued a week apart
-from 2026-01-05: the same N always gives the same numbers, clients, lines,
-amounts and statuses (draft, awaiting payment, paid, overdue, part paid;
-draft, sent, declined, expired); ids are random, as the service makes them.
+--seed N adds N sample invoices and N sample quotes, issued a week apart,
+the last one today: the same N always gives the same numbers, clients,
+lines, amounts and statuses (draft, awaiting payment, paid, overdue, part
+paid; draft, sent, declined, expired). An invoice awaiting payment is due
+two weeks after issue and reads overdue once that date has passed, as the
+service shows it. Ids are random, as the service makes them.
 
 --state FILE restores the data and API keys from FILE when it exists (then
 --seed is ignored) and saves them there on exit, so a demo survives a
@@ -64,7 +66,7 @@ func parseWebhookFlag(v string) (webhookFlag, error) {
 	for _, e := range parts[1:] {
 		ev := webhooks.EventType(strings.TrimSpace(e))
 		if !slices.Contains(invoicingtest.AllEvents(), ev) {
-			return webhookFlag{}, fmt.Errorf("unknown event %q; endpoints subscribe to %s", e, eventList(invoicingtest.AllEvents()))
+			return webhookFlag{}, fmt.Errorf("unknown event %q%s; endpoints subscribe to %s", e, didYouMean(e, eventNames(invoicingtest.AllEvents())), eventList(invoicingtest.AllEvents()))
 		}
 		hook.events = append(hook.events, ev)
 	}
@@ -73,11 +75,16 @@ func parseWebhookFlag(v string) (webhookFlag, error) {
 
 // eventList joins event types with commas.
 func eventList(events []webhooks.EventType) string {
+	return strings.Join(eventNames(events), ", ")
+}
+
+// eventNames returns the event types as strings.
+func eventNames(events []webhooks.EventType) []string {
 	s := make([]string, len(events))
 	for i, e := range events {
 		s[i] = string(e)
 	}
-	return strings.Join(s, ", ")
+	return s
 }
 
 // mock runs "invoicing mock".

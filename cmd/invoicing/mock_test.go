@@ -87,12 +87,18 @@ func TestMockAnswersTheSDK(t *testing.T) {
 	invoices := listAll(t, c.Invoices.List(t.Context(), nil))
 	require.Len(t, invoices, 7)
 	var statuses []invoicing.InvoiceStatus
+	last := invoices[6].IssueDate
 	for i, inv := range invoices {
 		assert.Equal(t, "INV-000"+string(rune('1'+i)), inv.InvoiceNumber)
-		assert.Equal(t, invoicing.NewDate(2026, time.January, 5).AddDays(7*i), inv.IssueDate)
+		assert.Equal(t, last.AddDays(-7*(6-i)), inv.IssueDate, "a week apart")
+		assert.Equal(t, inv.IssueDate.AddDays(14), inv.DueDate)
 		statuses = append(statuses, inv.Status)
 	}
-	assert.Equal(t, []invoicing.InvoiceStatus{"draft", "awaiting_payment", "paid", "overdue", "awaiting_payment", "draft", "awaiting_payment"}, statuses)
+	today := invoicing.DateOf(time.Now().UTC())
+	assert.False(t, last.After(today) || last.Before(today.AddDays(-1)), "the last one issued today (%s)", last)
+	// The second was due three weeks ago: the mock, on the real clock,
+	// shows it overdue. The fifth was due today and the seventh is new.
+	assert.Equal(t, []invoicing.InvoiceStatus{"draft", "overdue", "paid", "overdue", "awaiting_payment", "draft", "awaiting_payment"}, statuses)
 	assert.True(t, invoices[4].AmountPaid.IsPositive() && invoices[4].AmountDue.IsPositive(), "the fifth is part paid")
 	quotes := listAll(t, c.Quotes.List(t.Context(), nil))
 	require.Len(t, quotes, 7)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	"github.com/invoicing-api/invoicing-go"
 	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
@@ -54,7 +53,7 @@ const (
 // formatFlags adds --json and --csv to fs; the function it returns gives
 // the chosen format once fs is parsed.
 func formatFlags(fs *flag.FlagSet) func() (listFormat, error) {
-	asJSON := fs.Bool("json", false, "write one JSON object per line (for jq)")
+	asJSON := fs.Bool("json", false, "write one JSON object per line (for jq), amounts as numbers with at least two decimals")
 	asCSV := fs.Bool("csv", false, "write CSV: a header row, then one row per record")
 	return func() (listFormat, error) {
 		switch {
@@ -69,6 +68,17 @@ func formatFlags(fs *flag.FlagSet) func() (listFormat, error) {
 	}
 }
 
+// listing is how the records of one resource are listed: the noun that
+// names them, the columns of the table and the CSV, the order in which
+// table columns give way on a narrow terminal, and the money members of
+// their JSON.
+type listing[T any] struct {
+	noun    string
+	columns []column[T]
+	drop    []string
+	money   moneyPaths
+}
+
 // column is one column of a list: its table header, its CSV header (the
 // API's field name) and how to show a record in it.
 type column[T any] struct {
@@ -80,11 +90,12 @@ type column[T any] struct {
 }
 
 // writeList writes every record of seq in the format: a table (whose
-// columns in drop are left out, in order, when the terminal is too narrow),
-// JSON lines (each record as the SDK encodes it, with the API's field
-// names) or CSV with every column. Long lists count their progress on
-// stderr when it is a terminal.
-func writeList[T any](c *cli, seq iter.Seq2[*T, error], f listFormat, cols []column[T], drop []string, noun string) error {
+// columns in l.drop are left out, in order, when the terminal is too
+// narrow), JSON lines (each record as the SDK encodes it, with the API's
+// field names, amounts as writeJSONLine writes them) or CSV with every
+// column. Long lists count their progress on stderr when it is a terminal.
+func writeList[T any](c *cli, seq iter.Seq2[*T, error], f listFormat, l listing[T]) error {
+	cols, noun := l.columns, l.noun
 	p := c.newProgress(noun)
 	defer p.done()
 	row := func(rec *T) []string {
@@ -96,7 +107,7 @@ func writeList[T any](c *cli, seq iter.Seq2[*T, error], f listFormat, cols []col
 	}
 	switch f {
 	case formatJSON:
-		return eachRecord(seq, p, func(rec *T) error { return writeJSONLine(c.stdout, rec) })
+		return eachRecord(seq, p, func(rec *T) error { return writeJSONLine(c.stdout, rec, l.money) })
 	case formatCSV:
 		w := csv.NewWriter(c.stdout)
 		fields := make([]string, len(cols))
@@ -125,7 +136,7 @@ func writeList[T any](c *cli, seq iter.Seq2[*T, error], f listFormat, cols []col
 		t.headers = append(t.headers, col.header)
 		t.right[i], t.flex[i] = col.right, col.flex
 	}
-	t.drop = columnIndexes(t.headers, drop...)
+	t.drop = columnIndexes(t.headers, l.drop...)
 	t.write(c.stdout, c.tableWidth())
 	return nil
 }
@@ -146,11 +157,16 @@ func eachRecord[T any](seq iter.Seq2[*T, error], p *progress, emit func(*T) erro
 }
 
 // writeJSONLine writes v as one line of JSON with the SDK's options
-// (jsonopt.Encode): a record as the service sent it, its amounts the exact
-// numbers it sent. Strings are escaped only where JSON requires it
-// (encoding/json, which the command used before, also escaped <, > and &).
-func writeJSONLine(w io.Writer, v any) error {
+// (jsonopt.Encode): a record as the service sent it, every member the SDK
+// does not model included, its money members (money) exact JSON numbers
+// with at least two decimals (2649.90, 0.00, 0.125), as tables and CSV show
+// them. Strings are escaped only where JSON requires it (encoding/json,
+// which the command used before, also escaped <, > and &).
+func writeJSONLine(w io.Writer, v any, money moneyPaths) error {
 	b, err := json.Marshal(v, jsonopt.Encode)
+	if err == nil {
+		b, err = withMoneyPlaces(b, money)
+	}
 	if err != nil {
 		return err
 	}
@@ -158,22 +174,12 @@ func writeJSONLine(w io.Writer, v any) error {
 	return err
 }
 
-// amount shows a money amount exactly, with at least two decimals: 12.50,
-// and 0.125 for a price finer than a cent, which is never rounded for
-// display.
-func amount(d decimal.Decimal) string {
-	if d.Equal(d.Round(2)) {
-		return d.StringFixed(2)
-	}
-	return d.String()
-}
-
 // writeFields writes name-value pairs in two aligned columns, leaving out
 // empty values.
 func writeFields(w io.Writer, pairs [][2]string) {
 	width := 0
 	for _, p := range pairs {
-		width = max(width, runes(p[0]))
+		width = max(width, displayWidth(p[0]))
 	}
 	for _, p := range pairs {
 		if p[1] != "" {

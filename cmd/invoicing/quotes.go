@@ -22,7 +22,9 @@ Usage: invoicing quotes list [--status S] [--json|--csv]
 
 Lists every quote of the business (or those in one status), oldest first,
 as a table fitted to the terminal, as JSON lines or as CSV. An accepted
-quote shows the client's accepted selection.
+quote shows the client's accepted selection. Amounts are exact, never
+rounded, with at least two decimals (2649.90, 0.00, 0.125) in the table,
+the CSV and the JSON, where they are numbers.
 
 Examples:
   invoicing quotes list --status sent
@@ -41,13 +43,20 @@ var quoteColumns = []column[invoicing.Quote]{
 	{header: "ID", field: "id", value: func(q *invoicing.Quote) string { return q.ID }},
 }
 
+// quoteStatuses are the values of --status.
+var quoteStatuses = []invoicing.QuoteStatus{invoicing.QuoteStatusDraft, invoicing.QuoteStatusSent,
+	invoicing.QuoteStatusAccepted, invoicing.QuoteStatusDeclined, invoicing.QuoteStatusExpired}
+
 // quoteDrop is the order in which quote columns give way on a narrow
 // terminal.
 var quoteDrop = []string{"CUR", "ISSUED", "VALID UNTIL", "CLIENT", "TITLE", "STATUS", "TOTAL", "ID"}
 
+// quoteListing lists quotes.
+var quoteListing = listing[invoicing.Quote]{noun: "quotes", columns: quoteColumns, drop: quoteDrop, money: quoteMoney}
+
 func (c *cli) listQuotes(ctx context.Context, args []string) error {
 	fs := newFlags("quotes list")
-	status := fs.String("status", "", "only quotes in `STATUS`: draft, sent, accepted, declined or expired")
+	status := fs.String("status", "", "only quotes in `STATUS`: draft, sent, accepted, declined or expired (any case)")
 	format := formatFlags(fs)
 	rest, err := c.parse(fs, quotesListHelp, args)
 	if err != nil {
@@ -60,21 +69,22 @@ func (c *cli) listQuotes(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := invoicing.QuoteStatus(*status)
-	if st != "" && !st.Known() {
-		return usagef("quotes list", "unknown status %q: use draft, sent, accepted, declined or expired", *status)
+	st, err := enumFlag("quotes list", "status", *status, quoteStatuses)
+	if err != nil {
+		return err
 	}
 	client, err := c.apiClient("quotes list")
 	if err != nil {
 		return err
 	}
-	return writeList(c, client.Quotes.List(ctx, &invoicing.QuoteListParams{Status: st}), f, quoteColumns, quoteDrop, "quotes")
+	return writeList(c, client.Quotes.List(ctx, &invoicing.QuoteListParams{Status: st}), f, quoteListing)
 }
 
 const quotesGetHelp = `
 Usage: invoicing quotes get ID [--json]
 
-Shows one quote with its lines, or prints it as one JSON object.
+Shows one quote with its lines, or prints it as one JSON object. Amounts
+are exact, with at least two decimals (2649.90, 0.125).
 `
 
 func (c *cli) getQuote(ctx context.Context, args []string) error {
@@ -89,7 +99,7 @@ func (c *cli) getQuote(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSONLine(c.stdout, q)
+		return writeJSONLine(c.stdout, q, quoteMoney)
 	}
 	fmt.Fprintf(c.stdout, "Quote %s: %s\n\n", q.QuoteNumber, q.Title)
 	writeFields(c.stdout, [][2]string{

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -94,7 +93,7 @@ func TestTablesFitTheTerminalWidth(t *testing.T) {
 			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 			assert.Greater(t, len(lines), 1)
 			for _, l := range lines {
-				assert.LessOrEqual(t, utf8.RuneCountInString(l), width, "COLUMNS=%d %v: %q", width, args, l)
+				assert.LessOrEqual(t, displayWidth(l), width, "COLUMNS=%d %v: %q", width, args, l)
 			}
 			assert.True(t, strings.HasPrefix(lines[0], "NUMBER") || strings.HasPrefix(lines[0], "CODE"), "the first column stays: %q", lines[0])
 		}
@@ -201,6 +200,10 @@ func TestAmountsFinerThanACentAreNotRounded(t *testing.T) {
 
 	table := run(t, m.env(), "items", "list").requireCode(t, 0).stdout
 	assert.Contains(t, table, " 0.125 ")
+
+	lines := run(t, m.env(), "items", "list", "--json").requireCode(t, 0).stdout
+	assert.Contains(t, lines, `"unit_price":0.125,`, "JSON agrees: exact")
+	assert.Contains(t, lines, `"unit_price":150.00,`, "and two decimals at least")
 }
 
 func TestAmountShowsAtLeastTwoDecimalsAndNeverRounds(t *testing.T) {

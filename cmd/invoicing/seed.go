@@ -29,36 +29,38 @@ var sampleLines = []sampleLine{
 
 var sampleTitles = []string{"Website refresh", "Brand identity", "Support plan", "Hosting migration", "Training day"}
 
-// sampleStart is the issue date of the first sample document, a Monday;
-// each next one is issued a week later.
-var sampleStart = invoicing.NewDate(2026, time.January, 5)
+// sampleTermsDays are the payment terms of the sample invoices: one
+// awaiting payment turns overdue two weeks after it was issued.
+const sampleTermsDays = 14
 
 // seedSamples adds n sample invoices and n sample quotes through the API
-// and the server's helpers. Everything but the ids and the creation times
-// follows from n.
+// and the server's helpers, issued a week apart, the last one on the
+// server's today (UTC). Everything but the ids, the creation times and the
+// dates follows from n; the dates follow from n and today.
 func seedSamples(ctx context.Context, srv *invoicingtest.Server, n int) error {
 	c := srv.Client()
 	defer c.CloseIdleConnections()
+	first := invoicing.DateOf(srv.Now().UTC()).AddDays(-7 * (n - 1))
 	for i := 1; i <= n; i++ {
-		if err := seedInvoice(ctx, srv, c, i); err != nil {
+		issue := first.AddDays(7 * (i - 1))
+		if err := seedInvoice(ctx, srv, c, i, issue); err != nil {
 			return err
 		}
-		if err := seedQuote(ctx, srv, c, i); err != nil {
+		if err := seedQuote(ctx, srv, c, i, issue); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// seedInvoice creates sample invoice i, cycling through the statuses:
-// draft, awaiting payment, paid, overdue, and awaiting payment with half
-// paid.
-func seedInvoice(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Client, i int) error {
-	issue := sampleStart.AddDays(7 * (i - 1))
+// seedInvoice creates sample invoice i, cycling through draft, awaiting
+// payment, paid, overdue (marked so by staff) and awaiting payment with
+// half paid. One awaiting payment reads overdue once its due date is past.
+func seedInvoice(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Client, i int, issue invoicing.Date) error {
 	res, err := c.Invoices.Create(ctx, &invoicing.InvoiceCreateParams{
 		ClientID:         sampleClient(i),
 		IssueDate:        issue,
-		PaymentTermsDays: invoicing.Ptr(14),
+		PaymentTermsDays: invoicing.Ptr(sampleTermsDays),
 		Reference:        fmt.Sprintf("SAMPLE-%04d", i),
 		Notes:            "Sample invoice from invoicing mock --seed.",
 		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
@@ -90,11 +92,11 @@ func seedInvoice(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Cl
 
 // seedQuote creates sample quote i, cycling through draft, sent, declined
 // and expired.
-func seedQuote(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Client, i int) error {
+func seedQuote(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Client, i int, issue invoicing.Date) error {
 	q, err := c.Quotes.Create(ctx, &invoicing.QuoteCreateParams{
 		ClientID:         sampleClient(i + 1),
 		Title:            sampleTitles[(i-1)%len(sampleTitles)],
-		IssueDate:        sampleStart.AddDays(7 * (i - 1)),
+		IssueDate:        issue,
 		ValidDays:        invoicing.Ptr(30),
 		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
 		LineItems:        sampleLineParams(i + 1),

@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
 )
 
 // minFlexWidth is the narrowest a shortened column becomes before columns
@@ -22,9 +23,9 @@ type table struct {
 	drop    []int  // the columns to leave out, in order, when shortening is not enough
 }
 
-// write writes the table in columns two spaces apart, no line longer than
-// width runes (0 for no limit), leaving out columns that are empty in every
-// row. To fit, it leaves out columns in drop order until the rest fit with
+// write writes the table in columns two spaces apart, no line wider than
+// width terminal columns (0 for no limit; see displayWidth), leaving out
+// columns that are empty in every row. To fit, it leaves out columns in drop order until the rest fit with
 // the flexible columns at their narrowest, then shortens the flexible
 // columns no more than needed (marking a cut with …); as a last resort it
 // cuts each line.
@@ -38,9 +39,9 @@ func (t *table) write(w io.Writer, width int) {
 	narrowest := make([]int, len(t.headers))
 	shown := make([]bool, len(t.headers))
 	for i, h := range t.headers {
-		widths[i] = runes(h)
+		widths[i] = displayWidth(h)
 		for _, r := range t.rows {
-			widths[i] = max(widths[i], runes(r[i]))
+			widths[i] = max(widths[i], displayWidth(r[i]))
 		}
 		narrowest[i] = widths[i]
 		if t.flex[i] {
@@ -99,7 +100,7 @@ func (t *table) writeRow(w io.Writer, cells []string, widths []int, shown []bool
 			b.WriteString("  ")
 		}
 		cell = truncate(cell, widths[i])
-		pad := strings.Repeat(" ", widths[i]-runes(cell))
+		pad := strings.Repeat(" ", widths[i]-displayWidth(cell))
 		if t.right[i] {
 			b.WriteString(pad + cell)
 		} else {
@@ -134,19 +135,35 @@ func visible(shown []bool) int {
 	return n
 }
 
-// truncate shortens s to n runes, ending it with … when it was cut.
+// truncate shortens s to at most n columns, ending it with … when it was
+// cut. It cuts between grapheme clusters, so an accented letter or an emoji
+// sequence is kept whole or left out whole; a wide character that would
+// not fit is left out, leaving the cut up to a column short.
 func truncate(s string, n int) string {
-	if runes(s) <= n {
+	if displayWidth(s) <= n {
 		return s
 	}
 	if n <= 0 {
 		return ""
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	var b strings.Builder
+	used := 0
+	g := uniseg.NewGraphemes(s)
+	for g.Next() {
+		w := g.Width()
+		if used+w > n-1 {
+			break
+		}
+		b.WriteString(g.Str())
+		used += w
+	}
+	return b.String() + "…"
 }
 
-func runes(s string) int { return utf8.RuneCountInString(s) }
+// displayWidth is the number of terminal columns s takes: 2 for each wide
+// (East Asian) character and most emoji, 0 for combining marks and
+// joiners, 1 for the rest.
+func displayWidth(s string) int { return uniseg.StringWidth(s) }
 
 // oneLine replaces control characters (a newline in a name, say) with
 // spaces, so that every row stays on its line.

@@ -5,33 +5,44 @@ import (
 	"io"
 	"os"
 	"strconv"
+
+	"golang.org/x/term"
 )
 
 // defaultWidth is the table width on a terminal whose size is unknown.
 const defaultWidth = 80
 
-// isTerminal reports whether w is a character device such as a terminal.
-func isTerminal(w io.Writer) bool {
+// terminal returns w as a file when it is a terminal: not a pipe, a file
+// or another character device such as /dev/null.
+func terminal(w io.Writer) (*os.File, bool) {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return f, true
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	_, ok := terminal(w)
+	return ok
 }
 
 // tableWidth is the width tables are fitted to: $COLUMNS when set, else the
 // width of the terminal on stdout (defaultWidth when it cannot be read),
-// else 0 (no limit) when stdout is not a terminal, as in a pipe.
+// else 0 (no limit) when stdout is not a terminal, as in a pipe. The width
+// is asked of the terminal because a shell does not export COLUMNS to the
+// programs it runs.
 func (c *cli) tableWidth() int {
 	if n, err := strconv.Atoi(c.getenv("COLUMNS")); err == nil && n > 0 {
 		return n
 	}
-	if !isTerminal(c.stdout) {
+	f, ok := terminal(c.stdout)
+	if !ok {
 		return 0
 	}
-	if n := terminalWidth(c.stdout.(*os.File)); n > 0 {
-		return n
+	if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+		return cols
 	}
 	return defaultWidth
 }

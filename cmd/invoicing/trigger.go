@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ const deliveryTimeout = 30 * time.Second
 var allEventTypes = append(invoicingtest.AllEvents(), webhooks.EventTest)
 
 var triggerHelp = `
-Usage: invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret]
+Usage: invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret] [--expect STATUS]
 
 Sends one webhook delivery of EVENT to URL as the service would: a POST of a
 realistic JSON body (fresh ids, times of now, money as strings) with
@@ -47,7 +48,7 @@ Content-Type, User-Agent Service-Webhooks/1.0, X-Service-Event, a fresh
 X-Service-Delivery id, X-Service-Timestamp and an X-Service-Signature
 "sha256=..." made with the signing secret (--secret, else $` + envWebhookSecret + `).
 It prints the receiver's status and the time it took, and exits 1 unless the
-status is 2xx.
+status is 2xx, or with --expect STATUS, unless it is STATUS.
 
 EVENT is one of:
   invoice.created  invoice.sent  invoice.updated  invoice.paid
@@ -65,8 +66,14 @@ The bad variants a receiver must refuse (with 401):
   --tamper        change the body after signing
   --wrong-secret  sign with another, random secret
 
-Example:
+--expect STATUS makes the receiver's answer STATUS (an HTTP status code
+from 100 to 599) the success: trigger exits 0 when the receiver answers
+STATUS and 1 when it answers anything else, so that CI can assert that a
+bad delivery is refused.
+
+Examples:
   invoicing trigger quote.accepted --to http://127.0.0.1:8080/hooks --secret "$SECRET"
+  invoicing trigger invoice.paid --to http://127.0.0.1:8080/hooks --tamper --expect 401
 `
 
 // trigger runs "invoicing trigger".
@@ -77,6 +84,15 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 	stale := fs.Bool("stale", false, "sign with a timestamp 10 minutes old")
 	tamper := fs.Bool("tamper", false, "change the body after signing")
 	wrongSecret := fs.Bool("wrong-secret", false, "sign with another, random secret")
+	expect := 0 // any 2xx
+	fs.Func("expect", "exit 0 when the receiver answers `STATUS` (such as 401), 1 otherwise", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 || n > 599 {
+			return fmt.Errorf("%q is not an HTTP status code (100 to 599)", v)
+		}
+		expect = n
+		return nil
+	})
 	var sets []jsonobj.Field
 	fs.Func("set", "set `FIELD=VALUE` at the top of the body (repeatable; VALUE is JSON or a string)", func(v string) error {
 		f, err := parseSet(v)
@@ -93,7 +109,7 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 	case len(rest) != 1:
 		return usagef("trigger", "trigger takes one event type, such as invoice.created")
 	case !webhooks.EventType(rest[0]).Known():
-		return usagef("trigger", "unknown event type %q; use one of %s", rest[0], eventList(allEventTypes))
+		return usagef("trigger", "unknown event type %q%s; use one of %s", rest[0], didYouMean(rest[0], eventNames(allEventTypes)), eventList(allEventTypes))
 	}
 	if err := checkHTTPURL("--to", *to, "trigger"); err != nil {
 		return err
@@ -107,11 +123,24 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 
 	event := webhooks.EventType(rest[0])
 	now := time.Now()
-	payload := samplePayload(event, now)
+	td := webhooks.TestDelivery{Secret: *secret, Type: event, DeliveryID: uuid.NewString(), Timestamp: now}
+	if td.Body, err = webhooks.SampleBody(event, now); err != nil {
+		return err
+	}
+	var payload jsonobj.Object // the body as members, for --set and --tamper
+	if len(sets) > 0 || *tamper {
+		if payload, err = jsonobj.Parse(td.Body); err != nil {
+			return err
+		}
+	}
 	for _, f := range sets {
 		payload = payload.Set(f.Key, f.Value)
 	}
-	td := webhooks.TestDelivery{Secret: *secret, Type: event, DeliveryID: uuid.NewString(), Timestamp: now}
+	if len(sets) > 0 {
+		if td.Body, err = json.Marshal(payload, payloadOptions); err != nil {
+			return err
+		}
+	}
 	var notes []string
 	if *stale {
 		td.Timestamp = now.Add(-staleAge)
@@ -120,9 +149,6 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 	if *wrongSecret {
 		td.Secret = randomSecret()
 		notes = append(notes, "signed with a wrong secret")
-	}
-	if td.Body, err = json.Marshal(payload, payloadOptions); err != nil {
-		return err
 	}
 	header := td.Header()
 	body := td.Body
@@ -133,12 +159,12 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 		}
 		notes = append(notes, key+" changed after signing")
 	}
-	return c.deliver(ctx, *to, header, body, event, td.DeliveryID, notes)
+	return c.deliver(ctx, *to, header, body, event, td.DeliveryID, notes, expect)
 }
 
-// deliver POSTs one delivery and prints the outcome. A non-2xx answer is an
-// error.
-func (c *cli) deliver(ctx context.Context, to string, header http.Header, body []byte, event webhooks.EventType, id string, notes []string) error {
+// deliver POSTs one delivery and prints the outcome. An answer other than
+// expect (any 2xx when expect is 0) is an error.
+func (c *cli) deliver(ctx context.Context, to string, header http.Header, body []byte, event webhooks.EventType, id string, notes []string, expect int) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, to, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -161,9 +187,18 @@ func (c *cli) deliver(ctx context.Context, to string, header http.Header, body [
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 	took := time.Since(start).Round(time.Microsecond)
+	said := strings.TrimSpace(string(answer))
+	switch {
+	case expect != 0 && resp.StatusCode == expect:
+		fmt.Fprintf(c.stdout, "%s in %s, as expected\n", resp.Status, took)
+		return nil
+	case expect != 0:
+		fmt.Fprintf(c.stdout, "%s in %s\n", resp.Status, took)
+		return fmt.Errorf("the receiver answered %s, not the expected %d %s: %q", resp.Status, expect, http.StatusText(expect), said)
+	}
 	fmt.Fprintf(c.stdout, "%s in %s\n", resp.Status, took)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("the receiver answered %s: %q", resp.Status, strings.TrimSpace(string(answer)))
+		return fmt.Errorf("the receiver answered %s: %q", resp.Status, said)
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go"
 )
 
 // Unit tests of the pieces the binary tests cannot reach: a terminal on
@@ -43,10 +45,11 @@ func TestIsTerminal(t *testing.T) {
 	defer f.Close()
 	assert.False(t, isTerminal(f), "a file")
 	assert.False(t, isTerminal(&bytes.Buffer{}), "not an *os.File")
-	if tty, err := os.Open("/dev/null"); err == nil {
-		defer tty.Close()
-		assert.True(t, isTerminal(tty), "a character device")
-	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer null.Close()
+	assert.False(t, isTerminal(null), "a character device that is not a terminal")
+	assert.Equal(t, 0, (&cli{stdout: null, getenv: func(string) string { return "" }}).tableWidth(), "output to /dev/null has no width limit")
 }
 
 func TestParseTakesFlagsAnywhereAndStopsAtDoubleDash(t *testing.T) {
@@ -92,6 +95,79 @@ func TestTableShortensThenDropsThenCuts(t *testing.T) {
 	buf.Reset()
 	tbl().write(&buf, 3)
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		assert.LessOrEqual(t, runes(l), 3, "and lines are cut as a last resort: %q", l)
+		assert.LessOrEqual(t, displayWidth(l), 3, "and lines are cut as a last resort: %q", l)
 	}
+}
+
+// Columns line up on a terminal whatever the script: widths are display
+// widths (two columns for CJK and emoji, none for a combining accent), not
+// rune counts.
+func TestTableAlignsWideAndCombiningCharacters(t *testing.T) {
+	tbl := &table{
+		headers: []string{"NAME", "AMOUNT"},
+		rows: [][]string{
+			{"株式会社テスト", "1.00"},
+			{"Café", "100.00"},
+			{"👩‍💻 Dev", "2.00"},
+			{"e\u0301cole", "3.00"},
+		},
+		right: []bool{false, true},
+		flex:  []bool{true, false},
+	}
+	var buf bytes.Buffer
+	tbl.write(&buf, 0)
+	assert.Equal(t, ""+
+		"NAME            AMOUNT\n"+
+		"株式会社テスト    1.00\n"+
+		"Café            100.00\n"+
+		"👩‍💻 Dev            2.00\n"+
+		"e\u0301cole             3.00\n", buf.String())
+
+	assert.Equal(t, "株式…", truncate("株式会社テスト", 6), "a wide character that does not fit is left out")
+	assert.Equal(t, "👩‍💻…", truncate("👩‍💻 Dev", 3), "an emoji sequence is kept whole")
+	assert.Equal(t, "e\u0301…", truncate("e\u0301cole", 2), "with its combining accent")
+	assert.Equal(t, 14, displayWidth("株式会社テスト"))
+}
+
+func TestTablesOfWideTextFitTheWidth(t *testing.T) {
+	tbl := &table{
+		headers: []string{"CLIENT", "TOTAL"},
+		rows:    [][]string{{"株式会社テスト・サンプル・ホールディングス", "1375.00"}, {"🍞🥐🥖 Harbour Lane Bakery", "12.50"}},
+		right:   []bool{false, true},
+		flex:    []bool{true, false},
+	}
+	var buf bytes.Buffer
+	tbl.write(&buf, 24)
+	for _, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		assert.LessOrEqual(t, displayWidth(l), 24, "%q", l)
+		assert.True(t, strings.HasSuffix(l, "1375.00") || strings.HasSuffix(l, "12.50") || strings.HasSuffix(l, "TOTAL"), "%q", l)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	commands := []string{"mock", "trigger", "listen", "invoices", "quotes", "items", "help"}
+	for word, want := range map[string]string{
+		"invoice": "invoices", "INVOICES": "invoices", "qoutes": "quotes", "lisen": "listen", "tirgger": "trigger",
+		"mok": "mock", "hlp": "help", "it": "items", "xyz": "", "i": "", "invoicesxyz": "", "q": "", "pfd": "", "tirggre": "trigger",
+	} {
+		assert.Equal(t, want, suggest(word, commands), word)
+	}
+	events := []string{"invoice.created", "invoice.sent", "invoice.updated", "invoice.paid"}
+	assert.Equal(t, "", suggest("invoice", events), "a prefix of several names suggests none of them")
+	assert.Equal(t, "invoice.paid", suggest("invoice.pai", events))
+	assert.Equal(t, "pdf", suggest("pfd", []string{"list", "get", "pdf"}), "a swap counts once")
+}
+
+func TestEnumFlagIgnoresCase(t *testing.T) {
+	for _, v := range []string{"sales", "Sales", "SALES"} {
+		got, err := enumFlag("items list", "item type", v, itemTypes)
+		require.NoError(t, err)
+		assert.Equal(t, invoicing.ItemTypeSales, got)
+	}
+	st, err := enumFlag("invoices list", "status", "Awaiting_Payment", invoiceStatuses)
+	require.NoError(t, err)
+	assert.Equal(t, invoicing.InvoiceStatusAwaitingPayment, st)
+	none, err := enumFlag("quotes list", "status", "", quoteStatuses)
+	require.NoError(t, err)
+	assert.Empty(t, none, "no flag, no filter")
 }

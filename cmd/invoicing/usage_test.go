@@ -28,6 +28,9 @@ func TestUsageErrorsExitWith2(t *testing.T) {
 		{"trigger", "test", "--to", "not-a-url", "--secret", testSecret},
 		{"trigger", "test", "--to", to},
 		{"trigger", "test", "--to", to, "--secret", testSecret, "--set", "no-equals-sign"},
+		{"trigger", "test", "--to", to, "--secret", testSecret, "--expect", "unauthorized"},
+		{"trigger", "test", "--to", to, "--secret", testSecret, "--expect", "99"},
+		{"trigger", "test", "--to", to, "--secret", testSecret, "--expect", "600"},
 		{"listen"},
 		{"listen", "--secret", "   "},
 		{"listen", "--secret", testSecret, "--forward", "nowhere"},
@@ -87,4 +90,31 @@ func TestHelpOnEveryCommand(t *testing.T) {
 		assert.True(t, strings.Contains(r.stdout, "  "+cmd.name+" "), "the help lists %s", cmd.name)
 	}
 	assert.Contains(t, r.stdout, "Exit status: 0 success, 1 API or runtime error, 2 usage error.")
+}
+
+func TestUnknownNamesGetADidYouMean(t *testing.T) {
+	to := "http://127.0.0.1:9/hooks"
+	env := []string{"INVOICING_BASE_URL=http://127.0.0.1:9/api/v1/external", "INVOICING_API_KEY=sk_test_usage_0123456789"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"invoice", "list"}, `invoicing: unknown command "invoice" (did you mean "invoices"?)`},
+		{[]string{"trigr"}, `invoicing: unknown command "trigr" (did you mean "trigger"?)`},
+		{[]string{"Mock"}, `invoicing: unknown command "Mock" (did you mean "mock"?)`},
+		{[]string{"invoices", "lst"}, `invoicing: unknown subcommand "lst" of invoices (did you mean "list"?)`},
+		{[]string{"quotes", "pfd", "x"}, `invoicing: unknown subcommand "pfd" of quotes (did you mean "pdf"?)`},
+		{[]string{"items", "list", "--jsn"}, `invoicing: items list: flag provided but not defined: -jsn (did you mean --json?)`},
+		{[]string{"mock", "--sed", "3"}, `invoicing: mock: flag provided but not defined: -sed (did you mean --seed?)`},
+		{[]string{"invoices", "list", "--status", "overdu"}, `invoicing: unknown status "overdu" (did you mean "overdue"?): use draft, awaiting_payment, paid, overdue or voided`},
+		{[]string{"items", "list", "--type", "sale"}, `invoicing: unknown item type "sale" (did you mean "SALES"?): use SALES, PURCHASE or TEXT`},
+		{[]string{"trigger", "invoice.create", "--to", to, "--secret", testSecret}, `invoicing: unknown event type "invoice.create" (did you mean "invoice.created"?)`},
+		{[]string{"mock", "--webhook", to + ",quote.acepted"}, `unknown event "quote.acepted" (did you mean "quote.accepted"?)`},
+	} {
+		r := run(t, env, c.args...)
+		assert.Equal(t, 2, r.code, "invoicing %q", c.args)
+		assert.Contains(t, r.stderr, c.want, "invoicing %q", c.args)
+	}
+	r := run(t, env, "xyzzy")
+	assert.Equal(t, "invoicing: unknown command \"xyzzy\"\nRun 'invoicing --help' for usage.\n", r.stderr, "no suggestion when nothing is close")
 }

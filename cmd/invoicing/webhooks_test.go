@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -147,7 +149,22 @@ func TestTriggerSendsWhatTheServiceSends(t *testing.T) {
 		require.NoError(t, err, "%s: %s", event, body)
 		_, raw := d.Event.(*webhooks.RawEvent)
 		assert.False(t, raw, "%s parses into its typed event", event)
+		sample, err := webhooks.SampleBody(event, time.Now())
+		require.NoError(t, err)
+		assert.Equal(t, memberNames(t, sample), memberNames(t, body), "%s: the body is webhooks.SampleBody's", event)
 	}
+}
+
+// memberNames lists the top-level member names of a JSON object, in order.
+func memberNames(t *testing.T, body []byte) []string {
+	t.Helper()
+	o, err := jsonobj.Parse(body)
+	require.NoError(t, err)
+	names := make([]string, len(o))
+	for i, f := range o {
+		names[i] = f.Key
+	}
+	return names
 }
 
 func TestTriggerSetOverridesTopLevelFields(t *testing.T) {
@@ -216,4 +233,37 @@ func TestListenForwardsVerifiedDeliveriesUnchanged(t *testing.T) {
 	r, _ = trigger(t, "test", "--to", url, "--secret", testSecret, "--wrong-secret")
 	r.requireCode(t, 1)
 	assert.Equal(t, before, target.count())
+}
+
+// CI asserts that a receiver refuses a bad delivery: --expect makes the
+// refusal the success.
+func TestTriggerExpectMakesAGivenStatusTheSuccess(t *testing.T) {
+	listen, url := startListen(t)
+	r, _ := trigger(t, "invoice.paid", "--to", url, "--secret", testSecret, "--tamper", "--expect", "401")
+	r.requireCode(t, 0)
+	assert.Regexp(t, `(?m)^401 Unauthorized in \S+, as expected$`, r.stdout)
+	assert.Empty(t, r.stderr)
+
+	r, _ = trigger(t, "invoice.paid", "--to", url, "--secret", testSecret, "--expect", "401")
+	r.requireCode(t, 1)
+	assert.Contains(t, r.stdout, "200 OK in ")
+	assert.Contains(t, r.stderr, "invoicing: the receiver answered 200 OK, not the expected 401 Unauthorized")
+
+	r, _ = trigger(t, "test", "--to", url, "--secret", testSecret, "--expect", "200")
+	r.requireCode(t, 0)
+	listen.stop()
+}
+
+func TestListFlagsIgnoreCase(t *testing.T) {
+	m := startMock(t, "--seed", "10")
+	for _, c := range [][2][]string{
+		{{"items", "list", "--type", "sales", "--csv"}, {"items", "list", "--type", "SALES", "--csv"}},
+		{{"invoices", "list", "--status", "PAID", "--csv"}, {"invoices", "list", "--status", "paid", "--csv"}},
+		{{"quotes", "list", "--status", "Sent", "--csv"}, {"quotes", "list", "--status", "sent", "--csv"}},
+	} {
+		got := run(t, m.env(), c[0]...).requireCode(t, 0).stdout
+		want := run(t, m.env(), c[1]...).requireCode(t, 0).stdout
+		assert.Equal(t, want, got, "%q", c[0])
+		assert.Greater(t, strings.Count(got, "\n"), 1, "%q lists something", c[0])
+	}
 }

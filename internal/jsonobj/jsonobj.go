@@ -1,9 +1,12 @@
 // Package jsonobj builds JSON objects whose fields keep the order they are
 // given in, so that generated webhook payloads read like the field lists of
-// the API document. invoicingtest and cmd/invoicing share it.
+// the API document. webhooks, invoicingtest and cmd/invoicing share it.
 package jsonobj
 
 import (
+	"bytes"
+	"fmt"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -63,4 +66,38 @@ func (o Object) Get(key string) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Parse reads a JSON object into an Object: its members in order, each
+// value kept as the exact JSON text it was (a jsontext.Value). Names given
+// twice and invalid UTF-8 are kept as they are.
+func Parse(b []byte) (Object, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	if tok.Kind() != '{' {
+		return nil, fmt.Errorf("jsonobj: want a JSON object, got %v", tok.Kind())
+	}
+	o := Object{}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		name := tok.String() // before ReadValue voids tok
+		value, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		o = append(o, Field{Key: name, Value: value.Clone()})
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.ReadToken(); err == nil {
+		return nil, fmt.Errorf("jsonobj: data after the object")
+	}
+	return o, nil
 }

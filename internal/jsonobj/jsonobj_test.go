@@ -73,3 +73,20 @@ func TestObjectWithSetGet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"id":"1","n":3,"new":"v"}`, string(b))
 }
+
+func TestParseKeepsOrderAndExactValues(t *testing.T) {
+	o, err := jsonobj.Parse([]byte(`{"z": 1.50, "a": {"b": [true]}, "a": "x"}`))
+	require.NoError(t, err)
+	require.Len(t, o, 3)
+	assert.Equal(t, []string{"z", "a", "a"}, []string{o[0].Key, o[1].Key, o[2].Key})
+	assert.Equal(t, jsontext.Value(`1.50`), o[0].Value, "a number keeps its text")
+
+	b, err := json.Marshal(o.Set("z", "2"), jsontext.AllowDuplicateNames(true))
+	require.NoError(t, err)
+	assert.Equal(t, `{"z":"2","a":{"b":[true]},"a":"x"}`, string(b))
+
+	for _, bad := range []string{`[1]`, `{"a":}`, `{"a":1} {}`, ``} {
+		_, err := jsonobj.Parse([]byte(bad))
+		assert.Error(t, err, bad)
+	}
+}

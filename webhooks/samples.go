@@ -1,20 +1,44 @@
-package main
+package webhooks
 
 import (
+	"fmt"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/invoicing-api/invoicing-go/internal/jsonobj"
-	"github.com/invoicing-api/invoicing-go/webhooks"
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
-// samplePayload returns a realistic body of the event type, shaped like the
-// payloads of API.md section 6.3 (and the webhooks package's fixtures), with
-// fresh ids and the event's times set to now. Money is in JSON strings, as
-// the service sends it.
-func samplePayload(event webhooks.EventType, now time.Time) jsonobj.Object {
+// SampleBody returns a realistic body of a delivery of the event type t, for
+// a receiver's tests: the fields the service sends for t, in its order, with
+// made-up names and amounts, money in JSON strings ("1375.00") as in every
+// delivery, fresh random ids on each call, and every datetime of the event
+// at at (in UTC; quote dates are at's date). It parses with Parse into t's
+// typed event (*InvoicePaid for EventInvoicePaid, ...), and TestDelivery
+// signs it:
+//
+//	body, err := webhooks.SampleBody(webhooks.EventInvoicePaid, time.Now())
+//	...
+//	r, err := webhooks.TestDelivery{Secret: secret, Type: webhooks.EventInvoicePaid, Body: body}.Request("/webhooks")
+//
+// Every known type (EventType.Known, EventTest included) has a sample; any
+// other t is an error. quote.accepted carries the invoice fields of a
+// successful conversion and leaves out an optional line the client
+// excluded.
+func SampleBody(t EventType, at time.Time) ([]byte, error) {
+	if !t.Known() {
+		return nil, fmt.Errorf("webhooks: no sample body for event type %q", t)
+	}
+	return json.Marshal(samplePayload(t, at), jsonopt.Encode)
+}
+
+// samplePayload returns the sample body of a known event type as an ordered
+// object, shaped like the payloads of the service's documentation (and the
+// package's fixtures).
+func samplePayload(event EventType, now time.Time) jsonobj.Object {
 	at := now.UTC().Format(time.RFC3339)
 	invoiceID, clientID := uuid.NewString(), uuid.NewString()
 	invoice := jsonobj.Object{
@@ -23,31 +47,31 @@ func samplePayload(event webhooks.EventType, now time.Time) jsonobj.Object {
 		{Key: "client_id", Value: clientID},
 	}
 	switch event {
-	case webhooks.EventInvoiceCreated:
+	case EventInvoiceCreated:
 		return append(invoice, jsonobj.Field{Key: "reference", Value: "SHOP-ORDER-55120"}, jsonobj.Field{Key: "total", Value: "1375.00"},
 			jsonobj.Field{Key: "status", Value: "awaiting_payment"}, jsonobj.Field{Key: "created_at", Value: at})
-	case webhooks.EventInvoiceSent:
+	case EventInvoiceSent:
 		return append(invoice, jsonobj.Field{Key: "sent_at", Value: at})
-	case webhooks.EventInvoiceUpdated:
+	case EventInvoiceUpdated:
 		return append(invoice, jsonobj.Field{Key: "reference", Value: "SHOP-ORDER-55120"}, jsonobj.Field{Key: "total", Value: "1512.50"},
 			jsonobj.Field{Key: "status", Value: "awaiting_payment"}, jsonobj.Field{Key: "updated_at", Value: at})
-	case webhooks.EventInvoicePaid:
+	case EventInvoicePaid:
 		return append(invoice, jsonobj.Field{Key: "reference", Value: "SHOP-ORDER-55120"}, jsonobj.Field{Key: "amount_paid", Value: "1512.50"}, jsonobj.Field{Key: "paid_at", Value: at})
-	case webhooks.EventBillCreated:
+	case EventBillCreated:
 		return jsonobj.Object{{Key: "bill_id", Value: uuid.NewString()}, {Key: "bill_number", Value: "BILL-0077"}, {Key: "supplier_id", Value: uuid.NewString()},
 			{Key: "total", Value: "264.00"}, {Key: "status", Value: "draft"}, {Key: "created_at", Value: at}}
-	case webhooks.EventBillApproved:
+	case EventBillApproved:
 		return jsonobj.Object{{Key: "bill_id", Value: uuid.NewString()}, {Key: "bill_number", Value: "BILL-0077"}, {Key: "supplier_id", Value: uuid.NewString()},
 			{Key: "approved_at", Value: at}}
-	case webhooks.EventContactCreated:
+	case EventContactCreated:
 		return jsonobj.Object{{Key: "contact_id", Value: uuid.NewString()}, {Key: "contact_type", Value: "supplier"}, {Key: "name", Value: "Coastal Paper Supplies"},
 			{Key: "email", Value: "accounts@coastalpaper.example"}, {Key: "created_at", Value: at}}
-	case webhooks.EventPaymentReceived:
+	case EventPaymentReceived:
 		return jsonobj.Object{{Key: "payment_id", Value: uuid.NewString()}, {Key: "invoice_id", Value: invoiceID}, {Key: "amount", Value: "500.00"},
 			{Key: "payment_method", Value: "bank_transfer"}, {Key: "received_at", Value: at}, {Key: "invoice_number", Value: "INV-0412"},
 			{Key: "reference", Value: "SHOP-ORDER-55120"}}
-	case webhooks.EventTest:
-		return jsonobj.Object{{Key: "event", Value: "test"}, {Key: "timestamp", Value: at}, {Key: "message", Value: "This is a test webhook from invoicing trigger."},
+	case EventTest:
+		return jsonobj.Object{{Key: "event", Value: "test"}, {Key: "timestamp", Value: at}, {Key: "message", Value: "This is a test webhook delivery."},
 			{Key: "business_id", Value: uuid.NewString()}}
 	}
 	return sampleQuotePayload(event, now)
@@ -69,12 +93,12 @@ var sampleQuoteLines = []quoteLine{
 // sampleQuotePayload returns the body of a quote event: the quote fields,
 // then the event's own. An accepted quote leaves its optional line out, as
 // the client did.
-func sampleQuotePayload(event webhooks.EventType, now time.Time) jsonobj.Object {
+func sampleQuotePayload(event EventType, now time.Time) jsonobj.Object {
 	at := now.UTC().Format(time.RFC3339)
 	quoteID, clientID, contactID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	excluded := jsonobj.Object{}
-	status := map[webhooks.EventType]string{
-		webhooks.EventQuoteCreated: "draft", webhooks.EventQuoteAccepted: "accepted",
+	status := map[EventType]string{
+		EventQuoteCreated: "draft", EventQuoteAccepted: "accepted",
 	}[event]
 	if status == "" {
 		status = "sent"
@@ -83,7 +107,7 @@ func sampleQuotePayload(event webhooks.EventType, now time.Time) jsonobj.Object 
 	var subtotal, tax decimal.Decimal
 	for _, l := range sampleQuoteLines {
 		id := uuid.NewString()
-		if l.optional && event == webhooks.EventQuoteAccepted {
+		if l.optional && event == EventQuoteAccepted {
 			excluded = append(excluded, jsonobj.Field{Key: id, Value: false})
 			continue
 		}
@@ -108,7 +132,7 @@ func sampleQuotePayload(event webhooks.EventType, now time.Time) jsonobj.Object 
 		{Key: "client_address", Value: jsonobj.Object{{Key: "address_line1", Value: "Shop 4"}, {Key: "address_line2", Value: "112 Harbour Lane"},
 			{Key: "city", Value: "Fremantle"}, {Key: "state", Value: "WA"}, {Key: "postcode", Value: "6160"}, {Key: "country", Value: "Australia"}}},
 	}
-	if event != webhooks.EventQuoteCreated {
+	if event != EventQuoteCreated {
 		q = append(q, jsonobj.Field{Key: "quote_public_url", Value: "https://app.example.com/q/s/Zk3pW9qLx2RtV7mN"})
 	}
 	q = append(q,
@@ -125,13 +149,13 @@ func sampleQuotePayload(event webhooks.EventType, now time.Time) jsonobj.Object 
 	jane := jsonobj.Object{{Key: "contact_id", Value: contactID}, {Key: "contact_name", Value: "Jane Citizen"},
 		{Key: "contact_email", Value: "jane@harbourlanebakery.example"}, {Key: "contact_type", Value: "to"}}
 	switch event {
-	case webhooks.EventQuoteCreated:
+	case EventQuoteCreated:
 		return append(q, jsonobj.Field{Key: "created_at", Value: at})
-	case webhooks.EventQuoteSent:
+	case EventQuoteSent:
 		return append(q, jsonobj.Field{Key: "sent_at", Value: at})
-	case webhooks.EventQuoteViewed:
+	case EventQuoteViewed:
 		return append(q, jsonobj.Field{Key: "viewed_at", Value: at}, jsonobj.Field{Key: "view_count", Value: 1}, jsonobj.Field{Key: "last_viewed_at", Value: at}, jsonobj.Field{Key: "viewer", Value: jane})
-	case webhooks.EventQuoteAccepted:
+	case EventQuoteAccepted:
 		invoiceID := uuid.NewString()
 		recipient := append(jsonobj.Object{{Key: "quote_contact_id", Value: uuid.NewString()}}, jane...)
 		return append(q,
