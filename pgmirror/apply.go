@@ -1,0 +1,144 @@
+package pgmirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// nextSeq takes the next fetch sequence number. Take it before sending the
+// request whose records it will stamp: then a fetch sent after a change (the
+// fetch an event of that change causes, say) always has a higher number than
+// any fetch that could have seen the record before the change.
+func (m *Mirror) nextSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := m.pool.QueryRow(ctx, `SELECT nextval('mirror_fetch_seq')`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("pgmirror: taking a fetch sequence number: %w", err)
+	}
+	return seq, nil
+}
+
+// apply writes rows of res, fetched with the sequence number seq, in tx,
+// with the "never older" rule: a row is written only when the record is new
+// or its (version, seq) is not older than the stored row's, and its content
+// (raw) changed; its lines are then replaced in the same transaction. A
+// record whose content did not change only has its version and fetch_seq
+// moved forward. It returns the ids written (inserted or changed).
+//
+// A record listed twice in rows counts once, the later copy winning. Rows
+// are written in id order, so that concurrent transactions lock them in the
+// same order.
+func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64) ([]string, error) {
+	rows = lastByID(rows)
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	t := &res.table
+	ids := make([]string, len(rows))
+	versions := make([]*time.Time, len(rows))
+	raws := make([]string, len(rows))
+	values := make([][]any, len(rows))
+	for i, r := range rows {
+		ids[i], versions[i], raws[i], values[i] = r.id, r.version, string(r.raw), r.values
+	}
+	args := []any{ids}
+	for i, c := range t.columns {
+		args = append(args, columnArray(c.typ, values, i))
+	}
+	args = append(args, raws, versions, seq)
+
+	written, err := queryStrings(ctx, tx, t.upsertSQL(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", res.name, err)
+	}
+	if _, err := tx.Exec(ctx, t.touchSQL(), ids, versions, seq); err != nil {
+		return nil, fmt.Errorf("confirming %s: %w", res.name, err)
+	}
+	if res.lines != nil && len(written) > 0 {
+		if err := replaceLines(ctx, tx, res.lines, rows, written); err != nil {
+			return nil, fmt.Errorf("writing the lines of %s: %w", res.name, err)
+		}
+	}
+	return written, nil
+}
+
+// replaceLines replaces the lines of the parents written (a sorted subset of
+// the ids of rows) with those of rows.
+func replaceLines(ctx context.Context, tx pgx.Tx, lt *table, rows []row, written []string) error {
+	if _, err := tx.Exec(ctx, lt.deleteLinesSQL(), written); err != nil {
+		return err
+	}
+	var parents []string
+	var lines [][]any
+	for _, r := range rows {
+		if _, ok := slices.BinarySearch(written, r.id); !ok {
+			continue
+		}
+		for _, l := range r.lines {
+			parents = append(parents, r.id)
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	args := []any{parents}
+	for i, c := range lt.columns {
+		args = append(args, columnArray(c.typ, lines, i))
+	}
+	_, err := tx.Exec(ctx, lt.insertLinesSQL(), args...)
+	return err
+}
+
+// lastByID returns rows sorted by id, keeping the last copy of a record
+// listed more than once (a record a page drift showed twice).
+func lastByID(rows []row) []row {
+	out := slices.Clone(rows)
+	slices.SortStableFunc(out, func(a, b row) int { return strings.Compare(a.id, b.id) })
+	n := 0
+	for i := range out {
+		if n > 0 && out[n-1].id == out[i].id {
+			out[n-1] = out[i]
+			continue
+		}
+		out[n] = out[i]
+		n++
+	}
+	return out[:n]
+}
+
+// queryStrings runs a query returning one text column.
+func queryStrings(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]string, error) {
+	rs, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rs, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// inTx runs fn in a transaction, again (up to three times in all) when
+// PostgreSQL aborts it for a deadlock or a serialization failure, which two
+// replicas writing the same records can cause.
+func (m *Mirror) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	var err error
+	for range 3 {
+		err = pgx.BeginFunc(ctx, m.pool, fn)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || (pgErr.Code != "40P01" && pgErr.Code != "40001") {
+			return err
+		}
+		m.log.WarnContext(ctx, "pgmirror: transaction aborted, trying again", "error", err.Error())
+	}
+	return err
+}

@@ -1,0 +1,240 @@
+package pgmirror
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// backfillRound is how long Backfill waits before it looks again at the
+// resources other replicas are backfilling (or that failed).
+const backfillRound = time.Second
+
+// backfillState is a resource's row of mirror_backfill.
+type backfillState struct {
+	pass, nextPage, seen int
+	completed            bool
+}
+
+// Backfill copies every record of every resource into the mirror, and
+// returns nil once each resource's backfill is complete (it returns at once
+// for those completed earlier: a completed backfill is not redone, the
+// reconciler keeps the copy current). It is resumable: each batch of records
+// commits with the resource's checkpoint (the page to go on from), so a
+// backfill that was stopped or killed goes on where it stopped. A 429, a 5xx
+// or a lost database only make it wait and go on; it returns an error for a
+// failure that waiting cannot mend (a refused API key, say), or ctx's.
+//
+// It cannot miss a record:
+//   - Records are written with the never-older rule, so the deliveries the
+//     Handler stores meanwhile (serve it from the first second) and the
+//     backfill's pages can arrive in any order: a record created or changed
+//     during the walk is fetched because of its event, and the walk's copy,
+//     if older, does not win.
+//   - The walk proves itself complete, whatever the page drift: it counts
+//     the distinct ids it has seen (in mirror_backfill_seen) and, once past
+//     the last page, asks the service for its total. The API deletes
+//     nothing, so every id seen is one of the records the total counts; as
+//     many ids as the total means all of them. When the walk falls short
+//     (records moved between pages, or were created after it passed), it
+//     makes closing passes, each also checkpointed: first from its last page
+//     (where a list in creation order puts new records), then whole walks,
+//     at most ClosingPasses in all. If it still falls short it logs a
+//     warning with the numbers and completes; the reconciler re-lists
+//     everything later.
+//
+// Each resource is backfilled by one replica at a time (a session advisory
+// lock); the others go on with other resources and then wait for it, taking
+// it over from its checkpoint should its replica die.
+func (m *Mirror) Backfill(ctx context.Context) error {
+	for {
+		pending := 0
+		for _, res := range allResources {
+			done, err := m.backfillResource(ctx, res)
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case err != nil && permanent(err):
+				return fmt.Errorf("pgmirror: backfilling %s: %w", res.name, err)
+			case err != nil:
+				m.log.WarnContext(ctx, "pgmirror: backfill interrupted; going on shortly", "resource", res.name, "error", err.Error())
+			}
+			if !done {
+				pending++
+			}
+		}
+		if pending == 0 {
+			// The backfill was a full listing: the first reconciliation is
+			// due an interval from now.
+			_, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_finished_at = coalesce(last_finished_at, now())`)
+			return err
+		}
+		if !sleep(ctx, jitter(backfillRound)) {
+			return ctx.Err()
+		}
+	}
+}
+
+// BackfillDone reports whether the backfill of every resource is complete.
+func (m *Mirror) BackfillDone(ctx context.Context) (bool, error) {
+	var n int
+	err := m.pool.QueryRow(ctx, `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL`).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("pgmirror: reading the backfill's state: %w", err)
+	}
+	return n == len(allResources), nil
+}
+
+// backfillResource backfills res if no other replica is at it, and reports
+// whether its backfill is complete.
+func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, error) {
+	st, err := m.loadBackfill(ctx, res.name)
+	if err != nil || st.completed {
+		return st.completed, err
+	}
+	unlock, ok, err := m.tryLock(ctx, "backfill:"+res.name)
+	if err != nil || !ok {
+		return false, err
+	}
+	defer unlock()
+	if st, err = m.loadBackfill(ctx, res.name); err != nil || st.completed {
+		return st.completed, err // another replica finished it meanwhile
+	}
+
+	failures := 0
+	retry := func(err error) error { // waits before the next try, or says why not
+		if ctx.Err() != nil || permanent(err) {
+			return err
+		}
+		failures++
+		wait := backoff(failures, err)
+		m.log.WarnContext(ctx, "pgmirror: backfill failed; going on from the checkpoint", "resource", res.name,
+			"page", st.nextPage, "failures", failures, "retry_in", wait.String(), "error", err.Error())
+		if !sleep(ctx, wait) {
+			return ctx.Err()
+		}
+		return nil
+	}
+	for {
+		total, err := res.total(ctx, m.cfg.Client)
+		if err != nil {
+			if err := retry(err); err != nil {
+				return false, err
+			}
+			continue
+		}
+		m.log.InfoContext(ctx, "pgmirror: backfilling", "resource", res.name, "pass", st.pass, "from_page", st.nextPage, "total", total)
+		m.progress(res.name, st, total)
+		last, err := m.walk(ctx, res, st.nextPage, func(ctx context.Context, rows []row, seq int64, resume int) error {
+			var seen int
+			err := m.inTx(ctx, func(tx pgx.Tx) error {
+				var err error
+				seen, err = m.writeBackfillBatch(ctx, tx, res, rows, seq, resume)
+				return err
+			})
+			if err == nil {
+				st.nextPage, st.seen = resume, seen
+				m.progress(res.name, st, total)
+			}
+			return err
+		})
+		if err != nil {
+			if err := retry(err); err != nil {
+				return false, err
+			}
+			continue
+		}
+		failures = 0
+
+		// Past the last page: is every record counted by the service seen?
+		if total, err = res.total(ctx, m.cfg.Client); err != nil {
+			if err := retry(err); err != nil {
+				return false, err
+			}
+			continue
+		}
+		if st.seen >= total || st.pass > m.cfg.ClosingPasses {
+			if st.seen < total {
+				m.log.WarnContext(ctx, "pgmirror: backfill walked its closing passes and still saw fewer records than the service counts; "+
+					"records created meanwhile come by webhook, the reconciler re-lists the rest",
+					"resource", res.name, "seen", st.seen, "total", total, "passes", st.pass)
+			}
+			return true, m.completeBackfill(ctx, res, st, total)
+		}
+		next := 1 // a whole walk again
+		if st.pass == 1 {
+			next = last // first, from the last page: where a list in creation order puts new records
+		}
+		m.log.InfoContext(ctx, "pgmirror: backfill saw fewer records than the service counts; closing pass",
+			"resource", res.name, "seen", st.seen, "total", total, "pass", st.pass+1, "from_page", next)
+		st.pass++
+		st.nextPage = next
+		if _, err := m.pool.Exec(ctx, `UPDATE mirror_backfill SET pass = $2, next_page = $3, updated_at = now() WHERE resource = $1`,
+			res.name, st.pass, st.nextPage); err != nil {
+			return false, err
+		}
+	}
+}
+
+// writeBackfillBatch writes a batch of the backfill with its checkpoint, and
+// returns how many distinct records the backfill has seen.
+func (m *Mirror) writeBackfillBatch(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64, resume int) (int, error) {
+	if _, err := apply(ctx, tx, res, rows, seq); err != nil {
+		return 0, err
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.id
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO mirror_backfill_seen (resource, id)
+		SELECT DISTINCT $1, u.id FROM unnest($2::text[]) AS u(id) ON CONFLICT DO NOTHING`, res.name, ids)
+	if err != nil {
+		return 0, err
+	}
+	var seen int
+	err = tx.QueryRow(ctx, `UPDATE mirror_backfill SET next_page = $2, seen = seen + $3, updated_at = now()
+		WHERE resource = $1 RETURNING seen`, res.name, resume, tag.RowsAffected()).Scan(&seen)
+	return seen, err
+}
+
+// completeBackfill marks the backfill of res complete and forgets the ids
+// it saw.
+func (m *Mirror) completeBackfill(ctx context.Context, res *resource, st backfillState, total int) error {
+	err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE mirror_backfill SET completed_at = now(), updated_at = now(), total = $2
+			WHERE resource = $1`, res.name, total); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM mirror_backfill_seen WHERE resource = $1`, res.name)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	m.log.InfoContext(ctx, "pgmirror: backfilled", "resource", res.name, "records", st.seen, "total", total, "passes", st.pass)
+	return nil
+}
+
+// loadBackfill returns the checkpoint of resource, creating it when the
+// backfill never started.
+func (m *Mirror) loadBackfill(ctx context.Context, resource string) (backfillState, error) {
+	var st backfillState
+	if _, err := m.pool.Exec(ctx, `INSERT INTO mirror_backfill (resource) VALUES ($1) ON CONFLICT DO NOTHING`, resource); err != nil {
+		return st, fmt.Errorf("pgmirror: creating the backfill checkpoint of %s: %w", resource, err)
+	}
+	err := m.pool.QueryRow(ctx, `SELECT pass, next_page, seen, completed_at IS NOT NULL FROM mirror_backfill WHERE resource = $1`,
+		resource).Scan(&st.pass, &st.nextPage, &st.seen, &st.completed)
+	if err != nil {
+		return st, fmt.Errorf("pgmirror: reading the backfill checkpoint of %s: %w", resource, err)
+	}
+	return st, nil
+}
+
+// progress reports a resource's progress to OnProgress.
+func (m *Mirror) progress(resource string, st backfillState, total int) {
+	if m.cfg.OnProgress != nil {
+		m.cfg.OnProgress(Progress{Resource: resource, Pass: st.pass, Seen: st.seen, Total: total})
+	}
+}

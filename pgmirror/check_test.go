@@ -1,0 +1,421 @@
+package pgmirror_test
+
+// The comparison that proves the mirror exact. It is written independently
+// of the mirror's code: it reads the fake service's state over plain HTTP
+// into generic JSON (not through the SDK's records), reads the mirror's
+// tables with plain SQL, and compares them row for row and field for field,
+// with its own table of which JSON member lands in which column.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+)
+
+// kind is how a member is compared with its column.
+type kind int
+
+const (
+	kText  kind = iota // a JSON string (or null/absent) and a text column (or NULL)
+	kMoney             // a JSON number and a numeric column, compared as exact decimals
+	kDate              // "YYYY-MM-DD" and a date column
+	kTime              // an RFC 3339 datetime (or null) and a timestamptz column
+	kBool              // a JSON boolean and a boolean column
+)
+
+type field struct {
+	member string // the JSON member, also the column's name
+	kind   kind
+}
+
+// checkedResource is a resource as the comparison sees it.
+type checkedResource struct {
+	path, key, table string
+	fields           []field
+	lines            *checkedLines
+}
+
+type checkedLines struct {
+	table, parent string
+	fields        []field
+}
+
+var invoiceLineFields = []field{{"id", kText}, {"description", kText}, {"quantity", kMoney}, {"unit_price", kMoney},
+	{"amount", kMoney}, {"tax_amount", kMoney}, {"account_id", kText}, {"tax_code_id", kText}}
+
+var contactFields = []field{{"id", kText}, {"name", kText}, {"email", kText}, {"phone", kText},
+	{"created_at", kTime}, {"updated_at", kTime}}
+
+var checkedResources = []checkedResource{
+	{path: "/invoices", key: "invoices", table: "invoices", fields: []field{
+		{"id", kText}, {"invoice_number", kText}, {"client_id", kText}, {"client_name", kText}, {"status", kText},
+		{"issue_date", kDate}, {"due_date", kDate}, {"subtotal", kMoney}, {"tax_total", kMoney}, {"total", kMoney},
+		{"amount_paid", kMoney}, {"amount_due", kMoney}, {"currency", kText}, {"notes", kText}, {"reference", kText},
+		{"created_at", kTime}, {"updated_at", kTime}},
+		lines: &checkedLines{table: "invoice_lines", parent: "invoice_id", fields: invoiceLineFields}},
+	{path: "/quotes", key: "quotes", table: "quotes", fields: []field{
+		{"id", kText}, {"quote_number", kText}, {"title", kText}, {"client_id", kText}, {"client_name", kText},
+		{"status", kText}, {"issue_date", kDate}, {"valid_until", kDate}, {"subtotal", kMoney}, {"tax_total", kMoney},
+		{"total", kMoney}, {"currency", kText}, {"notes", kText}, {"created_at", kTime}, {"updated_at", kTime}},
+		lines: &checkedLines{table: "quote_lines", parent: "quote_id", fields: []field{
+			{"id", kText}, {"item_id", kText}, {"item_code", kText}, {"item_name", kText}, {"description", kText},
+			{"quantity", kMoney}, {"unit_price", kMoney}, {"amount", kMoney}, {"tax_amount", kMoney}}}},
+	{path: "/items", key: "items", table: "items", fields: []field{
+		{"id", kText}, {"item_code", kText}, {"name", kText}, {"description", kText}, {"item_type", kText},
+		{"unit_price", kMoney}, {"is_taxable", kBool}, {"account_id", kText}, {"tax_code_id", kText},
+		{"is_active", kBool}, {"created_at", kTime}, {"updated_at", kTime}}},
+	{path: "/clients", key: "clients", table: "clients", fields: contactFields},
+	{path: "/suppliers", key: "suppliers", table: "suppliers", fields: contactFields},
+	{path: "/bills", key: "bills", table: "bills", fields: []field{
+		{"id", kText}, {"bill_number", kText}, {"supplier_id", kText}, {"supplier_name", kText}, {"status", kText},
+		{"issue_date", kDate}, {"due_date", kDate}, {"currency", kText}, {"subtotal", kMoney}, {"tax_total", kMoney},
+		{"total", kMoney}, {"created_at", kTime}, {"updated_at", kTime}},
+		lines: &checkedLines{table: "bill_lines", parent: "bill_id", fields: invoiceLineFields}},
+	{path: "/accounts", key: "accounts", table: "accounts", fields: []field{
+		{"id", kText}, {"code", kText}, {"name", kText}, {"type", kText}, {"is_active", kBool}}},
+	{path: "/tax-codes", key: "tax_codes", table: "tax_codes", fields: []field{
+		{"id", kText}, {"code", kText}, {"name", kText}, {"rate", kMoney}, {"region", kText}}},
+	{path: "/bank-accounts", key: "bank_accounts", table: "bank_accounts", fields: []field{
+		{"id", kText}, {"name", kText}, {"account_number", kText}, {"currency", kText}, {"balance", kMoney}}},
+	{path: "/bank-transactions", key: "bank_transactions", table: "bank_transactions", fields: []field{
+		{"id", kText}, {"bank_account_id", kText}, {"date", kDate}, {"description", kText}, {"amount", kMoney},
+		{"reference", kText}, {"status", kText}}},
+}
+
+// compareMirror compares every resource of srv with the mirror's tables in
+// schema and returns the differences (nil when the mirror is exact) and the
+// number of records compared.
+func compareMirror(t testing.TB, srv *invoicingtest.Server, schema string) (diffs []string, records int) {
+	t.Helper()
+	db := checkerPool(t, schema)
+	for _, res := range checkedResources {
+		want := serviceRecords(t, srv, res.path, res.key)
+		records += len(want)
+		diffs = append(diffs, compareTable(t, db, res, want)...)
+	}
+	return diffs, records
+}
+
+// requireMirrorEqual fails t unless the mirror in schema equals srv's state.
+func requireMirrorEqual(t testing.TB, srv *invoicingtest.Server, schema string) int {
+	t.Helper()
+	diffs, n := compareMirror(t, srv, schema)
+	if len(diffs) > 20 {
+		diffs = append(diffs[:20], fmt.Sprintf("... and %d more", len(diffs)-20))
+	}
+	require.Empty(t, diffs, "the mirror differs from the service")
+	return n
+}
+
+// checkerPool is a plain pool for reading the mirror's schema.
+func checkerPool(t testing.TB, schema string) *pgxpool.Pool {
+	cfg, err := pgxpool.ParseConfig(server.URL)
+	require.NoError(t, err)
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// serviceRecords reads every record of a list endpoint of srv, by plain
+// HTTP, as generic JSON objects with numbers kept exact (json.Number).
+func serviceRecords(t testing.TB, srv *invoicingtest.Server, path, key string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for page := 1; ; page++ {
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s%s?page=%d&page_size=100", srv.URL, path, page), nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var body bytes.Buffer
+		_, err = body.ReadFrom(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", path, body.String())
+		var pg map[string]any
+		dec := json.NewDecoder(&body)
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&pg))
+		recs, _ := pg[key].([]any)
+		for _, r := range recs {
+			out = append(out, r.(map[string]any))
+		}
+		if more, _ := pg["has_more"].(bool); !more {
+			return out
+		}
+	}
+}
+
+// compareTable compares one resource's records with its table (and lines).
+func compareTable(t testing.TB, db *pgxpool.Pool, res checkedResource, want []map[string]any) []string {
+	t.Helper()
+	var diffs []string
+	got := readTable(t, db, res.table, res.fields)
+	byID := map[string]map[string]any{}
+	for _, rec := range want {
+		id, _ := rec["id"].(string)
+		byID[id] = rec
+		row, ok := got[id]
+		if !ok {
+			diffs = append(diffs, fmt.Sprintf("%s %s: missing from the mirror", res.table, id))
+			continue
+		}
+		for i, f := range res.fields {
+			if d := compareValue(f, rec[f.member], row.values[i]); d != "" {
+				diffs = append(diffs, fmt.Sprintf("%s %s.%s: %s", res.table, id, f.member, d))
+			}
+		}
+		var raw any
+		dec := json.NewDecoder(strings.NewReader(row.raw))
+		dec.UseNumber()
+		if err := dec.Decode(&raw); err != nil || !sameJSON(any(rec), raw) {
+			diffs = append(diffs, fmt.Sprintf("%s %s: raw differs from the service's JSON", res.table, id))
+		}
+	}
+	for id := range got {
+		if _, ok := byID[id]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s %s: in the mirror, not on the service", res.table, id))
+		}
+	}
+	if res.lines != nil {
+		diffs = append(diffs, compareLines(t, db, res, byID)...)
+	}
+	return diffs
+}
+
+// compareLines compares each record's line_items with its rows of the lines
+// table, in order.
+func compareLines(t testing.TB, db *pgxpool.Pool, res checkedResource, want map[string]map[string]any) []string {
+	t.Helper()
+	var diffs []string
+	lines := readLines(t, db, res.lines)
+	for id, rec := range want {
+		items, _ := rec["line_items"].([]any)
+		got := lines[id]
+		delete(lines, id)
+		if len(items) != len(got) {
+			diffs = append(diffs, fmt.Sprintf("%s %s: %d lines, the service has %d", res.lines.table, id, len(got), len(items)))
+			continue
+		}
+		for n, item := range items {
+			l := item.(map[string]any)
+			if got[n].position != n {
+				diffs = append(diffs, fmt.Sprintf("%s %s: line %d at position %d", res.lines.table, id, n, got[n].position))
+			}
+			for i, f := range res.lines.fields {
+				if d := compareValue(f, l[f.member], got[n].values[i]); d != "" {
+					diffs = append(diffs, fmt.Sprintf("%s %s line %d %s: %s", res.lines.table, id, n, f.member, d))
+				}
+			}
+		}
+	}
+	for id := range lines {
+		diffs = append(diffs, fmt.Sprintf("%s: lines of %s, which is not on the service", res.lines.table, id))
+	}
+	return diffs
+}
+
+// dbRow is a row read by the comparison: one value per field, each as
+// scanned (*string, *time.Time or *bool), and the raw JSON.
+type dbRow struct {
+	position int
+	values   []any
+	raw      string
+}
+
+// selectList returns the select expressions of fields, as the comparison
+// scans them: numbers and dates as their text.
+func selectList(fields []field) string {
+	var cols []string
+	for _, f := range fields {
+		switch f.kind {
+		case kMoney, kDate:
+			cols = append(cols, pgx.Identifier{f.member}.Sanitize()+"::text")
+		default:
+			cols = append(cols, pgx.Identifier{f.member}.Sanitize())
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
+// scanTargets returns fresh scan targets for fields.
+func scanTargets(fields []field) []any {
+	out := make([]any, len(fields))
+	for i, f := range fields {
+		switch f.kind {
+		case kTime:
+			out[i] = new(*time.Time)
+		case kBool:
+			out[i] = new(*bool)
+		default:
+			out[i] = new(*string)
+		}
+	}
+	return out
+}
+
+// deref turns scan targets into values.
+func deref(targets []any) []any {
+	out := make([]any, len(targets))
+	for i, p := range targets {
+		switch p := p.(type) {
+		case **time.Time:
+			out[i] = *p
+		case **bool:
+			out[i] = *p
+		case **string:
+			out[i] = *p
+		}
+	}
+	return out
+}
+
+func readTable(t testing.TB, db *pgxpool.Pool, table string, fields []field) map[string]dbRow {
+	t.Helper()
+	rows, err := db.Query(context.Background(), "SELECT "+selectList(fields)+", raw::text FROM "+table)
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[string]dbRow{}
+	for rows.Next() {
+		targets := scanTargets(fields)
+		var raw string
+		require.NoError(t, rows.Scan(append(targets, &raw)...))
+		r := dbRow{values: deref(targets), raw: raw}
+		out[*r.values[0].(*string)] = r
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+func readLines(t testing.TB, db *pgxpool.Pool, lt *checkedLines) map[string][]dbRow {
+	t.Helper()
+	rows, err := db.Query(context.Background(), "SELECT "+lt.parent+", position, "+selectList(lt.fields)+
+		" FROM "+lt.table+" ORDER BY "+lt.parent+", position")
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[string][]dbRow{}
+	for rows.Next() {
+		var parent string
+		var pos int
+		targets := scanTargets(lt.fields)
+		require.NoError(t, rows.Scan(append([]any{&parent, &pos}, targets...)...))
+		out[parent] = append(out[parent], dbRow{position: pos, values: deref(targets)})
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// compareValue compares a JSON member's value (nil when absent or null)
+// with a column's value, and describes a difference ("" when equal).
+func compareValue(f field, want, got any) string {
+	isNull := func(v any) bool {
+		switch v := v.(type) {
+		case *string:
+			return v == nil
+		case *time.Time:
+			return v == nil
+		case *bool:
+			return v == nil
+		}
+		return v == nil
+	}
+	if want == nil || isNull(got) {
+		if want == nil && isNull(got) {
+			return ""
+		}
+		return fmt.Sprintf("service %v, mirror %v", want, show(got))
+	}
+	switch f.kind {
+	case kMoney:
+		w, err1 := decimal.NewFromString(fmt.Sprint(want))
+		g, err2 := decimal.NewFromString(*got.(*string))
+		if err1 != nil || err2 != nil || !w.Equal(g) {
+			return fmt.Sprintf("service %v, mirror %v", want, show(got))
+		}
+	case kTime:
+		w, err := time.Parse(time.RFC3339, fmt.Sprint(want))
+		if err != nil || !w.Equal(*got.(*time.Time)) {
+			return fmt.Sprintf("service %v, mirror %v", want, show(got))
+		}
+	case kBool:
+		if w, ok := want.(bool); !ok || w != *got.(*bool) {
+			return fmt.Sprintf("service %v, mirror %v", want, show(got))
+		}
+	default:
+		if w, ok := want.(string); !ok || w != *got.(*string) {
+			return fmt.Sprintf("service %v, mirror %v", want, show(got))
+		}
+	}
+	return ""
+}
+
+func show(v any) string {
+	switch v := v.(type) {
+	case *string:
+		if v != nil {
+			return *v
+		}
+	case *time.Time:
+		if v != nil {
+			return v.UTC().Format(time.RFC3339)
+		}
+	case *bool:
+		if v != nil {
+			return fmt.Sprint(*v)
+		}
+	}
+	return "NULL"
+}
+
+// sameJSON reports whether two decoded JSON values are equal as JSON:
+// objects whatever their members' order, numbers as exact decimals.
+func sameJSON(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok || len(a) != len(bm) {
+			return false
+		}
+		keys := make([]string, 0, len(a))
+		for k := range a {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if v, ok := bm[k]; !ok || !sameJSON(a[k], v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bs, ok := b.([]any)
+		return ok && slices.EqualFunc(a, bs, sameJSON)
+	case json.Number:
+		bn, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		x, err1 := decimal.NewFromString(a.String())
+		y, err2 := decimal.NewFromString(bn.String())
+		return err1 == nil && err2 == nil && x.Equal(y)
+	default:
+		return a == b
+	}
+}

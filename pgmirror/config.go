@@ -1,0 +1,149 @@
+package pgmirror
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+)
+
+// Defaults of Config's fields.
+const (
+	DefaultSchema            = "invoicing_mirror"
+	DefaultPoolSize          = 16
+	DefaultPrefetch          = 8
+	DefaultBatchSize         = 500
+	DefaultCoalesceWindow    = 250 * time.Millisecond
+	DefaultWorkers           = 4
+	DefaultFetchers          = 4
+	DefaultPollInterval      = 100 * time.Millisecond
+	DefaultFetchLease        = 2 * time.Minute
+	DefaultReconcileInterval = time.Hour
+	// DefaultClosingPasses bounds the walks a backfill makes after its first
+	// when the ids it saw fall short of the service's total.
+	DefaultClosingPasses = 3
+)
+
+// Config configures a Mirror. Zero fields take their default.
+type Config struct {
+	// Client reads the service: build it with invoicing.NewClient (which
+	// reads INVOICING_BASE_URL and INVOICING_API_KEY when given ""). Its
+	// retry policy applies to every request; the mirror adds its own
+	// backoff on top, so a 429 or a 5xx never ends a run. Required.
+	Client *invoicing.Client
+	// Schema is the PostgreSQL schema holding the mirror's tables and
+	// pginbox's inbox table (DefaultSchema). Letters, digits and
+	// underscores, not starting with a digit.
+	Schema string
+	// Logger receives the mirror's logs: progress and corrections at Info,
+	// retried failures at Warn, failures that need a person at Error. Nil
+	// logs nothing. No log line holds a secret or a record's content.
+	Logger *slog.Logger
+	// PoolSize is the number of connections of the mirror's pool
+	// (DefaultPoolSize): the Handler takes one per request being stored,
+	// each Worker and fetcher one while it writes, the backfill and the
+	// reconciler two each.
+	PoolSize int32
+	// Prefetch is the number of list pages the backfill and the reconciler
+	// fetch ahead (invoicing.WithPrefetch; DefaultPrefetch).
+	Prefetch int
+	// BatchSize is the number of records the backfill and the reconciler
+	// write per transaction (DefaultBatchSize). With Prefetch it bounds
+	// their memory: at most Prefetch+1 pages and one batch.
+	BatchSize int
+	// CoalesceWindow is how long a record named by an event waits before it
+	// is fetched, so that a burst of events for it causes one fetch
+	// (DefaultCoalesceWindow). Negative: fetch at once.
+	CoalesceWindow time.Duration
+	// Workers is the number of webhook deliveries processed at once
+	// (pginbox.Worker.Concurrency; DefaultWorkers).
+	Workers int
+	// Fetchers is the number of records fetched at once after events
+	// (DefaultFetchers).
+	Fetchers int
+	// PollInterval is how long an idle Worker or fetcher waits before it
+	// looks for work again (DefaultPollInterval).
+	PollInterval time.Duration
+	// FetchLease is how long a fetcher holds a record to fetch before
+	// another may take it over, should the first have died
+	// (DefaultFetchLease). A fetch is cut off at half of it.
+	FetchLease time.Duration
+	// ReconcileInterval is the time between reconciliations, counted from
+	// the end of the last one by any replica (DefaultReconcileInterval).
+	ReconcileInterval time.Duration
+	// ClosingPasses bounds the extra walks of a backfill whose ids fall
+	// short of the total (DefaultClosingPasses). Negative: none.
+	ClosingPasses int
+	// OnReconciled, when set, is called after a reconciliation walked a
+	// resource, with the number of rows it inserted or corrected: a hook
+	// for a metric. It must not block.
+	OnReconciled func(resource string, corrected int)
+	// OnProgress, when set, is called after each batch the backfill writes.
+	// It must not block.
+	OnProgress func(Progress)
+}
+
+// Progress is the state of the backfill of one resource.
+type Progress struct {
+	// Resource is the resource's name, such as "invoices".
+	Resource string
+	// Pass is 1 for the first walk, more for closing passes.
+	Pass int
+	// Seen is how many distinct records the backfill has written so far.
+	Seen int
+	// Total is the number of records the service counted when the pass
+	// began.
+	Total int
+}
+
+var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// withDefaults checks cfg and returns a copy with the defaults filled in.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Client == nil {
+		return cfg, errors.New("pgmirror: Config.Client is nil")
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = DefaultSchema
+	}
+	if !schemaName.MatchString(cfg.Schema) {
+		return cfg, fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores (at most 63), not starting with a digit", cfg.Schema)
+	}
+	if cfg.PoolSize < 0 || cfg.Prefetch < 0 || cfg.BatchSize < 0 || cfg.Workers < 0 || cfg.Fetchers < 0 ||
+		cfg.PollInterval < 0 || cfg.FetchLease < 0 || cfg.ReconcileInterval < 0 {
+		return cfg, errors.New("pgmirror: negative Config field")
+	}
+	if cfg.Prefetch > invoicing.MaxPrefetch {
+		return cfg, fmt.Errorf("pgmirror: Config.Prefetch %d is above %d", cfg.Prefetch, invoicing.MaxPrefetch)
+	}
+	setDefault(&cfg.PoolSize, DefaultPoolSize)
+	setDefault(&cfg.Prefetch, DefaultPrefetch)
+	setDefault(&cfg.BatchSize, DefaultBatchSize)
+	setDefault(&cfg.CoalesceWindow, DefaultCoalesceWindow)
+	if cfg.CoalesceWindow < 0 {
+		cfg.CoalesceWindow = 0
+	}
+	setDefault(&cfg.Workers, DefaultWorkers)
+	setDefault(&cfg.Fetchers, DefaultFetchers)
+	setDefault(&cfg.PollInterval, DefaultPollInterval)
+	setDefault(&cfg.FetchLease, DefaultFetchLease)
+	setDefault(&cfg.ReconcileInterval, DefaultReconcileInterval)
+	setDefault(&cfg.ClosingPasses, DefaultClosingPasses)
+	if cfg.ClosingPasses < 0 {
+		cfg.ClosingPasses = 0
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg, nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}

@@ -1,0 +1,242 @@
+package pgmirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+)
+
+// claimSQL leases the record due first that no other fetcher holds: its
+// lease ($1, milliseconds) lets another fetcher take it over once expired.
+const claimSQL = `UPDATE mirror_pending_fetch AS p
+SET lease_until = now() + $1 * interval '1 millisecond', attempts = p.attempts + 1
+FROM (SELECT resource, id FROM mirror_pending_fetch
+      WHERE due_at <= now() AND (lease_until IS NULL OR lease_until <= now())
+      ORDER BY due_at
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED) AS due
+WHERE p.resource = due.resource AND p.id = due.id
+RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found`
+
+// doneSQL removes a fetched record's request, unless another request came
+// in while it was fetched ($3, the request_seq it was claimed with).
+const doneSQL = `DELETE FROM mirror_pending_fetch WHERE resource = $1 AND id = $2 AND request_seq = $3`
+
+// againSQL makes a record asked for again during its fetch due after the
+// coalescing window ($3, milliseconds).
+const againSQL = `UPDATE mirror_pending_fetch
+SET lease_until = NULL, attempts = 0, not_found = 0, last_error = NULL, due_at = now() + $3 * interval '1 millisecond'
+WHERE resource = $1 AND id = $2`
+
+// retrySQL records a failed fetch: $3 the error, $4 1 for a 404, $5 the wait
+// in milliseconds.
+const retrySQL = `UPDATE mirror_pending_fetch
+SET lease_until = NULL, last_error = $3, not_found = not_found + $4, due_at = now() + $5 * interval '1 millisecond'
+WHERE resource = $1 AND id = $2`
+
+// releaseSQL gives a record back untried, as a fetcher stops.
+const releaseSQL = `UPDATE mirror_pending_fetch SET lease_until = NULL, attempts = greatest(attempts - 1, 0)
+WHERE resource = $1 AND id = $2`
+
+// maxNotFound is how many 404s in a row drop a request: the API deletes
+// nothing, so a record an event named but the service does not show is
+// given a few chances (it may not be readable yet) and then logged.
+const maxNotFound = 3
+
+// maxFetchBackoff caps the wait between attempts to fetch one record.
+const maxFetchBackoff = 5 * time.Minute
+
+// writeTimeout bounds writing what a fetch or a page returned, after the
+// caller's context ended: the work done is not thrown away.
+const writeTimeout = 30 * time.Second
+
+// claim is a leased request to fetch a record.
+type claim struct {
+	resource, id string
+	requestSeq   int64
+	attempts     int
+	notFound     int
+}
+
+// runFetchers fetches requested records until ctx ends, with
+// Config.Fetchers goroutines, and returns once their fetches in progress are
+// written.
+func (m *Mirror) runFetchers(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range m.cfg.Fetchers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				found, err := m.fetchNext(ctx)
+				if err != nil && ctx.Err() == nil {
+					m.log.ErrorContext(ctx, "pgmirror: fetching requested records", "error", err.Error())
+				}
+				if found && err == nil {
+					continue
+				}
+				sleep(ctx, jitter(m.cfg.PollInterval))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// FetchPending fetches every requested record that is due now, one at a
+// time, and returns how many it fetched (or tried to). Run's fetchers do
+// this continuously; it is for tests and for one-off catch-ups.
+func (m *Mirror) FetchPending(ctx context.Context) (int, error) {
+	n := 0
+	for {
+		found, err := m.fetchNext(ctx)
+		if err != nil || !found {
+			return n, err
+		}
+		n++
+	}
+}
+
+// fetchNext leases the request due first, fetches the record and writes it
+// with the never-older rule in a transaction that also settles the request.
+// It reports whether it found a request; its error is a database failure
+// (a failed fetch is recorded for a later attempt, not returned).
+func (m *Mirror) fetchNext(ctx context.Context) (bool, error) {
+	var c claim
+	err := m.pool.QueryRow(ctx, claimSQL, m.cfg.FetchLease.Milliseconds()).
+		Scan(&c.resource, &c.id, &c.requestSeq, &c.attempts, &c.notFound)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("claiming a record to fetch: %w", err)
+	}
+	res := resourceNamed(c.resource)
+	if res == nil || res.get == nil {
+		m.log.ErrorContext(ctx, "pgmirror: dropping a request for a record this version cannot fetch",
+			"resource", c.resource, "id", c.id)
+		_, err := m.pool.Exec(ctx, `DELETE FROM mirror_pending_fetch WHERE resource = $1 AND id = $2`, c.resource, c.id)
+		return true, err
+	}
+	seq, err := m.nextSeq(ctx)
+	if err != nil {
+		m.release(c)
+		return true, err
+	}
+	fetchCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
+	r, err := res.get(fetchCtx, m.cfg.Client, c.id)
+	cancel()
+	if err != nil {
+		return true, m.fetchFailed(ctx, c, err)
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	var written []string
+	err = m.inTx(wctx, func(tx pgx.Tx) error {
+		var err error
+		if written, err = apply(wctx, tx, res, []row{r}, seq); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(wctx, doneSQL, c.resource, c.id, c.requestSeq)
+		if err != nil || tag.RowsAffected() == 1 {
+			return err
+		}
+		_, err = tx.Exec(wctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow.Milliseconds())
+		return err
+	})
+	if err != nil {
+		return true, fmt.Errorf("writing %s %s: %w", c.resource, c.id, err) // its lease expires: fetched again
+	}
+	m.log.DebugContext(ctx, "pgmirror: fetched", "resource", c.resource, "id", c.id, "changed", len(written) > 0)
+	return true, nil
+}
+
+// fetchFailed records a failed fetch: the record is tried again after a
+// backoff (honouring a Retry-After), except after maxNotFound 404s in a row
+// or for an id the API cannot take, which are logged and dropped. A fetch
+// cut short because the fetcher stops gives the record back untried.
+func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
+	if ctx.Err() != nil {
+		m.release(c)
+		return nil
+	}
+	var paramErr *invoicing.ParamError
+	notFound := errors.Is(err, invoicing.ErrNotFound)
+	if errors.As(err, &paramErr) || (notFound && c.notFound+1 >= maxNotFound) {
+		m.log.WarnContext(ctx, "pgmirror: the service does not show a record an event named; dropping the request",
+			"resource", c.resource, "id", c.id, "attempts", c.attempts, "error", err.Error())
+		_, err := m.pool.Exec(ctx, doneSQL, c.resource, c.id, c.requestSeq)
+		return err
+	}
+	wait := backoff(c.attempts, err)
+	logAt := m.log.WarnContext
+	if c.attempts >= 5 {
+		logAt = m.log.ErrorContext // long enough to need a look
+	}
+	logAt(ctx, "pgmirror: fetch failed; trying again later", "resource", c.resource, "id", c.id,
+		"attempts", c.attempts, "retry_in", wait.String(), "error", err.Error())
+	nf := 0
+	if notFound {
+		nf = 1
+	}
+	_, dbErr := m.pool.Exec(ctx, retrySQL, c.resource, c.id, clip(err.Error()), nf, wait.Milliseconds())
+	return dbErr
+}
+
+// release gives a leased record back so that any fetcher takes it at once.
+func (m *Mirror) release(c claim) {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if _, err := m.pool.Exec(ctx, releaseSQL, c.resource, c.id); err != nil {
+		m.log.WarnContext(ctx, "pgmirror: giving back a record to fetch; its lease will expire",
+			"resource", c.resource, "id", c.id, "error", err.Error())
+	}
+}
+
+// backoff is the wait before attempt n+1 after a failure: a second,
+// doubling, at most maxFetchBackoff, and at least what a 429 or 503 asked
+// for in Retry-After.
+func backoff(attempts int, err error) time.Duration {
+	wait := time.Second << min(max(attempts-1, 0), 16)
+	wait = min(wait, maxFetchBackoff)
+	var apiErr *invoicing.Error
+	if errors.As(err, &apiErr) && apiErr.RetryAfter > wait {
+		wait = apiErr.RetryAfter
+	}
+	return wait
+}
+
+// jitter returns d give or take a tenth.
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d - d/10 + rand.N(d/5+1)
+}
+
+// sleep waits for d or until ctx ends, and reports whether ctx is still
+// alive.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// clip makes an error message storable as text: at most 2000 bytes of valid
+// UTF-8 without NUL bytes.
+func clip(s string) string {
+	if len(s) > 2000 {
+		s = s[:2000]
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}

@@ -1,0 +1,30 @@
+module github.com/invoicing-api/invoicing-go/pgmirror
+
+go 1.26
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/invoicing-api/invoicing-go v0.1.0
+	github.com/invoicing-api/invoicing-go/webhooks/pginbox v0.1.0
+	github.com/jackc/pgx/v5 v5.8.0
+	github.com/shopspring/decimal v1.6.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sync v0.17.0 // indirect
+	golang.org/x/text v0.29.0 // indirect
+	golang.org/x/time v0.14.0 // indirect
+)
+
+replace (
+	github.com/invoicing-api/invoicing-go => ../
+	github.com/invoicing-api/invoicing-go/webhooks/pginbox => ../webhooks/pginbox
+)

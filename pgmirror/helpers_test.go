@@ -1,0 +1,205 @@
+package pgmirror_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+// t0 is the fake service's clock at the start of every test.
+var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+var schemaCount atomic.Int64
+
+// newSchemaName returns a schema name no other test uses.
+func newSchemaName() string {
+	return fmt.Sprintf("mirror_test_%d_%d", os.Getpid(), schemaCount.Add(1))
+}
+
+// newFake starts a fake service on a fake clock, closed with the test.
+func newFake(t testing.TB, opts ...invoicingtest.Option) (*invoicingtest.Server, *invoicingtest.FakeClock) {
+	clock := invoicingtest.NewFakeClock(t0)
+	srv := invoicingtest.NewTestServer(t, append([]invoicingtest.Option{invoicingtest.WithClock(clock)}, opts...)...)
+	return srv, clock
+}
+
+// sdkClient is the client a mirror of srv uses: the SDK's defaults, with
+// short retry waits so that injected 429s and 5xx do not slow the tests.
+func sdkClient(srv *invoicingtest.Server, opts ...invoicing.Option) *invoicing.Client {
+	return srv.Client(append([]invoicing.Option{invoicing.WithRetryWait(5*time.Millisecond, 50*time.Millisecond)}, opts...)...)
+}
+
+// testConfig is the configuration the tests' mirrors start from: quick
+// polls and a short coalescing window and lease.
+func testConfig(c *invoicing.Client, schema string) pgmirror.Config {
+	return pgmirror.Config{
+		Client:         c,
+		Schema:         schema,
+		Logger:         testLogger(),
+		PollInterval:   10 * time.Millisecond,
+		CoalesceWindow: 20 * time.Millisecond,
+		FetchLease:     5 * time.Second,
+		BatchSize:      250,
+	}
+}
+
+// testLogger logs to stderr when PGMIRROR_TEST_LOG is set (debug, info,
+// warn or error), and nothing otherwise.
+func testLogger() *slog.Logger {
+	level := os.Getenv("PGMIRROR_TEST_LOG")
+	if level == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// openMirror opens a migrated mirror of cfg, closed with the test.
+func openMirror(t testing.TB, cfg pgmirror.Config) *pgmirror.Mirror {
+	t.Helper()
+	m, err := pgmirror.Open(context.Background(), server.URL, cfg)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	require.NoError(t, m.Migrate(context.Background()))
+	return m
+}
+
+// run runs m.Run until the test ends, and checks that it stopped cleanly.
+func run(t testing.TB, m *pgmirror.Mirror) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// serveHandler serves h on a loopback address until the test ends.
+func serveHandler(t testing.TB, h http.Handler) string {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// verifierFor verifies the deliveries of ep, signed at the fake clock's
+// time.
+func verifierFor(t testing.TB, ep *invoicingtest.WebhookEndpoint, clock *invoicingtest.FakeClock) *webhooks.Verifier {
+	t.Helper()
+	v, err := webhooks.NewVerifier(ep.Secret(), webhooks.WithClock(clock.Now))
+	require.NoError(t, err)
+	return v
+}
+
+// adminPool is a pool working in schema, for the tests' own queries.
+func adminPool(t testing.TB, schema string) *pgxpool.Pool {
+	return checkerPool(t, schema)
+}
+
+// count runs a count query.
+func count(t testing.TB, db *pgxpool.Pool, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, db.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+// waitUntil polls cond until it reports true, failing the test after
+// timeout with cond's last description of what it waits for.
+func waitUntil(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, what := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v still waiting: %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitDrained waits until every stored delivery is processed and every
+// requested fetch is done.
+func waitDrained(t testing.TB, db *pgxpool.Pool, timeout time.Duration) {
+	t.Helper()
+	waitUntil(t, timeout, func() (bool, string) {
+		var inbox, fetches int
+		err := db.QueryRow(context.Background(), `SELECT
+			(SELECT count(*) FROM invoicing_webhook_inbox WHERE status = 'pending'),
+			(SELECT count(*) FROM mirror_pending_fetch)`).Scan(&inbox, &fetches)
+		if err != nil {
+			return false, err.Error()
+		}
+		return inbox == 0 && fetches == 0, fmt.Sprintf("%d deliveries and %d fetches pending", inbox, fetches)
+	})
+}
+
+// waitBackfilled waits until the backfill of every resource is complete.
+func waitBackfilled(t testing.TB, db *pgxpool.Pool, timeout time.Duration) {
+	t.Helper()
+	waitUntil(t, timeout, func() (bool, string) {
+		var done int
+		err := db.QueryRow(context.Background(), `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL`).Scan(&done)
+		if err != nil {
+			return false, err.Error()
+		}
+		return done == len(pgmirror.Resources()), fmt.Sprintf("%d of %d resources backfilled", done, len(pgmirror.Resources()))
+	})
+}
+
+// requests counts the requests the fake received whose method and path
+// (relative to the base URL) match, e.g. "GET /invoices/".
+func requests(srv *invoicingtest.Server, prefix string) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if strings.HasPrefix(r.Method+" "+r.Path, prefix) && !r.Fault {
+			n++
+		}
+	}
+	return n
+}
+
+// syncBuffer is an io.Writer safe for concurrent use, for logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var _ io.Writer = (*syncBuffer)(nil)

@@ -1,0 +1,126 @@
+package pgmirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing-api/invoicing-go/webhooks"
+	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
+)
+
+// A Mirror keeps a PostgreSQL schema equal to the business's data on the
+// service. Every replica of a receiver opens its own; they share the
+// database. Its methods are safe for concurrent use.
+type Mirror struct {
+	cfg  Config
+	pool *pgxpool.Pool
+	log  *slog.Logger
+}
+
+// Open connects to the database at databaseURL (a postgres:// URL or a
+// key=value string, as pgx reads them) and returns a Mirror working in
+// cfg.Schema. See New.
+func Open(ctx context.Context, databaseURL string, cfg Config) (*Mirror, error) {
+	pc, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("pgmirror: reading the database URL: %w", err) // pgx leaves the password out
+	}
+	return New(ctx, pc, cfg)
+}
+
+// New returns a Mirror with a pool of its own, built from a copy of pc:
+// its connections have the search_path set to cfg.Schema (so that
+// pginbox's inbox table lives there too) and cfg.PoolSize connections at
+// most. It connects lazily; call Migrate before anything else, and Close
+// when done.
+func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	pc = pc.Copy()
+	pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
+	pc.MaxConns = cfg.PoolSize
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("pgmirror: %w", err)
+	}
+	return &Mirror{cfg: cfg, pool: pool, log: cfg.Logger}, nil
+}
+
+// Close closes the Mirror's pool. Stop Run (end its context) first.
+func (m *Mirror) Close() { m.pool.Close() }
+
+// Pool returns the Mirror's pool, whose connections work in the mirror's
+// schema.
+func (m *Mirror) Pool() *pgxpool.Pool { return m.pool }
+
+// Schema returns the name of the mirror's schema.
+func (m *Mirror) Schema() string { return m.cfg.Schema }
+
+// schemaIdent is the schema's name quoted for SQL.
+func (m *Mirror) schemaIdent() string { return pgx.Identifier{m.cfg.Schema}.Sanitize() }
+
+// lockKey names an advisory lock of this schema's mirror; SQL hashes it
+// with hashtextextended into a bigint key.
+func (m *Mirror) lockKey(purpose string) string { return "pgmirror:" + m.cfg.Schema + ":" + purpose }
+
+// Handler returns the webhook endpoint: a pginbox.Handler that verifies each
+// delivery with v and stores it in the inbox table before it answers 200, so
+// that no acknowledged delivery is lost. Serve it from the first second,
+// before and during the backfill; Run's Workers turn the stored deliveries
+// into fetches.
+func (m *Mirror) Handler(v *webhooks.Verifier) http.Handler {
+	return pginbox.Handler(m.pool, v, pginbox.WithLogger(m.log))
+}
+
+// Run keeps the mirror current until ctx ends: it migrates, starts the
+// Workers (stored deliveries to fetch requests) and the fetchers, backfills
+// whatever was never backfilled (resuming a stopped backfill), then runs the
+// reconciler every ReconcileInterval. It returns nil once ctx ends and the
+// work in progress (a batch, a fetch, a delivery) is finished; it returns an
+// error at once for a failed migration and for a backfill failure that
+// retrying cannot mend (such as a refused API key). Every replica runs Run;
+// they share the work through the database.
+func (m *Mirror) Run(ctx context.Context) error {
+	if err := m.Migrate(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { m.runWorkers(ctx) })
+	wg.Go(func() { m.runFetchers(ctx) })
+
+	err := m.Backfill(ctx)
+	if err == nil {
+		m.RunReconciler(ctx)
+	}
+	cancel()
+	wg.Wait()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// runWorkers processes stored deliveries until ctx ends.
+func (m *Mirror) runWorkers(ctx context.Context) {
+	w := &pginbox.Worker{
+		Pool:         m.pool,
+		ProcessTx:    m.enqueue,
+		Concurrency:  m.cfg.Workers,
+		PollInterval: m.cfg.PollInterval,
+		Logger:       m.log,
+	}
+	if err := w.Run(ctx); err != nil {
+		m.log.ErrorContext(ctx, "pgmirror: webhook workers", "error", err.Error())
+	}
+}

@@ -1,0 +1,152 @@
+package pgmirror
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// maxReconcileFailures is how many times in a row a reconciliation tries a
+// resource's walk again (from where it stopped) before it gives up on that
+// resource until the next run.
+const maxReconcileFailures = 5
+
+// Reconcile re-lists every resource now and writes what differs with the
+// never-older rule, correcting the changes that raise no event (an invoice
+// becoming overdue or voided, a quote declined or expired, a bill's states,
+// a bank balance) and any event lost for good. It waits while another
+// replica reconciles (an advisory lock makes them take turns), then returns
+// the number of rows it inserted or corrected per resource. Each resource's
+// count is also logged and given to Config.OnReconciled. A resource whose
+// walk keeps failing is skipped, logged, and reported in the error; the
+// others are still reconciled.
+//
+// A change that raises no event is corrected by the first reconciliation
+// that starts after it.
+func (m *Mirror) Reconcile(ctx context.Context) (map[string]int, error) {
+	unlock, err := m.lock(ctx, "reconcile")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return m.reconcile(ctx)
+}
+
+// RunReconciler reconciles every ReconcileInterval until ctx ends. Every
+// replica may run it: the interval is counted from the end of the last
+// reconciliation by any of them (recorded in mirror_reconcile), one runs at
+// a time (an advisory lock), and none runs before the backfill is complete.
+func (m *Mirror) RunReconciler(ctx context.Context) {
+	check := min(max(m.cfg.ReconcileInterval/10, 100*time.Millisecond), time.Minute)
+	for sleep(ctx, jitter(check)) {
+		if err := m.reconcileIfDue(ctx); err != nil && ctx.Err() == nil {
+			m.log.ErrorContext(ctx, "pgmirror: reconciliation", "error", err.Error())
+		}
+	}
+}
+
+// reconcileIfDue reconciles when the interval has passed since the last
+// reconciliation, the backfill is complete and no other replica is
+// reconciling.
+func (m *Mirror) reconcileIfDue(ctx context.Context) error {
+	if due, err := m.reconcileDue(ctx); err != nil || !due {
+		return err
+	}
+	unlock, ok, err := m.tryLock(ctx, "reconcile")
+	if err != nil || !ok {
+		return err
+	}
+	defer unlock()
+	if due, err := m.reconcileDue(ctx); err != nil || !due { // another replica just did it
+		return err
+	}
+	_, err = m.reconcile(ctx)
+	return err
+}
+
+// reconcileDue reports whether the backfill is complete and the interval has
+// passed since the last reconciliation ended.
+func (m *Mirror) reconcileDue(ctx context.Context) (bool, error) {
+	var due bool
+	err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL) = $2
+		AND (last_finished_at IS NULL OR last_finished_at <= now() - $1 * interval '1 millisecond')
+		FROM mirror_reconcile`, m.cfg.ReconcileInterval.Milliseconds(), len(allResources)).Scan(&due)
+	if err != nil {
+		return false, fmt.Errorf("reading the reconciler's state: %w", err)
+	}
+	return due, nil
+}
+
+// reconcile re-lists every resource; the caller holds the lock.
+func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
+	if _, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_started_at = now()`); err != nil {
+		return nil, fmt.Errorf("pgmirror: starting a reconciliation: %w", err)
+	}
+	start := time.Now()
+	corrected := make(map[string]int, len(allResources))
+	var errs []error
+	for _, res := range allResources {
+		listed, n, err := m.reconcileResource(ctx, res)
+		if ctx.Err() != nil {
+			return corrected, ctx.Err()
+		}
+		if err != nil {
+			m.log.ErrorContext(ctx, "pgmirror: reconciling a resource failed; the next reconciliation tries again",
+				"resource", res.name, "listed", listed, "corrected", n, "error", err.Error())
+			errs = append(errs, fmt.Errorf("%s: %w", res.name, err))
+			continue
+		}
+		corrected[res.name] = n
+		m.log.InfoContext(ctx, "pgmirror: reconciled", "resource", res.name, "listed", listed, "corrected", n)
+		if m.cfg.OnReconciled != nil {
+			m.cfg.OnReconciled(res.name, n)
+		}
+	}
+	report, _ := json.Marshal(corrected)
+	if _, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_finished_at = now(), last_corrected = $1`, report); err != nil {
+		errs = append(errs, err)
+	}
+	m.log.InfoContext(ctx, "pgmirror: reconciliation done", "took", time.Since(start).Round(time.Millisecond).String())
+	if err := errors.Join(errs...); err != nil {
+		return corrected, fmt.Errorf("pgmirror: reconciliation: %w", err)
+	}
+	return corrected, nil
+}
+
+// reconcileResource walks res and returns how many records it listed and
+// how many rows it inserted or corrected. A failed walk goes on from the
+// page it stopped at, after a backoff, at most maxReconcileFailures times
+// in a row.
+func (m *Mirror) reconcileResource(ctx context.Context, res *resource) (listed, corrected int, err error) {
+	page, failures := 1, 0
+	for {
+		_, err := m.walk(ctx, res, page, func(ctx context.Context, rows []row, seq int64, resume int) error {
+			var written []string
+			err := m.inTx(ctx, func(tx pgx.Tx) error {
+				var err error
+				written, err = apply(ctx, tx, res, rows, seq)
+				return err
+			})
+			if err == nil {
+				listed, corrected, page = listed+len(rows), corrected+len(written), resume
+			}
+			return err
+		})
+		if err == nil || ctx.Err() != nil || permanent(err) {
+			return listed, corrected, err
+		}
+		if failures++; failures >= maxReconcileFailures {
+			return listed, corrected, err
+		}
+		wait := backoff(failures, err)
+		m.log.WarnContext(ctx, "pgmirror: reconciliation walk failed; going on from where it stopped",
+			"resource", res.name, "page", page, "retry_in", wait.String(), "error", err.Error())
+		if !sleep(ctx, wait) {
+			return listed, corrected, ctx.Err()
+		}
+	}
+}
