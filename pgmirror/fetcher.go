@@ -66,10 +66,14 @@ type claim struct {
 	notFound     int
 }
 
-// runFetchers fetches requested records until ctx ends, with
-// Config.Fetchers goroutines, and returns once their fetches in progress are
-// written.
-func (m *Mirror) runFetchers(ctx context.Context) {
+// RunFetchers fetches the records that events asked for, once their
+// coalescing window has passed, until ctx ends, Config.Fetchers at a time,
+// and returns once the fetches in progress are written. Any number of
+// replicas may run it: each request is leased by one fetcher (SKIP LOCKED),
+// and a lease whose fetcher died expires after FetchLease. A request that
+// comes in while its record is being fetched makes the record be fetched
+// again. Run runs it.
+func (m *Mirror) RunFetchers(ctx context.Context) {
 	var wg sync.WaitGroup
 	for range m.cfg.Fetchers {
 		wg.Go(func() {
@@ -86,20 +90,6 @@ func (m *Mirror) runFetchers(ctx context.Context) {
 		})
 	}
 	wg.Wait()
-}
-
-// FetchPending fetches every requested record that is due now, one at a
-// time, and returns how many it fetched (or tried to). Run's fetchers do
-// this continuously; it is for tests and for one-off catch-ups.
-func (m *Mirror) FetchPending(ctx context.Context) (int, error) {
-	n := 0
-	for {
-		found, err := m.fetchNext(ctx)
-		if err != nil || !found {
-			return n, err
-		}
-		n++
-	}
 }
 
 // fetchNext leases the request due first, fetches the record and writes it

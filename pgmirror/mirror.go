@@ -96,8 +96,8 @@ func (m *Mirror) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { m.runWorkers(ctx) })
-	wg.Go(func() { m.runFetchers(ctx) })
+	wg.Go(func() { m.RunWorkers(ctx) })
+	wg.Go(func() { m.RunFetchers(ctx) })
 
 	err := m.Backfill(ctx)
 	if err == nil {
@@ -111,8 +111,12 @@ func (m *Mirror) Run(ctx context.Context) error {
 	return err
 }
 
-// runWorkers processes stored deliveries until ctx ends.
-func (m *Mirror) runWorkers(ctx context.Context) {
+// RunWorkers turns the deliveries the Handler stored into requests to fetch
+// the records their events name, until ctx ends (Config.Workers at a time,
+// on any number of replicas: pginbox claims each delivery with SKIP
+// LOCKED). Each delivery is marked processed in the transaction that records
+// its requests, so none is lost or handled twice. Run runs it.
+func (m *Mirror) RunWorkers(ctx context.Context) {
 	w := &pginbox.Worker{
 		Pool:         m.pool,
 		ProcessTx:    m.enqueue,

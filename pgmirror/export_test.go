@@ -1,0 +1,42 @@
+package pgmirror
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+)
+
+// ApplyForTest writes records (all of one SDK record type) as a fetch with
+// sequence number seq would, and returns the ids written.
+func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([]string, error) {
+	var res *resource
+	var rows []row
+	for _, rec := range records {
+		var r row
+		var err error
+		switch v := rec.(type) {
+		case *invoicing.Invoice:
+			res = resourceNamed(Invoices)
+			r, err = invoiceRow(v)
+		case *invoicing.TaxCode:
+			res = resourceNamed(TaxCodes)
+			r, err = taxCodeRow(v)
+		default:
+			return nil, fmt.Errorf("ApplyForTest: %T", rec)
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	var written []string
+	err := m.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		written, err = apply(ctx, tx, res, rows, seq)
+		return err
+	})
+	return written, err
+}
