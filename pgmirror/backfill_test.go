@@ -2,11 +2,22 @@ package pgmirror_test
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
 // A backfill copies every record of every resource, lines and raw JSON
@@ -25,4 +36,106 @@ func TestBackfillCopiesEveryRecord(t *testing.T) {
 	db := adminPool(t, schema)
 	assert.Equal(t, 10, count(t, db, `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL AND pass = 1`))
 	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_backfill_seen`), "the ids seen are forgotten once complete")
+}
+
+// listRequests returns, in order, the page numbers of the fake's list
+// requests of path with page_size 100 (a walk's pages).
+func listRequests(srv *invoicingtest.Server, path string) []int {
+	var pages []int
+	for _, r := range srv.Requests() {
+		q, _ := url.ParseQuery(r.RawQuery)
+		if r.Method == http.MethodGet && r.Path == path && q.Get("page_size") == "100" && !r.Fault {
+			p, _ := strconv.Atoi(q.Get("page"))
+			pages = append(pages, p)
+		}
+	}
+	return pages
+}
+
+// A backfill stopped in the middle of a walk (here its context ends while
+// it asks for page 6 of the invoices) goes on from its checkpoint in a new
+// Mirror: the pages written before are not asked for again.
+func TestAStoppedBackfillGoesOnFromItsCheckpoint(t *testing.T) {
+	srv, _ := newFake(t)
+	seed(t, srv, sizes{invoices: 1200, clients: 10}, rand.New(rand.NewPCG(5, 6)))
+	schema := newSchemaName()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	stopAtPage6 := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if strings.HasSuffix(req.URL.Path, "/invoices") && req.URL.Query().Get("page") == "6" {
+			stop()
+		}
+		return next(req)
+	}
+	cfg := testConfig(sdkClient(srv, invoicing.WithMiddleware(stopAtPage6)), schema)
+	cfg.Prefetch, cfg.BatchSize = 2, 100
+	first := openMirror(t, cfg)
+	require.ErrorIs(t, first.Backfill(ctx), context.Canceled)
+
+	db := adminPool(t, schema)
+	var next, seen int
+	var done bool
+	require.NoError(t, db.QueryRow(context.Background(), `SELECT next_page, seen, completed_at IS NOT NULL FROM mirror_backfill
+		WHERE resource = 'invoices'`).Scan(&next, &seen, &done))
+	require.False(t, done)
+	require.Greater(t, next, 1, "the pages received before the stop were written")
+	require.Equal(t, (next-1)*100, seen)
+	require.Equal(t, seen, count(t, db, `SELECT count(*) FROM invoices`))
+	firstRun := len(listRequests(srv, "/invoices"))
+
+	second := openMirror(t, testConfig(sdkClient(srv), schema))
+	require.NoError(t, second.Backfill(context.Background()))
+	pages := listRequests(srv, "/invoices")
+	assert.Equal(t, next, pages[firstRun], "the second run starts at the checkpoint")
+	for _, p := range pages[firstRun:] {
+		assert.GreaterOrEqual(t, p, next)
+	}
+	requireMirrorEqual(t, srv, schema)
+}
+
+// Two replicas backfilling at once share the work: every page of every
+// list is asked for once.
+func TestTwoReplicasBackfillEachPageOnce(t *testing.T) {
+	srv, _ := newFake(t)
+	seed(t, srv, sizes{invoices: 800, quotes: 300, clients: 150, bankTransactions: 250}, rand.New(rand.NewPCG(7, 8)))
+	schema := newSchemaName()
+	a := openMirror(t, testConfig(sdkClient(srv), schema))
+	b := openMirror(t, testConfig(sdkClient(srv), schema))
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, m := range []*pgmirror.Mirror{a, b} {
+		wg.Go(func() { errs[i] = m.Backfill(context.Background()) })
+	}
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+
+	for path, n := range map[string]int{"/invoices": 8, "/quotes": 3, "/clients": 2, "/bank-transactions": 3, "/accounts": 1} {
+		pages := listRequests(srv, path)
+		slices.Sort(pages)
+		want := make([]int, n)
+		for i := range want {
+			want[i] = i + 1
+		}
+		assert.Equal(t, want, pages, "pages of %s", path)
+	}
+	requireMirrorEqual(t, srv, schema)
+}
+
+// 429s and 5xx beyond what the SDK's own retries absorb make the backfill
+// wait and go on; they do not end it.
+func TestBackfillGoesOnThroughRateLimitsAndServerErrors(t *testing.T) {
+	srv, _ := newFake(t)
+	seed(t, srv, sizes{invoices: 300}, rand.New(rand.NewPCG(9, 10)))
+	schema := newSchemaName()
+	cfg := testConfig(sdkClient(srv), schema)
+	var logs syncBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	m := openMirror(t, cfg)
+	srv.RateLimitNext(6, 0)
+	srv.FailNext(5, http.StatusServiceUnavailable)
+
+	require.NoError(t, m.Backfill(context.Background()))
+	assert.Equal(t, 2, strings.Count(logs.String(), `msg="pgmirror: backfill failed; going on from the checkpoint"`))
+	requireMirrorEqual(t, srv, schema)
 }

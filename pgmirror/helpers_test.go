@@ -46,6 +46,12 @@ func sdkClient(srv *invoicingtest.Server, opts ...invoicing.Option) *invoicing.C
 	return srv.Client(append([]invoicing.Option{invoicing.WithRetryWait(5*time.Millisecond, 50*time.Millisecond)}, opts...)...)
 }
 
+// newClientAt is sdkClient for a service at baseURL (a proxy in front of
+// the fake).
+func newClientAt(baseURL, key string) (*invoicing.Client, error) {
+	return invoicing.NewClient(baseURL, key, invoicing.WithRetryWait(5*time.Millisecond, 50*time.Millisecond))
+}
+
 // testConfig is the configuration the tests' mirrors start from: quick
 // polls and a short coalescing window and lease.
 func testConfig(c *invoicing.Client, schema string) pgmirror.Config {
