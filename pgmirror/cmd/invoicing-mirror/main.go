@@ -1,0 +1,243 @@
+// Command invoicing-mirror keeps a PostgreSQL schema equal to a business's
+// data on the Invoicing Service: it migrates the schema, backfills every
+// record, serves the webhook endpoint that keeps the tables current, and
+// reconciles periodically. Run as many replicas as you like against one
+// database. See the package github.com/invoicing-api/invoicing-go/pgmirror.
+//
+//	INVOICING_BASE_URL=... INVOICING_API_KEY=... INVOICING_WEBHOOK_SECRET=... \
+//	DATABASE_URL=postgres://... invoicing-mirror --listen :8080
+//
+// With --once it backfills (or, once backfilled, reconciles) and exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+const usage = `Usage: invoicing-mirror [flags]
+
+Keeps a PostgreSQL schema equal to the business's data on the Invoicing
+Service: invoices and their lines, quotes and their lines, items, clients,
+suppliers, bills and their lines, accounts, tax codes, bank accounts and
+bank transactions. It migrates the schema, backfills every record (resuming
+a stopped backfill), serves the webhook endpoint that keeps the tables
+current, and re-lists everything every --reconcile-interval to correct the
+changes that raise no event. Any number of replicas may run against one
+database. It stops cleanly on SIGINT or SIGTERM.
+
+Configuration comes from the environment (never printed):
+  INVOICING_BASE_URL        the API's base URL, including /api/v1/external
+  INVOICING_API_KEY         the API key
+  INVOICING_WEBHOOK_SECRET  the webhook endpoint's signing secret (not needed with --once)
+  DATABASE_URL              the PostgreSQL database, postgres://user:password@host:port/db
+
+Flags:
+`
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr))
+}
+
+// options are the command's flags.
+type options struct {
+	once              bool
+	listen, path      string
+	schema            string
+	reconcileInterval time.Duration
+	prefetch          int
+	coalesce          time.Duration
+	logLevel          slog.Level
+}
+
+// run is the command, with its arguments, environment and error output.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
+	var o options
+	fs := flag.NewFlagSet("invoicing-mirror", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	fs.BoolVar(&o.once, "once", false, "backfill (or, when already backfilled, reconcile once) and exit")
+	fs.StringVar(&o.listen, "listen", ":8080", "serve the webhook endpoint on `ADDR` (port 0 picks a free port)")
+	fs.StringVar(&o.path, "path", "/webhooks", "the webhook endpoint's `PATH`; GET /healthz answers 200 while the database answers")
+	fs.StringVar(&o.schema, "schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
+	fs.DurationVar(&o.reconcileInterval, "reconcile-interval", pgmirror.DefaultReconcileInterval, "re-list everything every `DURATION`")
+	fs.IntVar(&o.prefetch, "prefetch", pgmirror.DefaultPrefetch, "list pages fetched ahead (1 to 64)")
+	fs.DurationVar(&o.coalesce, "coalesce", pgmirror.DefaultCoalesceWindow, "wait `DURATION` after an event before fetching its record, so a burst is one fetch")
+	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "invoicing-mirror: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	env := []string{invoicing.EnvBaseURL, invoicing.EnvAPIKey, "DATABASE_URL"}
+	if !o.once {
+		env = append(env, "INVOICING_WEBHOOK_SECRET")
+	}
+	for _, name := range env {
+		if getenv(name) == "" {
+			fmt.Fprintf(stderr, "invoicing-mirror: set %s (see --help)\n", name)
+			return exitUsage
+		}
+	}
+
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
+	if err := mirror(ctx, o, getenv, log, stderr); err != nil {
+		log.Error("invoicing-mirror: stopped", "error", err.Error())
+		return exitError
+	}
+	return exitOK
+}
+
+// mirror runs the mirror until ctx ends (or, with --once, until the copy is
+// current).
+func mirror(ctx context.Context, o options, getenv func(string) string, log *slog.Logger, stderr io.Writer) error {
+	client, err := invoicing.NewClient(getenv(invoicing.EnvBaseURL), getenv(invoicing.EnvAPIKey))
+	if err != nil {
+		return err
+	}
+	pc, err := pgxpool.ParseConfig(getenv("DATABASE_URL"))
+	if err != nil {
+		return errors.New("DATABASE_URL is not a PostgreSQL URL or connection string") // pgx's error would quote it
+	}
+	progress := newProgress(stderr)
+	m, err := pgmirror.New(ctx, pc, pgmirror.Config{
+		Client: client, Schema: o.schema, Logger: log,
+		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval,
+		OnProgress: progress.update,
+		OnReconciled: func(resource string, corrected int) {
+			if corrected > 0 {
+				log.Info("invoicing-mirror: reconciliation corrected rows", "resource", resource, "rows", corrected)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	log.Info("invoicing-mirror: starting", "database", describe(pc), "schema", o.schema, "once", o.once)
+	if err := m.Migrate(ctx); err != nil {
+		return err
+	}
+	if o.once {
+		return once(ctx, m, progress, log)
+	}
+
+	verifier, err := webhooks.NewVerifier(getenv("INVOICING_WEBHOOK_SECRET"))
+	if err != nil {
+		return fmt.Errorf("INVOICING_WEBHOOK_SECRET: %w", err)
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: routes(m, verifier, o.path), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("invoicing-mirror: webhook endpoint listening", "addr", ln.Addr().String(), "path", o.path)
+
+	ran := make(chan error, 1)
+	go func() { ran <- m.Run(ctx) }()
+	select {
+	case err = <-ran: // ctx ended, or a failure Run cannot mend
+		ran = nil
+	case err = <-served:
+	case <-ctx.Done():
+	}
+	log.Info("invoicing-mirror: stopping")
+	// Deliveries being stored are finished; new ones are refused, and the
+	// service retries them with another replica or later.
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if serr := srv.Shutdown(shutdownCtx); serr != nil && err == nil {
+		err = serr
+	}
+	if ran != nil {
+		if ctx.Err() == nil { // the server failed: stop the rest too
+			return err
+		}
+		if rerr := <-ran; err == nil {
+			err = rerr
+		}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	log.Info("invoicing-mirror: stopped")
+	return err
+}
+
+// once brings the copy up to date and returns: it backfills what was never
+// backfilled (resuming a stopped backfill) or, when everything was, re-lists
+// everything once.
+func once(ctx context.Context, m *pgmirror.Mirror, progress *progress, log *slog.Logger) error {
+	done, err := m.BackfillDone(ctx)
+	if err != nil {
+		return err
+	}
+	if done {
+		log.Info("invoicing-mirror: already backfilled; reconciling once")
+		_, err := m.Reconcile(ctx)
+		return err
+	}
+	if err := m.Backfill(ctx); err != nil {
+		return err
+	}
+	progress.finish()
+	log.Info("invoicing-mirror: backfill complete")
+	return nil
+}
+
+// routes serves the webhook endpoint at path and a health check.
+func routes(m *pgmirror.Mirror, v *webhooks.Verifier, path string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(path, m.Handler(v))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := m.Pool().Ping(ctx); err != nil {
+			http.Error(w, "database unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	return mux
+}
+
+// describe names the database without its password.
+func describe(pc *pgxpool.Config) string {
+	c := pc.ConnConfig
+	return fmt.Sprintf("%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// env is a getenv over a map.
+func env(vars map[string]string) func(string) string {
+	return func(name string) string { return vars[name] }
+}
+
+var fullEnv = map[string]string{
+	"INVOICING_BASE_URL":       "http://127.0.0.1:1/api/v1/external",
+	"INVOICING_API_KEY":        "sk_test_key_that_must_not_show",
+	"INVOICING_WEBHOOK_SECRET": "whsec_that_must_not_show_0123456789abcdef0123456789abcdef012345",
+	"DATABASE_URL":             "postgres://mirror:db-password-that-must-not-show@127.0.0.1:1/mirror?connect_timeout=2",
+}
+
+func TestUsageErrors(t *testing.T) {
+	for name, c := range map[string]struct {
+		args []string
+		drop string
+		want string
+	}{
+		"no API key":         {drop: "INVOICING_API_KEY", want: "set INVOICING_API_KEY"},
+		"no database":        {drop: "DATABASE_URL", want: "set DATABASE_URL"},
+		"no webhook secret":  {drop: "INVOICING_WEBHOOK_SECRET", want: "set INVOICING_WEBHOOK_SECRET"},
+		"an unknown flag":    {args: []string{"--nope"}, want: "flag provided but not defined: -nope"},
+		"an argument":        {args: []string{"extra"}, want: `unexpected argument "extra"`},
+		"a bad log level":    {args: []string{"--log-level", "loud"}, want: "invalid value"},
+		"a bad reconciling":  {args: []string{"--reconcile-interval", "soon"}, want: "invalid value"},
+		"help is no failure": {args: []string{"--help"}, want: "Configuration comes from the environment"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vars := map[string]string{}
+			for k, v := range fullEnv {
+				if k != c.drop {
+					vars[k] = v
+				}
+			}
+			var out bytes.Buffer
+			code := run(context.Background(), c.args, env(vars), &out)
+			if name == "help is no failure" {
+				assert.Equal(t, exitOK, code)
+			} else {
+				assert.Equal(t, exitUsage, code)
+			}
+			assert.Contains(t, out.String(), c.want)
+		})
+	}
+}
+
+// --once needs no webhook secret.
+func TestOnceNeedsNoWebhookSecret(t *testing.T) {
+	vars := map[string]string{}
+	for k, v := range fullEnv {
+		vars[k] = v
+	}
+	delete(vars, "INVOICING_WEBHOOK_SECRET")
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"--once"}, env(vars), &out)
+	assert.Equal(t, exitError, code, "it gets as far as the database, which does not answer")
+	assert.NotContains(t, out.String(), "set INVOICING_WEBHOOK_SECRET")
+}
+
+// Failures that involve the secrets' holders (a database that does not
+// answer, a DATABASE_URL that does not parse) print none of them.
+func TestFailuresPrintNoSecret(t *testing.T) {
+	for name, dbURL := range map[string]string{
+		"database unreachable":   fullEnv["DATABASE_URL"],
+		"database URL malformed": "postgres://mirror:db-password-that-must-not-show@[127.0.0.1/mirror",
+	} {
+		t.Run(name, func(t *testing.T) {
+			vars := map[string]string{}
+			for k, v := range fullEnv {
+				vars[k] = v
+			}
+			vars["DATABASE_URL"] = dbURL
+			var out bytes.Buffer
+			assert.Equal(t, exitError, run(context.Background(), nil, env(vars), &out))
+			assert.Contains(t, out.String(), "invoicing-mirror: stopped")
+			for _, secret := range []string{"sk_test_key_that_must_not_show", "whsec_that_must_not_show", "db-password-that-must-not-show"} {
+				assert.NotContains(t, out.String(), secret)
+			}
+		})
+	}
+}
