@@ -14,8 +14,11 @@ const backfillRound = time.Second
 
 // backfillState is a resource's row of mirror_backfill.
 type backfillState struct {
-	pass, nextPage, seen int
-	completed            bool
+	pass, nextPage int
+	tail           bool  // the pass is a closing pass from the last page
+	rowsAtStart    int64 // the table's rows when the pass began
+	listed         int64
+	completed      bool
 }
 
 // Backfill copies every record of every resource into the mirror, and
@@ -33,17 +36,18 @@ type backfillState struct {
 //     backfill's pages can arrive in any order: a record created or changed
 //     during the walk is fetched because of its event, and the walk's copy,
 //     if older, does not win.
-//   - The walk proves itself complete, whatever the page drift: it counts
-//     the distinct ids it has seen (in mirror_backfill_seen) and, once past
-//     the last page, asks the service for its total. The API deletes
-//     nothing, so every id seen is one of the records the total counts; as
-//     many ids as the total means all of them. When the walk falls short
-//     (records moved between pages, or were created after it passed), it
-//     makes closing passes, each also checkpointed: first from its last page
-//     (where a list in creation order puts new records), then whole walks,
-//     at most ClosingPasses in all. If it still falls short it logs a
-//     warning with the numbers and completes; the reconciler re-lists
-//     everything later.
+//   - The backfill proves the table complete, whatever the page drift: once
+//     past the last page it asks the service for its total and counts the
+//     table's rows. The API deletes nothing, so every row is one of the
+//     records the total counts (the walk's, and those events brought in);
+//     as many rows as the total means all of them. When the table falls
+//     short (records moved to pages the walk had passed, or were created
+//     after it passed the end and their events have not arrived), the
+//     backfill makes closing passes, each checkpointed too: from its last
+//     page (where a list in creation order puts new records) for as long
+//     as that finds records, otherwise whole walks, at most ClosingPasses in
+//     all. If the table still falls short it logs a warning with the
+//     numbers and completes; events and the reconciler bring the rest.
 //
 // Each resource is backfilled by one replica at a time (a session advisory
 // lock); the others go on with other resources and then wait for it, taking
@@ -128,14 +132,14 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 		m.log.InfoContext(ctx, "pgmirror: backfilling", "resource", res.name, "pass", st.pass, "from_page", st.nextPage, "total", total)
 		m.progress(res.name, st, total)
 		last, err := m.walk(ctx, res, st.nextPage, func(ctx context.Context, rows []row, seq int64, resume int) error {
-			var seen int
+			var listed int64
 			err := m.inTx(ctx, func(tx pgx.Tx) error {
 				var err error
-				seen, err = m.writeBackfillBatch(ctx, tx, res, rows, seq, resume)
+				listed, err = m.writeBackfillBatch(ctx, tx, res, rows, seq, resume)
 				return err
 			})
 			if err == nil {
-				st.nextPage, st.seen = resume, seen
+				st.nextPage, st.listed = resume, listed
 				m.progress(res.name, st, total)
 			}
 			return err
@@ -148,72 +152,73 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 		}
 		failures = 0
 
-		// Past the last page: is every record counted by the service seen?
+		// Past the last page: does the table hold every record the service
+		// counts?
 		if total, err = res.total(ctx, m.cfg.Client); err != nil {
 			if err := retry(err); err != nil {
 				return false, err
 			}
 			continue
 		}
-		if st.seen >= total || st.pass > m.cfg.ClosingPasses {
-			if st.seen < total {
-				m.log.WarnContext(ctx, "pgmirror: backfill walked its closing passes and still saw fewer records than the service counts; "+
-					"records created meanwhile come by webhook, the reconciler re-lists the rest",
-					"resource", res.name, "seen", st.seen, "total", total, "passes", st.pass)
+		rows, err := m.countRows(ctx, res)
+		if err != nil {
+			return false, err
+		}
+		if rows >= int64(total) || st.pass > m.cfg.ClosingPasses {
+			if rows < int64(total) {
+				m.log.WarnContext(ctx, "pgmirror: after its closing passes the backfill holds fewer records than the service counts; "+
+					"the records created meanwhile come by webhook, the reconciler re-lists the rest",
+					"resource", res.name, "rows", rows, "total", total, "passes", st.pass)
 			}
-			return true, m.completeBackfill(ctx, res, st, total)
+			return true, m.completeBackfill(ctx, res, st, rows, total)
 		}
-		next := 1 // a whole walk again
-		if st.pass == 1 {
-			next = last // first, from the last page: where a list in creation order puts new records
+		// A pass from the last page, where a list in creation order puts the
+		// records created during the walk, for as long as such a pass finds
+		// records; a whole walk when it finds none: the list's order moved
+		// records onto pages the walk had passed.
+		tail := !st.tail || rows > st.rowsAtStart
+		next := 1
+		if tail {
+			next = last
 		}
-		m.log.InfoContext(ctx, "pgmirror: backfill saw fewer records than the service counts; closing pass",
-			"resource", res.name, "seen", st.seen, "total", total, "pass", st.pass+1, "from_page", next)
-		st.pass++
-		st.nextPage = next
-		if _, err := m.pool.Exec(ctx, `UPDATE mirror_backfill SET pass = $2, next_page = $3, updated_at = now() WHERE resource = $1`,
-			res.name, st.pass, st.nextPage); err != nil {
+		m.log.InfoContext(ctx, "pgmirror: the table holds fewer records than the service counts; closing pass",
+			"resource", res.name, "rows", rows, "total", total, "pass", st.pass+1, "from_page", next)
+		st = backfillState{pass: st.pass + 1, nextPage: next, tail: tail, rowsAtStart: rows, listed: st.listed}
+		if _, err := m.pool.Exec(ctx, `UPDATE mirror_backfill SET pass = $2, next_page = $3, tail = $4, rows_at_start = $5, updated_at = now()
+			WHERE resource = $1`, res.name, st.pass, st.nextPage, st.tail, st.rowsAtStart); err != nil {
 			return false, err
 		}
 	}
 }
 
 // writeBackfillBatch writes a batch of the backfill with its checkpoint, and
-// returns how many distinct records the backfill has seen.
-func (m *Mirror) writeBackfillBatch(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64, resume int) (int, error) {
+// returns how many records the backfill has listed so far.
+func (m *Mirror) writeBackfillBatch(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64, resume int) (int64, error) {
 	if _, err := apply(ctx, tx, res, rows, seq); err != nil {
 		return 0, err
 	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.id
-	}
-	tag, err := tx.Exec(ctx, `INSERT INTO mirror_backfill_seen (resource, id)
-		SELECT DISTINCT $1, u.id FROM unnest($2::text[]) AS u(id) ON CONFLICT DO NOTHING`, res.name, ids)
-	if err != nil {
-		return 0, err
-	}
-	var seen int
-	err = tx.QueryRow(ctx, `UPDATE mirror_backfill SET next_page = $2, seen = seen + $3, updated_at = now()
-		WHERE resource = $1 RETURNING seen`, res.name, resume, tag.RowsAffected()).Scan(&seen)
-	return seen, err
+	var listed int64
+	err := tx.QueryRow(ctx, `UPDATE mirror_backfill SET next_page = $2, listed = listed + $3, updated_at = now()
+		WHERE resource = $1 RETURNING listed`, res.name, resume, len(rows)).Scan(&listed)
+	return listed, err
 }
 
-// completeBackfill marks the backfill of res complete and forgets the ids
-// it saw.
-func (m *Mirror) completeBackfill(ctx context.Context, res *resource, st backfillState, total int) error {
-	err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE mirror_backfill SET completed_at = now(), updated_at = now(), total = $2
-			WHERE resource = $1`, res.name, total); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM mirror_backfill_seen WHERE resource = $1`, res.name)
-		return err
-	})
-	if err != nil {
+// countRows counts the rows of res's table.
+func (m *Mirror) countRows(ctx context.Context, res *resource) (int64, error) {
+	var n int64
+	if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM `+res.table.name).Scan(&n); err != nil {
+		return 0, fmt.Errorf("pgmirror: counting %s: %w", res.name, err)
+	}
+	return n, nil
+}
+
+// completeBackfill marks the backfill of res complete.
+func (m *Mirror) completeBackfill(ctx context.Context, res *resource, st backfillState, rows int64, total int) error {
+	if _, err := m.pool.Exec(ctx, `UPDATE mirror_backfill SET completed_at = now(), updated_at = now(), total = $2
+		WHERE resource = $1`, res.name, total); err != nil {
 		return err
 	}
-	m.log.InfoContext(ctx, "pgmirror: backfilled", "resource", res.name, "records", st.seen, "total", total, "passes", st.pass)
+	m.log.InfoContext(ctx, "pgmirror: backfilled", "resource", res.name, "rows", rows, "total", total, "passes", st.pass)
 	return nil
 }
 
@@ -224,8 +229,9 @@ func (m *Mirror) loadBackfill(ctx context.Context, resource string) (backfillSta
 	if _, err := m.pool.Exec(ctx, `INSERT INTO mirror_backfill (resource) VALUES ($1) ON CONFLICT DO NOTHING`, resource); err != nil {
 		return st, fmt.Errorf("pgmirror: creating the backfill checkpoint of %s: %w", resource, err)
 	}
-	err := m.pool.QueryRow(ctx, `SELECT pass, next_page, seen, completed_at IS NOT NULL FROM mirror_backfill WHERE resource = $1`,
-		resource).Scan(&st.pass, &st.nextPage, &st.seen, &st.completed)
+	err := m.pool.QueryRow(ctx, `SELECT pass, next_page, tail, rows_at_start, listed, completed_at IS NOT NULL
+		FROM mirror_backfill WHERE resource = $1`, resource).
+		Scan(&st.pass, &st.nextPage, &st.tail, &st.rowsAtStart, &st.listed, &st.completed)
 	if err != nil {
 		return st, fmt.Errorf("pgmirror: reading the backfill checkpoint of %s: %w", resource, err)
 	}
@@ -235,6 +241,6 @@ func (m *Mirror) loadBackfill(ctx context.Context, resource string) (backfillSta
 // progress reports a resource's progress to OnProgress.
 func (m *Mirror) progress(resource string, st backfillState, total int) {
 	if m.cfg.OnProgress != nil {
-		m.cfg.OnProgress(Progress{Resource: resource, Pass: st.pass, Seen: st.seen, Total: total})
+		m.cfg.OnProgress(Progress{Resource: resource, Pass: st.pass, Listed: int(st.listed), Total: total})
 	}
 }

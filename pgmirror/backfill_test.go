@@ -35,14 +35,13 @@ func TestBackfillCopiesEveryRecord(t *testing.T) {
 	assert.Greater(t, n, 1400)
 	db := adminPool(t, schema)
 	assert.Equal(t, 10, count(t, db, `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL AND pass = 1`))
-	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_backfill_seen`), "the ids seen are forgotten once complete")
 }
 
-// listRequests returns, in order, the page numbers of the fake's list
-// requests of path with page_size 100 (a walk's pages).
-func listRequests(srv *invoicingtest.Server, path string) []int {
+// listPages returns, in order, the page numbers of the list requests of
+// path with page_size 100 (a walk's pages) among reqs, the fake's log.
+func listPages(reqs []invoicingtest.Request, path string) []int {
 	var pages []int
-	for _, r := range srv.Requests() {
+	for _, r := range reqs {
 		q, _ := url.ParseQuery(r.RawQuery)
 		if r.Method == http.MethodGet && r.Path == path && q.Get("page_size") == "100" && !r.Fault {
 			p, _ := strconv.Atoi(q.Get("page"))
@@ -73,19 +72,19 @@ func TestAStoppedBackfillGoesOnFromItsCheckpoint(t *testing.T) {
 	require.ErrorIs(t, first.Backfill(ctx), context.Canceled)
 
 	db := adminPool(t, schema)
-	var next, seen int
+	var next, listed int
 	var done bool
-	require.NoError(t, db.QueryRow(context.Background(), `SELECT next_page, seen, completed_at IS NOT NULL FROM mirror_backfill
-		WHERE resource = 'invoices'`).Scan(&next, &seen, &done))
+	require.NoError(t, db.QueryRow(context.Background(), `SELECT next_page, listed, completed_at IS NOT NULL FROM mirror_backfill
+		WHERE resource = 'invoices'`).Scan(&next, &listed, &done))
 	require.False(t, done)
 	require.Greater(t, next, 1, "the pages received before the stop were written")
-	require.Equal(t, (next-1)*100, seen)
-	require.Equal(t, seen, count(t, db, `SELECT count(*) FROM invoices`))
-	firstRun := len(listRequests(srv, "/invoices"))
+	require.Equal(t, (next-1)*100, listed)
+	require.Equal(t, listed, count(t, db, `SELECT count(*) FROM invoices`))
+	firstRun := len(listPages(srv.Requests(), "/invoices"))
 
 	second := openMirror(t, testConfig(sdkClient(srv), schema))
 	require.NoError(t, second.Backfill(context.Background()))
-	pages := listRequests(srv, "/invoices")
+	pages := listPages(srv.Requests(), "/invoices")
 	assert.Equal(t, next, pages[firstRun], "the second run starts at the checkpoint")
 	for _, p := range pages[firstRun:] {
 		assert.GreaterOrEqual(t, p, next)
@@ -111,7 +110,7 @@ func TestTwoReplicasBackfillEachPageOnce(t *testing.T) {
 	require.NoError(t, errs[1])
 
 	for path, n := range map[string]int{"/invoices": 8, "/quotes": 3, "/clients": 2, "/bank-transactions": 3, "/accounts": 1} {
-		pages := listRequests(srv, path)
+		pages := listPages(srv.Requests(), path)
 		slices.Sort(pages)
 		want := make([]int, n)
 		for i := range want {

@@ -23,7 +23,7 @@ const (
 	DefaultFetchLease        = 2 * time.Minute
 	DefaultReconcileInterval = time.Hour
 	// DefaultClosingPasses bounds the walks a backfill makes after its first
-	// when the ids it saw fall short of the service's total.
+	// when its table holds fewer records than the service counts.
 	DefaultClosingPasses = 3
 )
 
@@ -74,8 +74,9 @@ type Config struct {
 	// ReconcileInterval is the time between reconciliations, counted from
 	// the end of the last one by any replica (DefaultReconcileInterval).
 	ReconcileInterval time.Duration
-	// ClosingPasses bounds the extra walks of a backfill whose ids fall
-	// short of the total (DefaultClosingPasses). Negative: none.
+	// ClosingPasses bounds the extra walks of a backfill whose table holds
+	// fewer records than the service counts (DefaultClosingPasses).
+	// Negative: none.
 	ClosingPasses int
 	// OnReconciled, when set, is called after a reconciliation walked a
 	// resource, with the number of rows it inserted or corrected: a hook
@@ -92,8 +93,9 @@ type Progress struct {
 	Resource string
 	// Pass is 1 for the first walk, more for closing passes.
 	Pass int
-	// Seen is how many distinct records the backfill has written so far.
-	Seen int
+	// Listed is how many records the backfill's walks have written so far
+	// (a page read again, after a stop or in a closing pass, counts again).
+	Listed int
 	// Total is the number of records the service counted when the pass
 	// began.
 	Total int

@@ -238,26 +238,22 @@ CREATE TABLE bank_transactions (
 CREATE INDEX bank_transactions_bank_account_id ON bank_transactions (bank_account_id);
 
 -- The backfill's checkpoint: one row per resource. next_page is the first
--- page the walk has not fully written; pass counts the walks (the first, and
--- the closing passes made when the ids seen fall short of the total); seen
--- counts the distinct ids the walks wrote (mirror_backfill_seen).
+-- page the walk has not fully written; pass counts the walks: the first,
+-- then the closing passes made while the table holds fewer records than
+-- the service counts (tail: a pass from the last page; rows_at_start: the
+-- table's rows when the pass began); listed counts the records the walks
+-- wrote (a page read again counts again).
 CREATE TABLE mirror_backfill (
-    resource     text        PRIMARY KEY,
-    pass         integer     NOT NULL DEFAULT 1,
-    next_page    integer     NOT NULL DEFAULT 1,
-    seen         integer     NOT NULL DEFAULT 0,
-    total        integer,
-    started_at   timestamptz NOT NULL DEFAULT now(),
-    updated_at   timestamptz NOT NULL DEFAULT now(),
-    completed_at timestamptz
-);
-
--- The ids the backfill's walks have seen, per resource, until it completes:
--- their number against the service's total proves the walk complete.
-CREATE TABLE mirror_backfill_seen (
-    resource text NOT NULL,
-    id       text NOT NULL,
-    PRIMARY KEY (resource, id)
+    resource      text        PRIMARY KEY,
+    pass          integer     NOT NULL DEFAULT 1,
+    next_page     integer     NOT NULL DEFAULT 1,
+    tail          boolean     NOT NULL DEFAULT false,
+    rows_at_start bigint      NOT NULL DEFAULT 0,
+    listed        bigint      NOT NULL DEFAULT 0,
+    total         integer,
+    started_at    timestamptz NOT NULL DEFAULT now(),
+    updated_at    timestamptz NOT NULL DEFAULT now(),
+    completed_at  timestamptz
 );
 
 -- Records to fetch because an event named them. A burst of events for one

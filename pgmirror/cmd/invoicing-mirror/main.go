@@ -72,6 +72,7 @@ type options struct {
 	reconcileInterval time.Duration
 	prefetch          int
 	coalesce          time.Duration
+	fetchLease        time.Duration
 	logLevel          slog.Level
 }
 
@@ -91,6 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.DurationVar(&o.reconcileInterval, "reconcile-interval", pgmirror.DefaultReconcileInterval, "re-list everything every `DURATION`")
 	fs.IntVar(&o.prefetch, "prefetch", pgmirror.DefaultPrefetch, "list pages fetched ahead (1 to 64)")
 	fs.DurationVar(&o.coalesce, "coalesce", pgmirror.DefaultCoalesceWindow, "wait `DURATION` after an event before fetching its record, so a burst is one fetch")
+	fs.DurationVar(&o.fetchLease, "fetch-lease", pgmirror.DefaultFetchLease, "a record being fetched is taken over by another replica after `DURATION` if its replica died")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -135,7 +137,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	progress := newProgress(stderr)
 	m, err := pgmirror.New(ctx, pc, pgmirror.Config{
 		Client: client, Schema: o.schema, Logger: log,
-		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval,
+		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
 		OnProgress: progress.update,
 		OnReconciled: func(resource string, corrected int) {
 			if corrected > 0 {

@@ -54,15 +54,15 @@ func (p *progress) line() string {
 	seen := 0
 	for name, pr := range p.resources {
 		names = append(names, name)
-		seen += pr.Seen
+		seen += pr.Listed
 	}
 	slices.Sort(names)
 	parts := make([]string, 0, len(names))
 	for _, name := range names {
 		pr := p.resources[name]
-		part := fmt.Sprintf("%s %d/%d", name, pr.Seen, pr.Total)
-		if pr.Total > 0 && pr.Seen < pr.Total {
-			part += fmt.Sprintf(" (%d%%)", 100*pr.Seen/pr.Total)
+		part := fmt.Sprintf("%s %d/%d", name, pr.Listed, pr.Total)
+		if pr.Total > 0 && pr.Listed < pr.Total {
+			part += fmt.Sprintf(" (%d%%)", 100*pr.Listed/pr.Total)
 		}
 		if pr.Pass > 1 {
 			part += fmt.Sprintf(" pass %d", pr.Pass)
