@@ -209,3 +209,8 @@ func (s *syncBuffer) String() string {
 }
 
 var _ io.Writer = (*syncBuffer)(nil)
+
+// newContact is a contact for AddClient and AddSupplier.
+func newContact(name string) invoicingtest.Contact {
+	return invoicingtest.Contact{Name: name, Email: strings.ReplaceAll(strings.ToLower(name), " ", ".") + "@example.com"}
+}
