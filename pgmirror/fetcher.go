@@ -14,17 +14,19 @@ import (
 	invoicing "github.com/invoicing-api/invoicing-go"
 )
 
-// claimSQL leases the record due first that no other fetcher holds: its
-// lease ($1, milliseconds) lets another fetcher take it over once expired.
+// claimSQL leases up to $2 of the records due first that no other fetcher
+// holds: a lease ($1, milliseconds) lets another fetcher take the record
+// over once expired. It also takes each fetch's sequence number, before the
+// request is sent.
 const claimSQL = `UPDATE mirror_pending_fetch AS p
 SET lease_until = now() + $1 * interval '1 millisecond', attempts = p.attempts + 1
 FROM (SELECT resource, id FROM mirror_pending_fetch
       WHERE due_at <= now() AND (lease_until IS NULL OR lease_until <= now())
       ORDER BY due_at
-      LIMIT 1
+      LIMIT $2
       FOR UPDATE SKIP LOCKED) AS due
 WHERE p.resource = due.resource AND p.id = due.id
-RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found`
+RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found, nextval('mirror_fetch_seq')`
 
 // doneSQL removes a fetched record's request, unless another request came
 // in while it was fetched ($3, the request_seq it was claimed with).
@@ -64,6 +66,7 @@ type claim struct {
 	requestSeq   int64
 	attempts     int
 	notFound     int
+	seq          int64 // the fetch's sequence number
 }
 
 // RunFetchers fetches the records that events asked for, once their
@@ -73,63 +76,88 @@ type claim struct {
 // and a lease whose fetcher died expires after FetchLease. A request that
 // comes in while its record is being fetched makes the record be fetched
 // again. Run runs it.
+//
+// One loop claims due requests, as many as there are idle fetchers, and
+// looks again every PollInterval, or as soon as a fetch ends while the
+// last claim filled every fetcher.
 func (m *Mirror) RunFetchers(ctx context.Context) {
 	var wg sync.WaitGroup
-	for range m.cfg.Fetchers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				found, err := m.fetchNext(ctx)
-				if err != nil && ctx.Err() == nil {
-					m.log.ErrorContext(ctx, "pgmirror: fetching requested records", "error", err.Error())
-				}
-				if found && err == nil {
-					continue
-				}
-				sleep(ctx, jitter(m.cfg.PollInterval))
+	defer wg.Wait()
+	busy := make(chan struct{}, m.cfg.Fetchers) // one token per fetch in progress
+	freed := make(chan struct{}, 1)
+	for ctx.Err() == nil {
+		idle := cap(busy) - len(busy)
+		if idle == 0 {
+			select {
+			case <-freed:
+			case <-ctx.Done():
 			}
-		})
+			continue
+		}
+		claims, err := m.claim(ctx, idle)
+		if err != nil && ctx.Err() == nil {
+			m.log.ErrorContext(ctx, "pgmirror: claiming records to fetch", "error", err.Error())
+		}
+		for _, c := range claims {
+			busy <- struct{}{}
+			wg.Go(func() {
+				if err := m.fetch(ctx, c); err != nil && ctx.Err() == nil {
+					m.log.ErrorContext(ctx, "pgmirror: fetching a requested record", "resource", c.resource, "id", c.id, "error", err.Error())
+				}
+				<-busy
+				select {
+				case freed <- struct{}{}:
+				default:
+				}
+			})
+		}
+		if len(claims) < idle || err != nil { // nothing more is due: wait a while
+			sleep(ctx, jitter(m.cfg.PollInterval))
+		}
 	}
-	wg.Wait()
 }
 
-// fetchNext leases the request due first, fetches the record and writes it
-// with the never-older rule in a transaction that also settles the request.
-// It reports whether it found a request; its error is a database failure
-// (a failed fetch is recorded for a later attempt, not returned).
-func (m *Mirror) fetchNext(ctx context.Context) (bool, error) {
-	var c claim
-	err := m.pool.QueryRow(ctx, claimSQL, m.cfg.FetchLease.Milliseconds()).
-		Scan(&c.resource, &c.id, &c.requestSeq, &c.attempts, &c.notFound)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
+// claim leases up to n due requests.
+func (m *Mirror) claim(ctx context.Context, n int) ([]claim, error) {
+	rows, err := m.pool.Query(ctx, claimSQL, m.cfg.FetchLease.Milliseconds(), n)
 	if err != nil {
-		return false, fmt.Errorf("claiming a record to fetch: %w", err)
+		return nil, err
 	}
+	var out []claim
+	for rows.Next() {
+		var c claim
+		if err := rows.Scan(&c.resource, &c.id, &c.requestSeq, &c.attempts, &c.notFound, &c.seq); err != nil {
+			rows.Close()
+			return out, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// fetch fetches a claimed record and writes it with the never-older rule in
+// a transaction that also settles the request. Its error is a database
+// failure (a failed fetch is recorded for a later attempt, not returned).
+func (m *Mirror) fetch(ctx context.Context, c claim) error {
 	res := resourceNamed(c.resource)
 	if res == nil || res.get == nil {
 		m.log.ErrorContext(ctx, "pgmirror: dropping a request for a record this version cannot fetch",
 			"resource", c.resource, "id", c.id)
 		_, err := m.pool.Exec(ctx, `DELETE FROM mirror_pending_fetch WHERE resource = $1 AND id = $2`, c.resource, c.id)
-		return true, err
-	}
-	seq, err := m.nextSeq(ctx)
-	if err != nil {
-		m.release(c)
-		return true, err
+		return err
 	}
 	fetchCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
 	r, err := res.get(fetchCtx, m.cfg.Client, c.id)
 	cancel()
 	if err != nil {
-		return true, m.fetchFailed(ctx, c, err)
+		return m.fetchFailed(ctx, c, err)
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	var written []string
 	err = m.inTx(wctx, func(tx pgx.Tx) error {
 		var err error
-		if written, err = apply(wctx, tx, res, []row{r}, seq); err != nil {
+		if written, err = apply(wctx, tx, res, []row{r}, c.seq); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(wctx, doneSQL, c.resource, c.id, c.requestSeq)
@@ -140,10 +168,10 @@ func (m *Mirror) fetchNext(ctx context.Context) (bool, error) {
 		return err
 	})
 	if err != nil {
-		return true, fmt.Errorf("writing %s %s: %w", c.resource, c.id, err) // its lease expires: fetched again
+		return fmt.Errorf("writing: %w", err) // its lease expires: it is fetched again
 	}
 	m.log.DebugContext(ctx, "pgmirror: fetched", "resource", c.resource, "id", c.id, "changed", len(written) > 0)
-	return true, nil
+	return nil
 }
 
 // fetchFailed records a failed fetch: the record is tried again after a

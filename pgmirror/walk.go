@@ -16,8 +16,9 @@ import (
 type flushFunc func(ctx context.Context, rows []row, seq int64, resume int) error
 
 // walk lists res from page start with WithPrefetch and writes the records
-// in batches of BatchSize through flush. Every record of the walk is stamped with one
-// fetch sequence number, taken before its first request. It returns the
+// in batches of BatchSize through flush; the SDK goes on fetching the pages
+// ahead while a batch is written. Every record of the walk is stamped with
+// one fetch sequence number, taken before its first request. It returns the
 // last page that held records (start when none did).
 //
 // On an error of the list, including ctx ending, the records received

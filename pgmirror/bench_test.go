@@ -1,0 +1,185 @@
+package pgmirror_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+)
+
+// The figures of issue 18. Each benchmark reports its figure as a custom
+// metric; run them with
+//
+//	go test -run '^$' -bench . -benchtime 1x ./pgmirror
+
+// requestLatency is the network-like delay of every API request in the
+// figures.
+const requestLatency = 20 * time.Millisecond
+
+// BenchmarkBackfill backfills 10,000 invoices (1 to 4 lines each) and the
+// fake's seed data at 20 ms a request with WithPrefetch(8), batches of 500,
+// and reports the invoices' walk in records/s against its bound: the same
+// list walked with WithPrefetch(8), writing nothing, in the same run (the
+// rate at which the fake serves pages at that latency).
+func BenchmarkBackfill(b *testing.B) {
+	const invoices = 10_000
+	srv, _ := newFake(b)
+	seed(b, srv, sizes{invoices: invoices}, rand.New(rand.NewPCG(30, 31)))
+	srv.SetLatency(requestLatency, 0)
+	c := srv.Client()
+	var walk, bound, whole time.Duration
+	for range b.N {
+		start := time.Now()
+		n := 0
+		for _, err := range c.Invoices.List(context.Background(), nil, invoicing.WithPrefetch(pgmirror.DefaultPrefetch)) {
+			require.NoError(b, err)
+			n++
+		}
+		bound += time.Since(start)
+		require.Equal(b, invoices, n)
+
+		var mu sync.Mutex
+		var began, ended time.Time
+		cfg := testConfig(c, newSchemaName())
+		cfg.BatchSize = pgmirror.DefaultBatchSize
+		cfg.OnProgress = func(p pgmirror.Progress) {
+			if p.Resource != pgmirror.Invoices {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if began.IsZero() {
+				began = time.Now()
+			}
+			ended = time.Now()
+		}
+		m := openMirror(b, cfg)
+		start = time.Now()
+		require.NoError(b, m.Backfill(context.Background()))
+		whole += time.Since(start)
+		walk += ended.Sub(began)
+	}
+	perWalk := float64(invoices * b.N)
+	b.ReportMetric(perWalk/walk.Seconds(), "records/s")
+	b.ReportMetric(perWalk/bound.Seconds(), "bound-records/s")
+	b.ReportMetric(bound.Seconds()/walk.Seconds(), "of-bound")
+	b.ReportMetric(whole.Seconds()/float64(b.N), "s/backfill")
+}
+
+// BenchmarkLag sends 200 events a second for 5 seconds, each a payment to
+// a different invoice, to a mirror with the default Workers, fetchers, poll
+// interval and coalescing window (and with no window), Gets at 20 ms, and
+// reports the time from the webhook's sending to the row's update
+// (mirror_changed_at, the start of the writing transaction) as p50 and p99.
+func BenchmarkLag(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		window time.Duration
+	}{{"coalesce=250ms", pgmirror.DefaultCoalesceWindow}, {"coalesce=none", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			var lags []time.Duration
+			var rate float64
+			for range b.N {
+				l, r := measureLag(b, c.window, 1000, 200)
+				lags, rate = append(lags, l...), r
+			}
+			slices.Sort(lags)
+			b.ReportMetric(ms(lags[len(lags)/2]), "p50-ms")
+			b.ReportMetric(ms(lags[len(lags)*99/100]), "p99-ms")
+			b.ReportMetric(ms(lags[len(lags)-1]), "max-ms")
+			b.ReportMetric(rate, "events/s")
+		})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// measureLag pays n invoices at perSecond and returns each payment's lag and
+// the rate achieved.
+func measureLag(b *testing.B, window time.Duration, n, perSecond int) ([]time.Duration, float64) {
+	srv, clock := newFake(b)
+	seed(b, srv, sizes{invoices: 3 * n}, rand.New(rand.NewPCG(32, 33)))
+	schema := newSchemaName()
+	cfg := pgmirror.Config{Client: srv.Client(), Schema: schema, Logger: testLogger(), CoalesceWindow: window}
+	m := openMirror(b, cfg)
+	require.NoError(b, m.Backfill(context.Background()))
+	var payable []string
+	for inv, err := range srv.Client().Invoices.List(context.Background(), nil) {
+		require.NoError(b, err)
+		if inv.Status == invoicing.InvoiceStatusAwaitingPayment || inv.Status == invoicing.InvoiceStatusOverdue {
+			payable = append(payable, inv.ID)
+		}
+	}
+	require.GreaterOrEqual(b, len(payable), n)
+	payable = payable[:n]
+	hookUp(b, srv, clock, m)
+	run(b, m)
+	srv.SetLatency(requestLatency, 0)
+
+	sent := make(map[string]time.Time, n)
+	start := time.Now()
+	for i, id := range payable {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(perSecond))))
+		sent[id] = time.Now()
+		_, err := srv.RecordPayment(id, invoicingtest.Payment{Amount: decimal.NewFromInt(1)}) // payment.received
+		require.NoError(b, err)
+	}
+	rate := float64(n) / time.Since(start).Seconds()
+	db := adminPool(b, schema)
+	waitDrained(b, db, time.Minute)
+
+	rows, err := db.Query(context.Background(), `SELECT id, mirror_changed_at FROM invoices WHERE id = ANY($1)`, payable)
+	require.NoError(b, err)
+	var lags []time.Duration
+	for rows.Next() {
+		var id string
+		var changed time.Time
+		require.NoError(b, rows.Scan(&id, &changed))
+		lags = append(lags, changed.Sub(sent[id]))
+	}
+	require.NoError(b, rows.Err())
+	require.Len(b, lags, n)
+	return lags, rate
+}
+
+// BenchmarkReconcile20000Invoices reconciles a mirror of 20,000 invoices
+// (and the fake's seed data), 200 of which changed without an event,
+// at 20 ms a request with WithPrefetch(8), and reports the time one
+// reconciliation takes.
+func BenchmarkReconcile20000Invoices(b *testing.B) {
+	const invoices = 20_000
+	srv, _ := newFake(b)
+	ids := seed(b, srv, sizes{invoices: invoices}, rand.New(rand.NewPCG(34, 35)))
+	schema := newSchemaName()
+	cfg := testConfig(srv.Client(), schema)
+	cfg.BatchSize = pgmirror.DefaultBatchSize
+	m := openMirror(b, cfg)
+	require.NoError(b, m.Backfill(context.Background()))
+	srv.SetLatency(requestLatency, 0)
+
+	var took time.Duration
+	corrected := 0
+	for i := range b.N {
+		for _, id := range ids["invoices"][i*200 : (i+1)*200] {
+			notes := "changed without an event"
+			require.NoError(b, srv.UpdateInvoice(id, invoicingtest.InvoiceUpdate{Notes: &notes}))
+		}
+		start := time.Now()
+		n, err := m.Reconcile(context.Background())
+		require.NoError(b, err)
+		took += time.Since(start)
+		corrected += n[pgmirror.Invoices]
+	}
+	require.Equal(b, 200*b.N, corrected)
+	b.ReportMetric(took.Seconds()/float64(b.N), "s/reconciliation")
+	b.ReportMetric(float64(invoices*b.N)/took.Seconds(), "invoices/s")
+}
