@@ -56,6 +56,9 @@ const maxNotFound = 3
 // maxFetchBackoff caps the wait between attempts to fetch one record.
 const maxFetchBackoff = 5 * time.Minute
 
+// maxDatabaseBackoff caps the wait between attempts to reach the database.
+const maxDatabaseBackoff = 30 * time.Second
+
 // writeTimeout bounds writing what a fetch or a page returned, after the
 // caller's context ended: the work done is not thrown away.
 const writeTimeout = 30 * time.Second
@@ -79,12 +82,14 @@ type claim struct {
 //
 // One loop claims due requests, as many as there are idle fetchers, and
 // looks again every PollInterval, or as soon as a fetch ends while the
-// last claim filled every fetcher.
+// last claim filled every fetcher; while the database fails, it waits
+// longer after each failure (a second, doubling, at most 30 seconds).
 func (m *Mirror) RunFetchers(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	busy := make(chan struct{}, m.cfg.Fetchers) // one token per fetch in progress
 	freed := make(chan struct{}, 1)
+	failures := 0 // claims failed in a row: the database is away
 	for ctx.Err() == nil {
 		idle := cap(busy) - len(busy)
 		if idle == 0 {
@@ -96,8 +101,13 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 		}
 		claims, err := m.claim(ctx, idle)
 		if err != nil && ctx.Err() == nil {
-			m.log.ErrorContext(ctx, "pgmirror: claiming records to fetch", "error", err.Error())
+			failures++
+			wait := min(backoff(failures, err), maxDatabaseBackoff)
+			m.log.ErrorContext(ctx, "pgmirror: claiming records to fetch", "failures", failures, "retry_in", wait.String(), "error", err.Error())
+			sleep(ctx, wait)
+			continue
 		}
+		failures = 0
 		for _, c := range claims {
 			busy <- struct{}{}
 			wg.Go(func() {
@@ -111,7 +121,7 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 				}
 			})
 		}
-		if len(claims) < idle || err != nil { // nothing more is due: wait a while
+		if len(claims) < idle { // nothing more is due: wait a while
 			sleep(ctx, jitter(m.cfg.PollInterval))
 		}
 	}
