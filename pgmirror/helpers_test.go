@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -100,14 +98,6 @@ func run(t testing.TB, m *pgmirror.Mirror) {
 		cancel()
 		require.NoError(t, <-done)
 	})
-}
-
-// serveHandler serves h on a loopback address until the test ends.
-func serveHandler(t testing.TB, h http.Handler) string {
-	t.Helper()
-	s := httptest.NewServer(h)
-	t.Cleanup(s.Close)
-	return s.URL
 }
 
 // verifierFor verifies the deliveries of ep, signed at the fake clock's
