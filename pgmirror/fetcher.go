@@ -198,7 +198,10 @@ func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
 	if errors.As(err, &paramErr) || (notFound && c.notFound+1 >= maxNotFound) {
 		m.log.WarnContext(ctx, "pgmirror: the service does not show a record an event named; dropping the request",
 			"resource", c.resource, "id", c.id, "attempts", c.attempts, "error", err.Error())
-		_, err := m.pool.Exec(ctx, doneSQL, c.resource, c.id, c.requestSeq)
+		tag, err := m.pool.Exec(ctx, doneSQL, c.resource, c.id, c.requestSeq)
+		if err == nil && tag.RowsAffected() == 0 { // another event named it meanwhile: try that one
+			_, err = m.pool.Exec(ctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow.Milliseconds())
+		}
 		return err
 	}
 	wait := backoff(c.attempts, err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -122,7 +123,10 @@ func (m *Mirror) RunWorkers(ctx context.Context) {
 		ProcessTx:    m.enqueue,
 		Concurrency:  m.cfg.Workers,
 		PollInterval: m.cfg.PollInterval,
-		Logger:       m.log,
+		// Recording a delivery's fetches is one insert: a failure is the
+		// database's, worth trying again soon.
+		Backoff: func(failures int) time.Duration { return min(time.Second<<min(failures-1, 6), time.Minute) },
+		Logger:  m.log,
 	}
 	if err := w.Run(ctx); err != nil {
 		m.log.ErrorContext(ctx, "pgmirror: webhook workers", "error", err.Error())
