@@ -101,7 +101,18 @@ var checkedResources = []checkedResource{
 // number of records compared.
 func compareMirror(t testing.TB, srv *invoicingtest.Server, schema string) (diffs []string, records int) {
 	t.Helper()
-	db := checkerPool(t, schema)
+	return compareWith(t, srv, checkerPool(t, schema))
+}
+
+// querier reads the mirror's tables: a pool on its schema, or a
+// transaction of one.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// compareWith is compareMirror reading the tables through db.
+func compareWith(t testing.TB, srv *invoicingtest.Server, db querier) (diffs []string, records int) {
+	t.Helper()
 	for _, res := range checkedResources {
 		want := serviceRecords(t, srv, res.path, res.key)
 		records += len(want)
@@ -164,7 +175,7 @@ func serviceRecords(t testing.TB, srv *invoicingtest.Server, path, key string) [
 }
 
 // compareTable compares one resource's records with its table (and lines).
-func compareTable(t testing.TB, db *pgxpool.Pool, res checkedResource, want []map[string]any) []string {
+func compareTable(t testing.TB, db querier, res checkedResource, want []map[string]any) []string {
 	t.Helper()
 	var diffs []string
 	got := readTable(t, db, res.table, res.fields)
@@ -202,7 +213,7 @@ func compareTable(t testing.TB, db *pgxpool.Pool, res checkedResource, want []ma
 
 // compareLines compares each record's line_items with its rows of the lines
 // table, in order.
-func compareLines(t testing.TB, db *pgxpool.Pool, res checkedResource, want map[string]map[string]any) []string {
+func compareLines(t testing.TB, db querier, res checkedResource, want map[string]map[string]any) []string {
 	t.Helper()
 	var diffs []string
 	lines := readLines(t, db, res.lines)
@@ -287,7 +298,7 @@ func deref(targets []any) []any {
 	return out
 }
 
-func readTable(t testing.TB, db *pgxpool.Pool, table string, fields []field) map[string]dbRow {
+func readTable(t testing.TB, db querier, table string, fields []field) map[string]dbRow {
 	t.Helper()
 	rows, err := db.Query(context.Background(), "SELECT "+selectList(fields)+", raw::text FROM "+table)
 	require.NoError(t, err)
@@ -304,7 +315,7 @@ func readTable(t testing.TB, db *pgxpool.Pool, table string, fields []field) map
 	return out
 }
 
-func readLines(t testing.TB, db *pgxpool.Pool, lt *checkedLines) map[string][]dbRow {
+func readLines(t testing.TB, db querier, lt *checkedLines) map[string][]dbRow {
 	t.Helper()
 	rows, err := db.Query(context.Background(), "SELECT "+lt.parent+", position, "+selectList(lt.fields)+
 		" FROM "+lt.table+" ORDER BY "+lt.parent+", position")

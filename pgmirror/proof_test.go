@@ -208,5 +208,5 @@ func TestProofWithThreeProcessesOneKilled(t *testing.T) {
 }
 
 func TestProofWithPostgresRestarted(t *testing.T) {
-	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 2, restartPostgres: true, seed: 20}.run(t)
+	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 2, processes: true, restartPostgres: true, seed: 20}.run(t)
 }
