@@ -29,12 +29,13 @@ import (
 // the invoice listed last, which moves it to the front, onto a page the walk
 // has passed: the page drift that makes a naive walk miss records.
 type recentFirst struct {
-	srv   *invoicingtest.Server
-	clock *invoicingtest.FakeClock
-	pass  http.Handler
-	mu    sync.Mutex
-	moves int // pages still to answer with a move
-	moved []string
+	srv    *invoicingtest.Server
+	clock  *invoicingtest.FakeClock
+	pass   http.Handler
+	mu     sync.Mutex
+	moves  int // pages still to answer with a move
+	moved  []string
+	listed []listed // the sorted list, until the next move
 }
 
 func (p *recentFirst) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +48,10 @@ func (p *recentFirst) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	page, _ := strconv.Atoi(q.Get("page"))
 	size, _ := strconv.Atoi(q.Get("page_size"))
-	all := p.sorted()
+	if p.listed == nil {
+		p.listed = p.sorted()
+	}
+	all := p.listed
 	if size == 100 && page >= 2 && p.moves > 0 {
 		p.moves--
 		last := all[len(all)-1]
@@ -58,7 +62,8 @@ func (p *recentFirst) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		p.moved = append(p.moved, last.ID)
-		all = p.sorted()
+		p.listed = p.sorted()
+		all = p.listed
 	}
 	lo, hi := min((page-1)*size, len(all)), min(page*size, len(all))
 	var records []json.RawMessage

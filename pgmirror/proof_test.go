@@ -34,7 +34,11 @@ type proof struct {
 }
 
 func (p proof) run(t *testing.T) {
-	if testing.Short() {
+	// Under -short, and in one process under the race detector (where the
+	// mirror, the fake and the comparison are all instrumented), a third of
+	// the size; the process variants keep the full size under -race, their
+	// replicas being separate programs.
+	if testing.Short() || (raceDetector && !p.processes) {
 		p.invoices, p.quotes, p.mutations = 1500, 300, 600
 	}
 	began := time.Now()
