@@ -63,15 +63,16 @@ func targets(e webhooks.Event) []target {
 }
 
 // requestFetchSQL asks for records ($1 resources, $2 ids) to be fetched
-// after the coalescing window ($3, milliseconds). A record already waiting
-// keeps its earlier due time and counts one more request, so that a
-// fetcher working on it sees that it must fetch it again.
+// after the coalescing window ($3). A record already waiting
+// keeps its earliest request and due time and counts one more request, so
+// that a fetcher working on it sees that it must fetch it again.
 const requestFetchSQL = `INSERT INTO mirror_pending_fetch AS p (resource, id, due_at)
-SELECT u.resource, u.id, now() + $3 * interval '1 millisecond'
+SELECT u.resource, u.id, now() + $3::interval
 FROM unnest($1::text[], $2::text[]) AS u(resource, id)
 ORDER BY 1, 2
 ON CONFLICT (resource, id) DO UPDATE
-SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at)`
+SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at),
+    requested_at = least(p.requested_at, EXCLUDED.requested_at)`
 
 // enqueue is the pginbox Worker's ProcessTx: it records the fetches the
 // delivery's event calls for in the delivery's own transaction, so that the
@@ -93,7 +94,7 @@ func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) e
 		}
 		resources, ids = append(resources, t.resource), append(ids, t.id)
 	}
-	if _, err := tx.Exec(ctx, requestFetchSQL, resources, ids, m.cfg.CoalesceWindow.Milliseconds()); err != nil {
+	if _, err := tx.Exec(ctx, requestFetchSQL, resources, ids, m.cfg.CoalesceWindow); err != nil {
 		return fmt.Errorf("pgmirror: requesting fetches for delivery %s: %w", d.ID, err)
 	}
 	return nil

@@ -15,11 +15,11 @@ import (
 )
 
 // claimSQL leases up to $2 of the records due first that no other fetcher
-// holds: a lease ($1, milliseconds) lets another fetcher take the record
+// holds: a lease ($1) lets another fetcher take the record
 // over once expired. It also takes each fetch's sequence number, before the
 // request is sent.
 const claimSQL = `UPDATE mirror_pending_fetch AS p
-SET lease_until = now() + $1 * interval '1 millisecond', attempts = p.attempts + 1
+SET lease_until = now() + $1::interval, attempts = p.attempts + 1
 FROM (SELECT resource, id FROM mirror_pending_fetch
       WHERE due_at <= now() AND (lease_until IS NULL OR lease_until <= now())
       ORDER BY due_at
@@ -33,15 +33,14 @@ RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found, nextval('mir
 const doneSQL = `DELETE FROM mirror_pending_fetch WHERE resource = $1 AND id = $2 AND request_seq = $3`
 
 // againSQL makes a record asked for again during its fetch due after the
-// coalescing window ($3, milliseconds).
+// coalescing window ($3).
 const againSQL = `UPDATE mirror_pending_fetch
-SET lease_until = NULL, attempts = 0, not_found = 0, last_error = NULL, due_at = now() + $3 * interval '1 millisecond'
+SET lease_until = NULL, attempts = 0, not_found = 0, last_error = NULL, requested_at = now(), due_at = now() + $3::interval
 WHERE resource = $1 AND id = $2`
 
-// retrySQL records a failed fetch: $3 the error, $4 1 for a 404, $5 the wait
-// in milliseconds.
+// retrySQL records a failed fetch: $3 the error, $4 1 for a 404, $5 the wait.
 const retrySQL = `UPDATE mirror_pending_fetch
-SET lease_until = NULL, last_error = $3, not_found = not_found + $4, due_at = now() + $5 * interval '1 millisecond'
+SET lease_until = NULL, last_error = $3, not_found = not_found + $4, due_at = now() + $5::interval
 WHERE resource = $1 AND id = $2`
 
 // releaseSQL gives a record back untried, as a fetcher stops.
@@ -129,7 +128,7 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 
 // claim leases up to n due requests.
 func (m *Mirror) claim(ctx context.Context, n int) ([]claim, error) {
-	rows, err := m.pool.Query(ctx, claimSQL, m.cfg.FetchLease.Milliseconds(), n)
+	rows, err := m.pool.Query(ctx, claimSQL, m.cfg.FetchLease, n)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +173,7 @@ func (m *Mirror) fetch(ctx context.Context, c claim) error {
 		if err != nil || tag.RowsAffected() == 1 {
 			return err
 		}
-		_, err = tx.Exec(wctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow.Milliseconds())
+		_, err = tx.Exec(wctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow)
 		return err
 	})
 	if err != nil {
@@ -200,7 +199,7 @@ func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
 			"resource", c.resource, "id", c.id, "attempts", c.attempts, "error", err.Error())
 		tag, err := m.pool.Exec(ctx, doneSQL, c.resource, c.id, c.requestSeq)
 		if err == nil && tag.RowsAffected() == 0 { // another event named it meanwhile: try that one
-			_, err = m.pool.Exec(ctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow.Milliseconds())
+			_, err = m.pool.Exec(ctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow)
 		}
 		return err
 	}
@@ -215,7 +214,7 @@ func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
 	if notFound {
 		nf = 1
 	}
-	_, dbErr := m.pool.Exec(ctx, retrySQL, c.resource, c.id, clip(err.Error()), nf, wait.Milliseconds())
+	_, dbErr := m.pool.Exec(ctx, retrySQL, c.resource, c.id, clip(err.Error()), nf, wait)
 	return dbErr
 }
 

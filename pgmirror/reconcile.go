@@ -73,8 +73,8 @@ func (m *Mirror) reconcileIfDue(ctx context.Context) error {
 func (m *Mirror) reconcileDue(ctx context.Context) (bool, error) {
 	var due bool
 	err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL) = $2
-		AND (last_finished_at IS NULL OR last_finished_at <= now() - $1 * interval '1 millisecond')
-		FROM mirror_reconcile`, m.cfg.ReconcileInterval.Milliseconds(), len(allResources)).Scan(&due)
+		AND (last_finished_at IS NULL OR last_finished_at <= now() - $1::interval)
+		FROM mirror_reconcile`, m.cfg.ReconcileInterval, len(allResources)).Scan(&due)
 	if err != nil {
 		return false, fmt.Errorf("reading the reconciler's state: %w", err)
 	}
