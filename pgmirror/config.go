@@ -22,6 +22,10 @@ const (
 	DefaultPollInterval      = 100 * time.Millisecond
 	DefaultFetchLease        = 2 * time.Minute
 	DefaultReconcileInterval = time.Hour
+	// DefaultInboxRetention keeps processed deliveries a week: far past the
+	// service's last retry (about 27 hours after the first attempt), so a
+	// late retry is still recognised as a copy.
+	DefaultInboxRetention = 7 * 24 * time.Hour
 	// DefaultClosingPasses bounds the walks a backfill makes after its first
 	// when its table holds fewer records than the service counts.
 	DefaultClosingPasses = 3
@@ -76,6 +80,11 @@ type Config struct {
 	// ReconcileInterval is the time between reconciliations, counted from
 	// the end of the last one by any replica (DefaultReconcileInterval).
 	ReconcileInterval time.Duration
+	// InboxRetention is how long processed webhook deliveries stay in the
+	// inbox table; each reconciliation deletes older ones
+	// (DefaultInboxRetention). Negative: keep them all. Deliveries parked as
+	// failed are kept for inspection.
+	InboxRetention time.Duration
 	// ClosingPasses bounds the extra walks of a backfill whose table holds
 	// fewer records than the service counts (DefaultClosingPasses).
 	// Negative: none.
@@ -135,6 +144,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	setDefault(&cfg.PollInterval, DefaultPollInterval)
 	setDefault(&cfg.FetchLease, DefaultFetchLease)
 	setDefault(&cfg.ReconcileInterval, DefaultReconcileInterval)
+	setDefault(&cfg.InboxRetention, DefaultInboxRetention)
 	setDefault(&cfg.ClosingPasses, DefaultClosingPasses)
 	if cfg.ClosingPasses < 0 {
 		cfg.ClosingPasses = 0

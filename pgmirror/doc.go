@@ -30,7 +30,8 @@
 // For the resources the API documents only in outline, a column whose field
 // the service did not send, or sent in another shape, is NULL (the member
 // is in raw as sent). The webhook inbox (webhooks/pginbox) lives in the
-// same schema, and so do the mirror's own tables: mirror_migrations,
+// same schema (each reconciliation deletes the deliveries processed more
+// than Config.InboxRetention ago), and so do the mirror's own tables: mirror_migrations,
 // mirror_backfill (the checkpoints), mirror_pending_fetch and
 // mirror_reconcile. Migrations are versioned, run under an advisory lock,
 // and only ever add.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
 )
 
 // maxReconcileFailures is how many times in a row a reconciliation tries a
@@ -110,6 +112,9 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 	if _, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_finished_at = now(), last_corrected = $1`, report); err != nil {
 		errs = append(errs, err)
 	}
+	if err := m.pruneInbox(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	m.log.InfoContext(ctx, "pgmirror: reconciliation done", "took", time.Since(start).Round(time.Millisecond).String())
 	if err := errors.Join(errs...); err != nil {
 		return corrected, fmt.Errorf("pgmirror: reconciliation: %w", err)
@@ -149,4 +154,21 @@ func (m *Mirror) reconcileResource(ctx context.Context, res *resource) (listed, 
 			return listed, corrected, ctx.Err()
 		}
 	}
+}
+
+// pruneInbox deletes the processed deliveries older than InboxRetention.
+func (m *Mirror) pruneInbox(ctx context.Context) error {
+	if m.cfg.InboxRetention < 0 {
+		return nil
+	}
+	tag, err := m.pool.Exec(ctx, `DELETE FROM `+pginbox.TableName+` WHERE status = $1 AND processed_at < now() - $2::interval`,
+		pginbox.StatusProcessed, m.cfg.InboxRetention)
+	if err != nil {
+		return fmt.Errorf("deleting old deliveries: %w", err)
+	}
+	if n := tag.RowsAffected(); n > 0 {
+		m.log.InfoContext(ctx, "pgmirror: deleted processed deliveries past their retention", "deliveries", n,
+			"retention", m.cfg.InboxRetention.String())
+	}
+	return nil
 }

@@ -22,7 +22,8 @@ import (
 // voided, quotes declined or expired, bills approved and paid, a new bank
 // transaction and the balance it changes, new accounts, tax codes, items
 // and contacts. It reports the corrections per resource, through its
-// result, the OnReconciled hook and the log; a second one finds nothing.
+// result, the OnReconciled hook and the log, and deletes the processed
+// deliveries past their retention; a second one finds nothing to correct.
 func TestReconcileCorrectsChangesThatRaiseNoEvent(t *testing.T) {
 	srv, _ := newFake(t)
 	c := srv.Client()
@@ -62,6 +63,13 @@ func TestReconcileCorrectsChangesThatRaiseNoEvent(t *testing.T) {
 	srv.AddClient(invoicingtest.Contact{Name: "Quiet client"})
 	srv.AddSupplier(invoicingtest.Contact{Name: "Quiet supplier"})
 
+	db := adminPool(t, schema)
+	_, err = db.Exec(ctx, `INSERT INTO invoicing_webhook_inbox (delivery_id, event_type, signed_at, body, status, processed_at)
+		VALUES ('old', 'test', now(), '{}', 'processed', now() - interval '8 days'),
+		       ('recent', 'test', now(), '{}', 'processed', now() - interval '6 days'),
+		       ('parked', 'test', now(), '{}', 'failed', NULL)`)
+	require.NoError(t, err)
+
 	corrected, err := m.Reconcile(ctx)
 	require.NoError(t, err)
 	want := map[string]int{
@@ -72,8 +80,10 @@ func TestReconcileCorrectsChangesThatRaiseNoEvent(t *testing.T) {
 	assert.Equal(t, want, hooked)
 	assert.Contains(t, logs.String(), `msg="pgmirror: reconciled" resource=quotes listed=2 corrected=2`)
 	requireMirrorEqual(t, srv, schema)
+	assert.Equal(t, 2, count(t, db, `SELECT count(*) FROM invoicing_webhook_inbox WHERE delivery_id IN ('recent', 'parked')`),
+		"processed deliveries past the week's retention are deleted; recent and parked ones are kept")
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoicing_webhook_inbox WHERE delivery_id = 'old'`))
 
-	db := adminPool(t, schema)
 	changed := count(t, db, `SELECT count(*) FROM invoice_lines`)
 	again, err := m.Reconcile(ctx)
 	require.NoError(t, err)
