@@ -15,7 +15,9 @@
 -- older than the row's. Lines are replaced, in the same transaction, only
 -- when their parent's content changed.
 
-CREATE SEQUENCE mirror_fetch_seq;
+-- Numbers of fetches, taken before each request is sent. CACHE 1 (the
+-- default) matters: numbers must follow the order sessions take them in.
+CREATE SEQUENCE mirror_fetch_seq CACHE 1;
 
 CREATE TABLE invoices (
     id                text        PRIMARY KEY,
