@@ -13,7 +13,8 @@ import (
 // Defaults of Config's fields.
 const (
 	DefaultSchema            = "invoicing_mirror"
-	DefaultPoolSize          = 24
+	DefaultPoolSize          = 16
+	DefaultHandlerPoolSize   = 4
 	DefaultPrefetch          = 8
 	DefaultBatchSize         = 500
 	DefaultCoalesceWindow    = 250 * time.Millisecond
@@ -47,10 +48,18 @@ type Config struct {
 	// logs nothing. No log line holds a secret or a record's content.
 	Logger *slog.Logger
 	// PoolSize is the number of connections of the mirror's pool
-	// (DefaultPoolSize): the Handler takes one per request being stored,
-	// each Worker and fetcher one while it writes, the backfill and the
-	// reconciler two each.
+	// (DefaultPoolSize), which the Workers, the fetchers, the backfill and
+	// the reconciler share: a Worker holds one while it records a
+	// delivery's fetches, a fetcher while it claims and while it writes
+	// (not while it waits on the service), the backfill and the reconciler
+	// two each while they run.
 	PoolSize int32
+	// HandlerPoolSize is the number of connections of the Handler's pool
+	// (DefaultHandlerPoolSize): a pool of its own, as pginbox advises, so
+	// that storing a delivery never waits for a connection the rest holds;
+	// one per delivery stored at once. The database's max_connections must
+	// cover the replicas times PoolSize plus HandlerPoolSize.
+	HandlerPoolSize int32
 	// Prefetch is the number of list pages the backfill and the reconciler
 	// fetch ahead (invoicing.WithPrefetch; DefaultPrefetch).
 	Prefetch int
@@ -125,7 +134,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if !schemaName.MatchString(cfg.Schema) {
 		return cfg, fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores (at most 63), not starting with a digit", cfg.Schema)
 	}
-	if cfg.PoolSize < 0 || cfg.Prefetch < 0 || cfg.BatchSize < 0 || cfg.Workers < 0 || cfg.Fetchers < 0 ||
+	if cfg.PoolSize < 0 || cfg.HandlerPoolSize < 0 || cfg.Prefetch < 0 || cfg.BatchSize < 0 || cfg.Workers < 0 || cfg.Fetchers < 0 ||
 		cfg.PollInterval < 0 || cfg.FetchLease < 0 || cfg.ReconcileInterval < 0 {
 		return cfg, errors.New("pgmirror: negative Config field")
 	}
@@ -133,6 +142,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("pgmirror: Config.Prefetch %d is above %d", cfg.Prefetch, invoicing.MaxPrefetch)
 	}
 	setDefault(&cfg.PoolSize, DefaultPoolSize)
+	setDefault(&cfg.HandlerPoolSize, DefaultHandlerPoolSize)
 	setDefault(&cfg.Prefetch, DefaultPrefetch)
 	setDefault(&cfg.BatchSize, DefaultBatchSize)
 	setDefault(&cfg.CoalesceWindow, DefaultCoalesceWindow)

@@ -20,9 +20,10 @@ import (
 // service. Every replica of a receiver opens its own; they share the
 // database. Its methods are safe for concurrent use.
 type Mirror struct {
-	cfg  Config
-	pool *pgxpool.Pool
-	log  *slog.Logger
+	cfg     Config
+	pool    *pgxpool.Pool // everything but the Handler
+	inserts *pgxpool.Pool // the Handler's
+	log     *slog.Logger
 }
 
 // Open connects to the database at databaseURL (a postgres:// URL or a
@@ -36,31 +37,47 @@ func Open(ctx context.Context, databaseURL string, cfg Config) (*Mirror, error) 
 	return New(ctx, pc, cfg)
 }
 
-// New returns a Mirror with a pool of its own, built from a copy of pc:
-// its connections have the search_path set to cfg.Schema (so that
-// pginbox's inbox table lives there too) and cfg.PoolSize connections at
-// most. It connects lazily; call Migrate before anything else, and Close
-// when done.
+// New returns a Mirror with two pools of its own, built from copies of pc:
+// their connections have the search_path set to cfg.Schema (so that
+// pginbox's inbox table lives there too); the Handler's has
+// cfg.HandlerPoolSize connections at most, the other cfg.PoolSize. It
+// connects lazily; call Migrate before anything else, and Close when done.
 func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	pc = pc.Copy()
-	pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
-	pc.MaxConns = cfg.PoolSize
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return nil, fmt.Errorf("pgmirror: %w", err)
+	open := func(size int32) (*pgxpool.Pool, error) {
+		c := pc.Copy()
+		c.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
+		c.MaxConns = size
+		pool, err := pgxpool.NewWithConfig(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("pgmirror: %w", err)
+		}
+		return pool, nil
 	}
-	return &Mirror{cfg: cfg, pool: pool, log: cfg.Logger}, nil
+	pool, err := open(cfg.PoolSize)
+	if err != nil {
+		return nil, err
+	}
+	inserts, err := open(cfg.HandlerPoolSize)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Mirror{cfg: cfg, pool: pool, inserts: inserts, log: cfg.Logger}, nil
 }
 
-// Close closes the Mirror's pool. Stop Run (end its context) first.
-func (m *Mirror) Close() { m.pool.Close() }
+// Close closes the Mirror's pools. Stop Run (end its context) and the
+// server of the Handler first.
+func (m *Mirror) Close() {
+	m.inserts.Close()
+	m.pool.Close()
+}
 
-// Pool returns the Mirror's pool, whose connections work in the mirror's
-// schema.
+// Pool returns the Mirror's main pool (not the Handler's), whose
+// connections work in the mirror's schema.
 func (m *Mirror) Pool() *pgxpool.Pool { return m.pool }
 
 // Schema returns the name of the mirror's schema.
@@ -73,13 +90,14 @@ func (m *Mirror) schemaIdent() string { return pgx.Identifier{m.cfg.Schema}.Sani
 // with hashtextextended into a bigint key.
 func (m *Mirror) lockKey(purpose string) string { return "pgmirror:" + m.cfg.Schema + ":" + purpose }
 
-// Handler returns the webhook endpoint: a pginbox.Handler that verifies each
-// delivery with v and stores it in the inbox table before it answers 200, so
-// that no acknowledged delivery is lost. Serve it from the first second,
+// Handler returns the webhook endpoint: a pginbox.Handler, on a pool of
+// its own, that verifies each delivery with v and stores it in the inbox
+// table before it answers 200 (500 when the database does not store it in
+// pginbox.DefaultHandlerTimeout), so that no acknowledged delivery is lost. Serve it from the first second,
 // before and during the backfill; Run's Workers turn the stored deliveries
 // into fetches.
 func (m *Mirror) Handler(v *webhooks.Verifier) http.Handler {
-	return pginbox.Handler(m.pool, v, pginbox.WithLogger(m.log))
+	return pginbox.Handler(m.inserts, v, pginbox.WithLogger(m.log))
 }
 
 // Run keeps the mirror current until ctx ends: it migrates, starts the
