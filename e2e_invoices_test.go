@@ -35,10 +35,10 @@ func TestE2EInvoiceCreateDefaultsAndGet(t *testing.T) {
 	// API.md gives no default due date; invoicingtest uses the business's
 	// default terms of 30 days.
 	assert.Equal(t, res.IssueDate.AddDays(30), res.DueDate)
-	client, err := c.Clients.Get(ctx, invoicingtest.SeedClientID)
+	customer, err := c.Clients.Get(ctx, invoicingtest.SeedClientID)
 	require.NoError(t, err)
 	assert.Equal(t, invoicingtest.SeedClientID, res.ClientID)
-	assert.Equal(t, client.Name, res.ClientName)
+	assert.Equal(t, customer.Name, res.ClientName)
 	assert.Nil(t, res.UpdatedAt, "never updated")
 	assert.WithinDuration(t, srv.Now(), res.CreatedAt, 5*time.Second)
 
@@ -101,7 +101,7 @@ func TestE2EInvoiceDatesStatusAndCurrency(t *testing.T) {
 	assert.Equal(t, "Pay within 30 days", res.Notes)
 	assert.Equal(t, invoicingtest.SeedOtherClientID, res.ClientID)
 
-	// What the service validates and the SDK does not: a client of another
+	// What the service validates and the SDK does not: a customer of another
 	// business (here: unknown).
 	_, err = c.Invoices.Create(ctx, e2eInvoice(uuid.NewString(), e2eLine("Nobody", "1", "1")))
 	assert.ErrorIs(t, err, invoicing.ErrValidation)
@@ -154,7 +154,7 @@ func TestE2EInvoiceListFiltersAndPages(t *testing.T) {
 	// The day after the last issue date below, before any due date: no
 	// invoice awaiting payment is overdue yet.
 	srv, c := e2eServer(t, invoicingtest.WithClock(invoicingtest.NewFakeClock(time.Date(2025, time.March, 11, 9, 0, 0, 0, time.UTC))))
-	client := srv.AddClient(invoicingtest.Contact{Name: "Filter Test Pty Ltd", Email: "ap@filter.example"})
+	customer := srv.AddClient(invoicingtest.Contact{Name: "Filter Test Pty Ltd", Email: "ap@filter.example"})
 
 	type spec struct {
 		client string
@@ -162,11 +162,11 @@ func TestE2EInvoiceListFiltersAndPages(t *testing.T) {
 		status invoicing.InvoiceStatus
 	}
 	specs := []spec{
-		{client, invoicing.NewDate(2025, time.January, 10), invoicing.InvoiceStatusDraft},
-		{client, invoicing.NewDate(2025, time.February, 10), invoicing.InvoiceStatusAwaitingPayment},
+		{customer, invoicing.NewDate(2025, time.January, 10), invoicing.InvoiceStatusDraft},
+		{customer, invoicing.NewDate(2025, time.February, 10), invoicing.InvoiceStatusAwaitingPayment},
 		{invoicingtest.SeedClientID, invoicing.NewDate(2025, time.February, 15), invoicing.InvoiceStatusAwaitingPayment},
-		{client, invoicing.NewDate(2025, time.February, 20), invoicing.InvoiceStatusDraft},
-		{client, invoicing.NewDate(2025, time.March, 10), invoicing.InvoiceStatusAwaitingPayment},
+		{customer, invoicing.NewDate(2025, time.February, 20), invoicing.InvoiceStatusDraft},
+		{customer, invoicing.NewDate(2025, time.March, 10), invoicing.InvoiceStatusAwaitingPayment},
 	}
 	var created []*invoicing.Invoice
 	for i, s := range specs {
@@ -195,8 +195,8 @@ func TestE2EInvoiceListFiltersAndPages(t *testing.T) {
 		keep   func(*invoicing.Invoice) bool
 	}{
 		"client_id": {
-			&invoicing.InvoiceListParams{ClientID: client},
-			func(i *invoicing.Invoice) bool { return i.ClientID == client },
+			&invoicing.InvoiceListParams{ClientID: customer},
+			func(i *invoicing.Invoice) bool { return i.ClientID == customer },
 		},
 		"status": {
 			&invoicing.InvoiceListParams{Status: invoicing.InvoiceStatusAwaitingPayment},
@@ -209,9 +209,9 @@ func TestE2EInvoiceListFiltersAndPages(t *testing.T) {
 			},
 		},
 		"every filter": {
-			&invoicing.InvoiceListParams{ClientID: client, Status: invoicing.InvoiceStatusAwaitingPayment, FromDate: feb1},
+			&invoicing.InvoiceListParams{ClientID: customer, Status: invoicing.InvoiceStatusAwaitingPayment, FromDate: feb1},
 			func(i *invoicing.Invoice) bool {
-				return i.ClientID == client && i.Status == invoicing.InvoiceStatusAwaitingPayment && !i.IssueDate.Before(feb1)
+				return i.ClientID == customer && i.Status == invoicing.InvoiceStatusAwaitingPayment && !i.IssueDate.Before(feb1)
 			},
 		},
 	} {
@@ -221,14 +221,14 @@ func TestE2EInvoiceListFiltersAndPages(t *testing.T) {
 		})
 	}
 
-	clientIDs := want(func(i *invoicing.Invoice) bool { return i.ClientID == client })
-	p1, err := c.Invoices.ListPage(ctx, &invoicing.InvoiceListParams{ClientID: client, ListParams: invoicing.ListParams{PageSize: 3}})
+	clientIDs := want(func(i *invoicing.Invoice) bool { return i.ClientID == customer })
+	p1, err := c.Invoices.ListPage(ctx, &invoicing.InvoiceListParams{ClientID: customer, ListParams: invoicing.ListParams{PageSize: 3}})
 	require.NoError(t, err)
 	assert.Equal(t, len(clientIDs), p1.Total)
 	assert.Equal(t, 1, p1.Page)
 	assert.Equal(t, 3, p1.PageSize)
 	assert.True(t, p1.HasMore)
-	p2, err := c.Invoices.ListPage(ctx, &invoicing.InvoiceListParams{ClientID: client, ListParams: invoicing.ListParams{Page: 2, PageSize: 3}})
+	p2, err := c.Invoices.ListPage(ctx, &invoicing.InvoiceListParams{ClientID: customer, ListParams: invoicing.ListParams{Page: 2, PageSize: 3}})
 	require.NoError(t, err)
 	assert.Equal(t, 2, p2.Page)
 	assert.False(t, p2.HasMore)

@@ -18,7 +18,7 @@ import (
 func TestE2EPaginationOverManyRecords(t *testing.T) {
 	ctx := t.Context()
 	srv, c := e2eServer(t)
-	client := srv.AddClient(invoicingtest.Contact{Name: "Volume Buyer Pty Ltd"})
+	customer := srv.AddClient(invoicingtest.Contact{Name: "Volume Buyer Pty Ltd"})
 	const n = 120
 
 	var wg sync.WaitGroup
@@ -29,7 +29,7 @@ func TestE2EPaginationOverManyRecords(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				_, err := c.Invoices.Create(ctx, e2eInvoice(client, e2eLine("Order "+strconv.Itoa(i), "1", strconv.Itoa(i+1))))
+				_, err := c.Invoices.Create(ctx, e2eInvoice(customer, e2eLine("Order "+strconv.Itoa(i), "1", strconv.Itoa(i+1))))
 				errs <- err
 			}
 		}()
@@ -46,7 +46,7 @@ func TestE2EPaginationOverManyRecords(t *testing.T) {
 
 	lists := func() []invoicingtest.Request { return e2eRequests(srv, http.MethodGet, "/invoices") }
 	before := len(lists())
-	all := e2eAll(t, c.Invoices.List(ctx, &invoicing.InvoiceListParams{ClientID: client}))
+	all := e2eAll(t, c.Invoices.List(ctx, &invoicing.InvoiceListParams{ClientID: customer}))
 	require.Len(t, all, n)
 	seen := map[string]bool{}
 	var sum decimal.Decimal
@@ -63,12 +63,12 @@ func TestE2EPaginationOverManyRecords(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, strconv.Itoa(invoicing.MaxPageSize), q.Get("page_size"))
 		assert.Equal(t, strconv.Itoa(i+1), e2eOr(q.Get("page"), "1"))
-		assert.Equal(t, client, q.Get("client_id"))
+		assert.Equal(t, customer, q.Get("client_id"))
 	}
 
 	before = len(lists())
 	count := 0
-	for _, err := range c.Invoices.List(ctx, &invoicing.InvoiceListParams{ClientID: client}) {
+	for _, err := range c.Invoices.List(ctx, &invoicing.InvoiceListParams{ClientID: customer}) {
 		require.NoError(t, err)
 		count++
 		if count == 5 {
@@ -78,13 +78,13 @@ func TestE2EPaginationOverManyRecords(t *testing.T) {
 	assert.Equal(t, 5, count)
 	assert.Len(t, lists(), before+1, "breaking early fetches no further page")
 
-	last, err := c.Invoices.ListPage(ctx, &invoicing.InvoiceListParams{ClientID: client, ListParams: invoicing.ListParams{Page: 2, PageSize: 100}})
+	last, err := c.Invoices.ListPage(ctx, &invoicing.InvoiceListParams{ClientID: customer, ListParams: invoicing.ListParams{Page: 2, PageSize: 100}})
 	require.NoError(t, err)
 	assert.Equal(t, n, last.Total)
 	assert.False(t, last.HasMore)
 	assert.Equal(t, e2eIDs(all[100:], e2eInvoiceID), e2eIDs(e2ePtrs(last.Items), e2eInvoiceID))
 
-	fromPage2 := e2eAll(t, c.Invoices.List(ctx, &invoicing.InvoiceListParams{ClientID: client, ListParams: invoicing.ListParams{Page: 2, PageSize: 50}}))
+	fromPage2 := e2eAll(t, c.Invoices.List(ctx, &invoicing.InvoiceListParams{ClientID: customer, ListParams: invoicing.ListParams{Page: 2, PageSize: 50}}))
 	assert.Equal(t, e2eIDs(all[50:], e2eInvoiceID), e2eIDs(fromPage2, e2eInvoiceID), "List starts at the requested page")
 }
 
