@@ -17,10 +17,11 @@ import (
 	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
-// The environment variables the reads take their configuration from.
+// The environment variables the reads take their configuration from: the
+// SDK's own, read by the same rule as NewClient.
 const (
-	envBaseURL = "INVOICING_BASE_URL"
-	envAPIKey  = "INVOICING_API_KEY"
+	envBaseURL = invoicing.EnvBaseURL
+	envAPIKey  = invoicing.EnvAPIKey
 )
 
 // apiClient returns an SDK client for the service the environment names.

@@ -180,6 +180,19 @@ func TestTheKeyIsNeverPrinted(t *testing.T) {
 	}
 }
 
+// A base URL without /api/v1/external, the likeliest first mistake, gets
+// the SDK's hint: what the base URL must end in, and the one used.
+func TestABaseURLWithoutThePrefixGetsTheHint(t *testing.T) {
+	m := startMock(t)
+	host := strings.TrimSuffix(m.baseURL, "/api/v1/external")
+	for _, base := range []string{host, host + "/api/v1"} {
+		t.Run(base, func(t *testing.T) {
+			r := run(t, []string{"INVOICING_BASE_URL=" + base, "INVOICING_API_KEY=" + m.fullKey}, "invoices", "list").requireCode(t, 1)
+			assert.Contains(t, r.stderr, "404 Not Found (the base URL must end in /api/v1/external; this Client uses "+base+")")
+		})
+	}
+}
+
 func TestAmountsFinerThanACentAreNotRounded(t *testing.T) {
 	m := startMock(t)
 	_, err := m.client(t, m.fullKey).Items.Create(t.Context(), &invoicing.ItemCreateParams{

@@ -80,10 +80,11 @@ import (
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
-// The environment variables that switch to a real service.
+// The environment variables that switch to a real service: the SDK's own
+// (NewClient reads the same two when given empty arguments).
 const (
-	envBaseURL = "INVOICING_BASE_URL"
-	envAPIKey  = "INVOICING_API_KEY"
+	envBaseURL = invoicing.EnvBaseURL
+	envAPIKey  = invoicing.EnvAPIKey
 )
 
 // The files written in the output directory.
