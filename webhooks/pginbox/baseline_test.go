@@ -1,12 +1,8 @@
 package pginbox_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -32,20 +28,8 @@ func baselineHandler(pool *pgxpool.Pool) http.Handler {
 			http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
 			return
 		}
-		ts := r.Header.Get(webhooks.HeaderTimestamp)
-		sec, err := strconv.ParseInt(ts, 10, 64)
+		signedAt, err := webhooktest.BaselineVerify(key, r.Header, body, time.Now())
 		if err != nil {
-			http.Error(w, http.StatusText(http.StatusUnauthorized), http.StatusUnauthorized)
-			return
-		}
-		mac := hmac.New(sha256.New, key)
-		mac.Write([]byte(ts))
-		mac.Write([]byte{'.'})
-		mac.Write(body)
-		want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
-		signedAt := time.Unix(sec, 0)
-		if !hmac.Equal([]byte(want), []byte(r.Header.Get(webhooks.HeaderSignature))) ||
-			time.Since(signedAt).Abs() > webhooks.DefaultTolerance {
 			http.Error(w, http.StatusText(http.StatusUnauthorized), http.StatusUnauthorized)
 			return
 		}

@@ -2,14 +2,8 @@ package redisdedup_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,7 +69,7 @@ func setnxHandler(rdb *redis.Client, prefix string, process func()) http.Handler
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if err := verify(key, r.Header, body, time.Now()); err != nil {
+		if _, err := webhooktest.BaselineVerify(key, r.Header, body, time.Now()); err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
@@ -94,33 +88,4 @@ func setnxHandler(rdb *redis.Client, prefix string, process func()) http.Handler
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-}
-
-// verify checks the signature and timestamp headers of a delivery as
-// webhooks.Verifier does with one secret and the default tolerance.
-func verify(key []byte, h http.Header, body []byte, now time.Time) error {
-	ts := h.Get(webhooks.HeaderTimestamp)
-	sig, ok := strings.CutPrefix(h.Get(webhooks.HeaderSignature), "sha256=")
-	if ts == "" || !ok {
-		return errors.New("missing or malformed header")
-	}
-	want, err := hex.DecodeString(sig)
-	if err != nil {
-		return err
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(ts))
-	mac.Write([]byte("."))
-	mac.Write(body)
-	if !hmac.Equal(mac.Sum(nil), want) {
-		return errors.New("signature mismatch")
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return err
-	}
-	if skew := now.Sub(time.Unix(sec, 0)); skew > 5*time.Minute || skew < -5*time.Minute {
-		return errors.New("timestamp outside tolerance")
-	}
-	return nil
 }
