@@ -36,16 +36,22 @@ func (p *Postgres) Pause() error {
 	return nil
 }
 
-// pause does the work of Pause.
-func (p *Postgres) pause() error {
+// stopPostmaster stops the postmaster (SIGSTOP), waits until it is
+// stopped, and lists its children: stopped, it starts no other.
+func (p *Postgres) stopPostmaster() ([]int, error) {
 	postmaster := p.proc.cmd.Process.Pid
 	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("testservers: stopping the postmaster: %w", err)
+		return nil, fmt.Errorf("testservers: stopping the postmaster: %w", err)
 	}
 	if err := waitPID(postmaster, isStopped); err != nil {
-		return err
+		return nil, err
 	}
-	children, err := childrenOf(postmaster)
+	return childrenOf(postmaster)
+}
+
+// pause does the work of Pause.
+func (p *Postgres) pause() error {
+	children, err := p.stopPostmaster()
 	if err != nil {
 		return err
 	}
@@ -95,16 +101,9 @@ func (p *Postgres) Kill() error {
 	if p.proc == nil {
 		return nil
 	}
-	postmaster := p.proc.cmd.Process.Pid
 	// Stopped, the postmaster starts no process between the listing and
 	// the kill.
-	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("testservers: stopping the postmaster: %w", err)
-	}
-	if err := waitPID(postmaster, isStopped); err != nil {
-		return err
-	}
-	children, err := childrenOf(postmaster)
+	children, err := p.stopPostmaster()
 	if err != nil {
 		return err
 	}
