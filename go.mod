@@ -7,11 +7,8 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/jarcoal/httpmock v1.4.2
-	github.com/rivo/uniseg v0.4.7
 	github.com/shopspring/decimal v1.6.0
 	github.com/stretchr/testify v1.12.1
-	golang.org/x/sys v0.47.0
-	golang.org/x/term v0.45.0
 	golang.org/x/time v0.14.0
 )
 

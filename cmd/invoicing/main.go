@@ -2,7 +2,15 @@
 // External API: a local mock of the service, signed test webhooks, a local
 // webhook receiver, and quick reads of an account.
 //
-// Install it with
+// It is a module of its own, github.com/invoicing-api/invoicing-go/cmd/invoicing.
+// From a clone of the repository, install it with
+//
+//	go install ./cmd/invoicing
+//
+// at the repository root (go.work joins the modules), or with go install . in
+// cmd/invoicing. Once a release tags the module (cmd/invoicing/vX.Y.Z, its
+// go.mod requiring a tagged SDK version and without the replace directive,
+// which go install refuses), it installs without a clone:
 //
 //	go install github.com/invoicing-api/invoicing-go/cmd/invoicing@latest
 //
