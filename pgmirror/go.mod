@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/google/uuid v1.6.0
 	github.com/invoicing-api/invoicing-go v0.1.0
+	github.com/invoicing-api/invoicing-go/internal/testservers v0.0.0
 	github.com/invoicing-api/invoicing-go/webhooks/pginbox v0.1.0
 	github.com/jackc/pgx/v5 v5.8.0
 	github.com/shopspring/decimal v1.6.0
@@ -26,5 +27,6 @@ require (
 
 replace (
 	github.com/invoicing-api/invoicing-go => ../
+	github.com/invoicing-api/invoicing-go/internal/testservers => ../internal/testservers
 	github.com/invoicing-api/invoicing-go/webhooks/pginbox => ../webhooks/pginbox
 )

@@ -26,7 +26,9 @@
 //		os.Exit(code)
 //	}
 //
-// The package uses only the standard library, so that the root module's
-// go.mod gains nothing; the nested modules import it under the same
-// internal path.
+// The package is a module of its own (the package uses only the standard
+// library), so that the SDK's module neither requires nor tests it. The
+// modules whose tests use it require it with a replace directive to this
+// directory and import it under its internal path, which Go allows to every
+// module under github.com/invoicing-api/invoicing-go.
 package testservers

@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/invoicing-api/invoicing-go v0.1.0
+	github.com/invoicing-api/invoicing-go/internal/testservers v0.0.0
 	github.com/jackc/pgx/v5 v5.8.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -23,4 +24,7 @@ require (
 	golang.org/x/time v0.14.0 // indirect
 )
 
-replace github.com/invoicing-api/invoicing-go => ../..
+replace (
+	github.com/invoicing-api/invoicing-go => ../..
+	github.com/invoicing-api/invoicing-go/internal/testservers => ../../internal/testservers
+)

@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/google/uuid v1.6.0
 	github.com/invoicing-api/invoicing-go v0.1.0
+	github.com/invoicing-api/invoicing-go/internal/testservers v0.0.0
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -21,4 +22,7 @@ require (
 	golang.org/x/time v0.14.0 // indirect
 )
 
-replace github.com/invoicing-api/invoicing-go => ../..
+replace (
+	github.com/invoicing-api/invoicing-go => ../..
+	github.com/invoicing-api/invoicing-go/internal/testservers => ../../internal/testservers
+)
