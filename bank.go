@@ -4,11 +4,10 @@ import (
 	"context"
 	"iter"
 	"net/url"
-	"reflect"
-	"slices"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // BankAccountService reads the business's bank accounts (GET
@@ -29,6 +28,8 @@ type BankTransactionService service
 // documentation for what that means for these fields. A member the SDK
 // has no field for is kept in Extra (a.Extra.Get("bsb", &bsb)); a field the
 // service does not send is left zero (Has tells).
+//
+//codec:record lenient
 type BankAccount struct {
 	// ID identifies the bank account. No endpoint takes it in its path, so
 	// unlike the other records' ids it is not known to be a UUID and the
@@ -48,45 +49,7 @@ type BankAccount struct {
 	// MismatchedFields); nil when there were none.
 	Extra Extra `json:",embed"`
 
-	from decodedFrom
-}
-
-// UnmarshalJSONFrom decodes the record leniently (see the package
-// documentation, "Resources documented in outline"), keeping the members the
-// SDK has no field for in Extra (the encoding/json/v2 interface).
-func (a *BankAccount) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain BankAccount
-	return decodeLenient(dec, (*plain)(a), &a.from)
-}
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (a *BankAccount) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, a) }
-
-// MarshalJSONTo encodes the record (money as exact numbers): a decoded
-// record encodes back to the members it was decoded from, a mismatched
-// field as the value the service sent; a record built in code encodes its
-// typed fields, then the members in Extra (the encoding/json/v2
-// interface).
-func (a BankAccount) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain BankAccount
-	return marshalLenient(enc, (*plain)(&a), &a.from)
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (a BankAccount) MarshalJSON() ([]byte, error) { return marshalJSON(a) }
-
-// MismatchedFields returns the JSON names of the typed fields whose value did
-// not fit their Go type, in field order, or nil when every field fit. Those
-// fields are zero; the values the service sent are in Extra.
-func (a BankAccount) MismatchedFields() []string { return slices.Clone(a.from.mismatched) }
-
-// Has reports whether the object the record was decoded from had a member
-// named name, a typed field's (even one whose value was zero or null) or one
-// kept in Extra. It is false for a record built in code.
-func (a BankAccount) Has(name string) bool {
-	return a.Extra.Has(name) || a.from.has(reflect.TypeFor[BankAccount](), name)
+	meta codec.Meta
 }
 
 // BankAccountListParams are the query parameters of GET /bank-accounts.
@@ -98,21 +61,19 @@ type BankAccountListParams struct {
 	Extra url.Values
 }
 
-func (p *BankAccountListParams) encode(q url.Values) error { return mergeListQuery(q, p.Extra) }
-
 // List iterates over every bank account (p may be nil), fetching pages of
 // 100 lazily. The records are read from the key "bank_accounts" or "items".
 // Stop early with break; a failure is yielded as the last error.
 // WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
 // records.
-func (s *BankAccountService) List(ctx context.Context, p *BankAccountListParams, opts ...RequestOption) iter.Seq2[*BankAccount, error] {
-	return listAll[BankAccount](ctx, s.c, "/bank-accounts", "bank_accounts", orNew(p), opts)
+func (s *BankAccountService) List(ctx context.Context, p *BankAccountListParams, opts ...ListOption) iter.Seq2[*BankAccount, error] {
+	return list[BankAccount](ctx, s.c, "/bank-accounts", "bank_accounts", p, opts)
 }
 
 // ListPage fetches one page of bank accounts (nil p for the first page with
 // the service's default size).
 func (s *BankAccountService) ListPage(ctx context.Context, p *BankAccountListParams, opts ...RequestOption) (*Page[BankAccount], error) {
-	return listPage[BankAccount](ctx, s.c, "/bank-accounts", "bank_accounts", orNew(p), opts)
+	return listPage[BankAccount](ctx, s.c, "/bank-accounts", "bank_accounts", p, opts)
 }
 
 // BankTransaction is a transaction on one of the business's bank accounts.
@@ -122,6 +83,8 @@ func (s *BankAccountService) ListPage(ctx context.Context, p *BankAccountListPar
 // documentation for what that means for these fields. A member the SDK
 // has no field for is kept in Extra; a field the service does not send is
 // left zero (Has tells).
+//
+//codec:record lenient
 type BankTransaction struct {
 	// ID identifies the transaction, a UUID.
 	ID string `json:"id"`
@@ -145,45 +108,7 @@ type BankTransaction struct {
 	// MismatchedFields); nil when there were none.
 	Extra Extra `json:",embed"`
 
-	from decodedFrom
-}
-
-// UnmarshalJSONFrom decodes the record leniently (see the package
-// documentation, "Resources documented in outline"), keeping the members the
-// SDK has no field for in Extra (the encoding/json/v2 interface).
-func (t *BankTransaction) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain BankTransaction
-	return decodeLenient(dec, (*plain)(t), &t.from)
-}
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (t *BankTransaction) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, t) }
-
-// MarshalJSONTo encodes the record (money as exact numbers): a decoded
-// record encodes back to the members it was decoded from, a mismatched
-// field as the value the service sent; a record built in code encodes its
-// typed fields, then the members in Extra (the encoding/json/v2
-// interface).
-func (t BankTransaction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain BankTransaction
-	return marshalLenient(enc, (*plain)(&t), &t.from)
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (t BankTransaction) MarshalJSON() ([]byte, error) { return marshalJSON(t) }
-
-// MismatchedFields returns the JSON names of the typed fields whose value did
-// not fit their Go type, in field order, or nil when every field fit. Those
-// fields are zero; the values the service sent are in Extra.
-func (t BankTransaction) MismatchedFields() []string { return slices.Clone(t.from.mismatched) }
-
-// Has reports whether the object the record was decoded from had a member
-// named name, a typed field's (even one whose value was zero or null) or one
-// kept in Extra. It is false for a record built in code.
-func (t BankTransaction) Has(name string) bool {
-	return t.Extra.Has(name) || t.from.has(reflect.TypeFor[BankTransaction](), name)
+	meta codec.Meta
 }
 
 // BankTransactionListParams filters GET /bank-transactions. The typed
@@ -192,24 +117,14 @@ func (t BankTransaction) Has(name string) bool {
 type BankTransactionListParams struct {
 	ListParams
 	// BankAccountID is sent as bank_account_id.
-	BankAccountID string
+	BankAccountID string `query:"bank_account_id"`
 	// FromDate and ToDate are sent as from_date and to_date. A ToDate
 	// before FromDate is a *ParamError.
-	FromDate Date
-	ToDate   Date
+	FromDate Date `query:"from_date"`
+	ToDate   Date `query:"to_date"`
 	// Extra holds query parameters the SDK does not know, sent as given. A
 	// name a typed field also sets, page or page_size is a *ParamError.
 	Extra url.Values
-}
-
-func (p *BankTransactionListParams) encode(q url.Values) error {
-	setString(q, "bank_account_id", p.BankAccountID)
-	setDate(q, "from_date", p.FromDate)
-	setDate(q, "to_date", p.ToDate)
-	if err := checkDateRange(p.FromDate, p.ToDate); err != nil {
-		return err
-	}
-	return mergeListQuery(q, p.Extra)
 }
 
 // List iterates over every bank transaction matching p (nil for all),
@@ -217,18 +132,18 @@ func (p *BankTransactionListParams) encode(q url.Values) error {
 // "bank_transactions" or "items". Stop early with break; a failure is
 // yielded as the last error. WithPrefetch(n) fetches up to n pages ahead;
 // Collect and First gather the records.
-func (s *BankTransactionService) List(ctx context.Context, p *BankTransactionListParams, opts ...RequestOption) iter.Seq2[*BankTransaction, error] {
-	return listAll[BankTransaction](ctx, s.c, "/bank-transactions", "bank_transactions", orNew(p), opts)
+func (s *BankTransactionService) List(ctx context.Context, p *BankTransactionListParams, opts ...ListOption) iter.Seq2[*BankTransaction, error] {
+	return list[BankTransaction](ctx, s.c, "/bank-transactions", "bank_transactions", p, opts)
 }
 
 // ListPage fetches one page of bank transactions matching p (nil for the
 // first page with the service's default size).
 func (s *BankTransactionService) ListPage(ctx context.Context, p *BankTransactionListParams, opts ...RequestOption) (*Page[BankTransaction], error) {
-	return listPage[BankTransaction](ctx, s.c, "/bank-transactions", "bank_transactions", orNew(p), opts)
+	return listPage[BankTransaction](ctx, s.c, "/bank-transactions", "bank_transactions", p, opts)
 }
 
 // Get fetches one bank transaction. An unknown id is ErrNotFound; an id that
 // is not a UUID is a *ParamError.
 func (s *BankTransactionService) Get(ctx context.Context, id string, opts ...RequestOption) (*BankTransaction, error) {
-	return getOne[BankTransaction](ctx, s.c, "/bank-transactions", id, opts)
+	return get[BankTransaction](ctx, s.c, "/bank-transactions", id, opts)
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"iter"
 	"net/url"
-	"reflect"
-	"slices"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // BillService reads and creates bills, the business's purchase invoices from
@@ -49,6 +48,8 @@ func (s BillStatus) Known() bool {
 // webhook, the other fields as on Invoice. A member the SDK has no field for
 // is kept in Extra (b.Extra.Get("reference", &ref)); a field the service
 // does not send is left zero (b.Has tells absent from zero).
+//
+//codec:record lenient
 type Bill struct {
 	// ID identifies the bill, a UUID.
 	ID string `json:"id"`
@@ -85,49 +86,13 @@ type Bill struct {
 	// MismatchedFields); nil when there were none.
 	Extra Extra `json:",embed"`
 
-	from decodedFrom
-}
-
-// UnmarshalJSONFrom decodes the record leniently (see the package
-// documentation, "Resources documented in outline"), keeping the members the
-// SDK has no field for in Extra (the encoding/json/v2 interface).
-func (b *Bill) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain Bill
-	return decodeLenient(dec, (*plain)(b), &b.from)
-}
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (b *Bill) UnmarshalJSON(data []byte) error { return unmarshalRecord(data, b) }
-
-// MarshalJSONTo encodes the record (money as exact numbers): a decoded
-// record encodes back to the members it was decoded from, a mismatched
-// field as the value the service sent; a record built in code encodes its
-// typed fields, then the members in Extra (the encoding/json/v2
-// interface).
-func (b Bill) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain Bill
-	return marshalLenient(enc, (*plain)(&b), &b.from)
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (b Bill) MarshalJSON() ([]byte, error) { return marshalJSON(b) }
-
-// MismatchedFields returns the JSON names of the typed fields whose value did
-// not fit their Go type, in field order, or nil when every field fit. Those
-// fields are zero; the values the service sent are in Extra.
-func (b Bill) MismatchedFields() []string { return slices.Clone(b.from.mismatched) }
-
-// Has reports whether the object the record was decoded from had a member
-// named name, a typed field's (even one whose value was zero or null) or one
-// kept in Extra. It is false for a record built in code.
-func (b Bill) Has(name string) bool {
-	return b.Extra.Has(name) || b.from.has(reflect.TypeFor[Bill](), name)
+	meta codec.Meta
 }
 
 // BillLineItem is one line of a Bill, with fields named as on
 // InvoiceLineItem. A member the SDK has no field for is kept in Extra.
+//
+//codec:record lenient
 type BillLineItem struct {
 	// ID identifies the line.
 	ID string `json:"id"`
@@ -151,45 +116,7 @@ type BillLineItem struct {
 	// MismatchedFields); nil when there were none.
 	Extra Extra `json:",embed"`
 
-	from decodedFrom
-}
-
-// UnmarshalJSONFrom decodes the record leniently (see the package
-// documentation, "Resources documented in outline"), keeping the members the
-// SDK has no field for in Extra (the encoding/json/v2 interface).
-func (l *BillLineItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain BillLineItem
-	return decodeLenient(dec, (*plain)(l), &l.from)
-}
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (l *BillLineItem) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, l) }
-
-// MarshalJSONTo encodes the record (money as exact numbers): a decoded
-// record encodes back to the members it was decoded from, a mismatched
-// field as the value the service sent; a record built in code encodes its
-// typed fields, then the members in Extra (the encoding/json/v2
-// interface).
-func (l BillLineItem) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain BillLineItem
-	return marshalLenient(enc, (*plain)(&l), &l.from)
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (l BillLineItem) MarshalJSON() ([]byte, error) { return marshalJSON(l) }
-
-// MismatchedFields returns the JSON names of the typed fields whose value did
-// not fit their Go type, in field order, or nil when every field fit. Those
-// fields are zero; the values the service sent are in Extra.
-func (l BillLineItem) MismatchedFields() []string { return slices.Clone(l.from.mismatched) }
-
-// Has reports whether the object the record was decoded from had a member
-// named name, a typed field's (even one whose value was zero or null) or one
-// kept in Extra. It is false for a record built in code.
-func (l BillLineItem) Has(name string) bool {
-	return l.Extra.Has(name) || l.from.has(reflect.TypeFor[BillLineItem](), name)
+	meta codec.Meta
 }
 
 // BillListParams filters GET /bills. The typed filters are named as the
@@ -197,19 +124,13 @@ func (l BillLineItem) Has(name string) bool {
 type BillListParams struct {
 	ListParams
 	// Status is sent as status.
-	Status BillStatus
+	Status BillStatus `query:"status"`
 	// SupplierID is sent as supplier_id.
-	SupplierID string
+	SupplierID string `query:"supplier_id"`
 	// Extra holds query parameters the SDK does not know (from_date, say),
 	// sent as given. A name a typed field also sets, page or page_size is a
 	// *ParamError.
 	Extra url.Values
-}
-
-func (p *BillListParams) encode(q url.Values) error {
-	setString(q, "status", p.Status)
-	setString(q, "supplier_id", p.SupplierID)
-	return mergeListQuery(q, p.Extra)
 }
 
 // BillCreateParams is the body of POST /bills, which creates a bill with its
@@ -218,6 +139,8 @@ func (p *BillListParams) encode(q url.Values) error {
 // requirements (a supplier, at least one line, an account and a tax code on
 // each line or through the defaults): the service reports what it
 // requires, as *Error.
+//
+//codec:params
 type BillCreateParams struct {
 	// SupplierID is the id of the supplier the bill is from.
 	SupplierID string `json:"supplier_id,omitempty"`
@@ -250,30 +173,24 @@ type BillCreateParams struct {
 	Extra map[string]any `json:",embed"`
 }
 
-// MarshalJSON encodes the request as the Client sends it (see Extra).
-func (p BillCreateParams) MarshalJSON() ([]byte, error) {
-	type plain BillCreateParams
-	return encodeParams(plain(p))
-}
-
 // List iterates over every bill matching p (nil for all), fetching pages of
 // 100 lazily. The records are read from the key "bills" or "items". Stop
 // early with break; a failure is yielded as the last error. WithPrefetch(n)
 // fetches up to n pages ahead; Collect and First gather the records.
-func (s *BillService) List(ctx context.Context, p *BillListParams, opts ...RequestOption) iter.Seq2[*Bill, error] {
-	return listAll[Bill](ctx, s.c, "/bills", "bills", orNew(p), opts)
+func (s *BillService) List(ctx context.Context, p *BillListParams, opts ...ListOption) iter.Seq2[*Bill, error] {
+	return list[Bill](ctx, s.c, "/bills", "bills", p, opts)
 }
 
 // ListPage fetches one page of bills matching p (nil for the first page with
 // the service's default size).
 func (s *BillService) ListPage(ctx context.Context, p *BillListParams, opts ...RequestOption) (*Page[Bill], error) {
-	return listPage[Bill](ctx, s.c, "/bills", "bills", orNew(p), opts)
+	return listPage[Bill](ctx, s.c, "/bills", "bills", p, opts)
 }
 
 // Get fetches one bill with its line items. An unknown id is ErrNotFound; an
 // id that is not a UUID is a *ParamError.
 func (s *BillService) Get(ctx context.Context, id string, opts ...RequestOption) (*Bill, error) {
-	return getOne[Bill](ctx, s.c, "/bills", id, opts)
+	return get[Bill](ctx, s.c, "/bills", id, opts)
 }
 
 // Create creates a bill and returns it as the service does (201). The SDK
@@ -281,5 +198,9 @@ func (s *BillService) Get(ctx context.Context, id string, opts ...RequestOption)
 // errors come back as *Error (ErrValidation). Creates are never repeated
 // after a 5xx or a network error.
 func (s *BillService) Create(ctx context.Context, p *BillCreateParams, opts ...RequestOption) (*Bill, error) {
-	return createOne[Bill](ctx, s.c, "Bills.Create", "/bills", p, opts)
+	if err := required("Bills.Create", p); err != nil {
+		return nil, err
+	}
+	v, _, err := create[Bill](ctx, s.c, "/bills", p, false, opts)
+	return v, err
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"iter"
 	"net/url"
-	"reflect"
-	"slices"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // ClientService reads and creates the business's clients (GET /clients,
@@ -33,6 +31,8 @@ type SupplierService service
 // SDK has no field for is kept in Extra: read an address, say, with
 // c.Extra.Get("address", &addr). A field the service does not send is left
 // zero (Has tells).
+//
+//codec:record lenient
 type Contact struct {
 	// ID identifies the contact, a UUID.
 	ID string `json:"id"`
@@ -53,45 +53,7 @@ type Contact struct {
 	// MismatchedFields); nil when there were none.
 	Extra Extra `json:",embed"`
 
-	from decodedFrom
-}
-
-// UnmarshalJSONFrom decodes the record leniently (see the package
-// documentation, "Resources documented in outline"), keeping the members the
-// SDK has no field for in Extra (the encoding/json/v2 interface).
-func (c *Contact) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain Contact
-	return decodeLenient(dec, (*plain)(c), &c.from)
-}
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (c *Contact) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, c) }
-
-// MarshalJSONTo encodes the record (money as exact numbers): a decoded
-// record encodes back to the members it was decoded from, a mismatched
-// field as the value the service sent; a record built in code encodes its
-// typed fields, then the members in Extra (the encoding/json/v2
-// interface).
-func (c Contact) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain Contact
-	return marshalLenient(enc, (*plain)(&c), &c.from)
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (c Contact) MarshalJSON() ([]byte, error) { return marshalJSON(c) }
-
-// MismatchedFields returns the JSON names of the typed fields whose value did
-// not fit their Go type, in field order, or nil when every field fit. Those
-// fields are zero; the values the service sent are in Extra.
-func (c Contact) MismatchedFields() []string { return slices.Clone(c.from.mismatched) }
-
-// Has reports whether the object the record was decoded from had a member
-// named name, a typed field's (even one whose value was zero or null) or one
-// kept in Extra. It is false for a record built in code.
-func (c Contact) Has(name string) bool {
-	return c.Extra.Has(name) || c.from.has(reflect.TypeFor[Contact](), name)
+	meta codec.Meta
 }
 
 // ContactListParams filters GET /clients and GET /suppliers. The SDK knows
@@ -104,11 +66,11 @@ type ContactListParams struct {
 	Extra url.Values
 }
 
-func (p *ContactListParams) encode(q url.Values) error { return mergeListQuery(q, p.Extra) }
-
 // ContactCreateParams is the body of POST /clients and POST /suppliers.
 // Empty fields are not sent. Anything else (an address, a tax number, ...)
 // goes in Extra.
+//
+//codec:params
 type ContactCreateParams struct {
 	// Name is the contact's name. The SDK does not require it: a missing
 	// name is the service's error to report.
@@ -125,31 +87,25 @@ type ContactCreateParams struct {
 	Extra map[string]any `json:",embed"`
 }
 
-// MarshalJSON encodes the request as the Client sends it (see Extra).
-func (p ContactCreateParams) MarshalJSON() ([]byte, error) {
-	type plain ContactCreateParams
-	return encodeParams(plain(p))
-}
-
 // List iterates over every client matching p (nil for all), fetching pages
 // of 100 lazily. The records are read from the key "clients" or "items".
 // Stop early with break; a failure is yielded as the last error.
 // WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
 // records.
-func (s *ClientService) List(ctx context.Context, p *ContactListParams, opts ...RequestOption) iter.Seq2[*Contact, error] {
-	return listAll[Contact](ctx, s.c, "/clients", "clients", orNew(p), opts)
+func (s *ClientService) List(ctx context.Context, p *ContactListParams, opts ...ListOption) iter.Seq2[*Contact, error] {
+	return list[Contact](ctx, s.c, "/clients", "clients", p, opts)
 }
 
 // ListPage fetches one page of clients matching p (nil for the first page
 // with the service's default size).
 func (s *ClientService) ListPage(ctx context.Context, p *ContactListParams, opts ...RequestOption) (*Page[Contact], error) {
-	return listPage[Contact](ctx, s.c, "/clients", "clients", orNew(p), opts)
+	return listPage[Contact](ctx, s.c, "/clients", "clients", p, opts)
 }
 
 // Get fetches one client. An unknown id is ErrNotFound; an id that is not a
 // UUID is a *ParamError.
 func (s *ClientService) Get(ctx context.Context, id string, opts ...RequestOption) (*Contact, error) {
-	return getOne[Contact](ctx, s.c, "/clients", id, opts)
+	return get[Contact](ctx, s.c, "/clients", id, opts)
 }
 
 // Create creates a client and returns it as the service does (201). The SDK
@@ -157,7 +113,11 @@ func (s *ClientService) Get(ctx context.Context, id string, opts ...RequestOptio
 // errors come back as *Error (ErrValidation). Creates are never repeated
 // after a 5xx or a network error.
 func (s *ClientService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
-	return createOne[Contact](ctx, s.c, "Clients.Create", "/clients", p, opts)
+	if err := required("Clients.Create", p); err != nil {
+		return nil, err
+	}
+	v, _, err := create[Contact](ctx, s.c, "/clients", p, false, opts)
+	return v, err
 }
 
 // List iterates over every supplier matching p (nil for all), fetching pages
@@ -165,20 +125,20 @@ func (s *ClientService) Create(ctx context.Context, p *ContactCreateParams, opts
 // Stop early with break; a failure is yielded as the last error.
 // WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
 // records.
-func (s *SupplierService) List(ctx context.Context, p *ContactListParams, opts ...RequestOption) iter.Seq2[*Contact, error] {
-	return listAll[Contact](ctx, s.c, "/suppliers", "suppliers", orNew(p), opts)
+func (s *SupplierService) List(ctx context.Context, p *ContactListParams, opts ...ListOption) iter.Seq2[*Contact, error] {
+	return list[Contact](ctx, s.c, "/suppliers", "suppliers", p, opts)
 }
 
 // ListPage fetches one page of suppliers matching p (nil for the first page
 // with the service's default size).
 func (s *SupplierService) ListPage(ctx context.Context, p *ContactListParams, opts ...RequestOption) (*Page[Contact], error) {
-	return listPage[Contact](ctx, s.c, "/suppliers", "suppliers", orNew(p), opts)
+	return listPage[Contact](ctx, s.c, "/suppliers", "suppliers", p, opts)
 }
 
 // Get fetches one supplier. An unknown id is ErrNotFound; an id that is not
 // a UUID is a *ParamError.
 func (s *SupplierService) Get(ctx context.Context, id string, opts ...RequestOption) (*Contact, error) {
-	return getOne[Contact](ctx, s.c, "/suppliers", id, opts)
+	return get[Contact](ctx, s.c, "/suppliers", id, opts)
 }
 
 // Create creates a supplier and returns it as the service does (201). The
@@ -186,5 +146,9 @@ func (s *SupplierService) Get(ctx context.Context, id string, opts ...RequestOpt
 // validation errors come back as *Error (ErrValidation). Creates are never
 // repeated after a 5xx or a network error.
 func (s *SupplierService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
-	return createOne[Contact](ctx, s.c, "Suppliers.Create", "/suppliers", p, opts)
+	if err := required("Suppliers.Create", p); err != nil {
+		return nil, err
+	}
+	v, _, err := create[Contact](ctx, s.c, "/suppliers", p, false, opts)
+	return v, err
 }

@@ -15,17 +15,26 @@
 // civil Date values; ids are strings; statuses are string enums that keep
 // values the SDK does not know yet.
 //
-// # Calls
+// # Options
 //
-// Every method takes a context and, last, any number of RequestOption
-// values: WithHeader, WithRequestTimeout, WithRetries, WithIdempotentRetry,
-// WithResponseInto (status, headers, request id, attempts and duration of
-// the call), WithQuery, WithAPIKey (another business's key, for one Client
-// serving many) and, for List only, WithPrefetch. They win over the
-// Client's defaults, set with Option values in NewClient (which reads
-// INVOICING_BASE_URL and INVOICING_API_KEY when given empty strings).
-// Client.Do calls any endpoint the SDK has no method for, through the same
-// pipeline.
+// There are three kinds of option, each with its own type, so that the
+// compiler refuses an option where it means nothing:
+//
+//   - an Option configures the Client in NewClient: its http.Client, the
+//     deadline of each attempt (WithTimeout), its retry policy
+//     (WithMaxRetries, WithRetryWait), its rate limit, middleware, logger,
+//     User-Agent and response cap;
+//   - a RequestOption describes one call, and every method takes any
+//     number of them last: WithHeader, WithQuery, WithAPIKey (another
+//     business's key, for one Client serving many), WithIdempotentRetry and
+//     WithResponseInto (status, headers, request id, attempts and duration);
+//   - a ListOption changes a List: any RequestOption, or WithPrefetch.
+//
+// No setting has two names: the Client's policy is set once, on the Client
+// (a second Client with other options is cheap, and shares nothing), and a
+// call's own deadline is its context's. NewClient reads INVOICING_BASE_URL
+// and INVOICING_API_KEY when given empty strings. Client.Do calls any
+// endpoint the SDK has no method for, the way every method calls its own.
 //
 // Nothing waits forever: each attempt has a deadline (WithTimeout, default
 // one minute) covering the connection, the headers and a JSON body in full;
@@ -39,7 +48,8 @@
 // order. A list always ends: a service that ignores the page asked for,
 // repeats a page, claims more records than its total or sends more records
 // than the page size ends it with an error matching ErrInconsistentList.
-// ListPage fetches one page for callers who want page control.
+// ListPage fetches one page for callers who want page control; Collect and
+// First gather a List's records.
 //
 // # Errors and retries
 //
@@ -47,10 +57,10 @@
 // the sentinels (ErrNotFound, ErrConflict, ErrRateLimited, ...) and carries
 // the service's detail and the Response. A request that cannot succeed is
 // refused before sending with a *ParamError. A 429 is retried after the
-// Retry-After the service asks for, and every other request of the Client
-// waits that long before sending too (WithRateLimit keeps a bulk job under
-// the limit in the first place); server errors and network failures are
-// retried only where repeating is safe: GETs, invoice creates carrying
+// Retry-After the service asks for, and every other call made with the same
+// API key waits that long before sending too (WithRateLimit keeps a bulk job
+// under the limit in the first place); server errors and network failures
+// are retried only where repeating is safe: GETs, invoice creates carrying
 // their idempotency Reference, and calls given WithIdempotentRetry.
 //
 // WithMiddleware sees every attempt, for tracing and metrics; Route names a
@@ -75,44 +85,32 @@
 //
 // # JSON
 //
-// Every record, core and outline alike, keeps in its Extra field the
-// members the SDK has no field for, so a field the service adds is readable
-// at once (inv.Extra.Get("purchase_order", &po)), and a record marshals
-// back, with encoding/json or encoding/json/v2, to every member it was
-// decoded from, money as exact JSON numbers. Params types send their Extra
-// members after the typed fields.
+// Every record (Invoice, Item, Quote and their lines, the outline records,
+// the webhook events) keeps in its Extra field the members the SDK has no
+// field for, so that a field the service adds is readable at once
+// (inv.Extra.Get("purchase_order", &po)). A record marshals back, with
+// encoding/json or encoding/json/v2, to exactly what it was decoded from:
+// the same members (none added for an absent field), the same values, each
+// written as it came (money sent as a JSON string stays a string, a null
+// stays null), then Extra's members in name order. A record built in code
+// writes all its fields, money as exact JSON numbers, leaving out only the
+// empty optional fields of a request. A decoded record remembers what it
+// needs for that in an unexported field; one decoded from the JSON it would
+// write itself holds nothing there, and is reflect.DeepEqual to the
+// same record built in code.
 //
-// The SDK reads and writes JSON with the encoding/json/v2 API (through
-// github.com/go-json-experiment/json, which on Go 1.27 is the standard
-// library's implementation); Go 1.26 and 1.27 are supported. Where v2's
-// defaults differ from encoding/json (v1), the SDK chooses as follows, and
-// accepts every response body it accepted before:
+// Records decode as encoding/json (v1) does in what a response can hold: a
+// name given twice in one object is accepted and the last member wins;
+// invalid UTF-8 in a string becomes U+FFFD; datetimes parse as time.Time's
+// UnmarshalJSON parses them; money decodes exactly from a JSON number or a
+// string holding one. Names match exactly, as the API spells them: a member
+// whose name differs from a field's only in case is kept in Extra. A
+// decoded record starts afresh; JSON null leaves it unchanged.
 //
-//   - Names match exactly, as the API spells them. v1 also matched a member
-//     whose name differed only in case ("Invoice_Number"); the SDK keeps
-//     such a member in Extra instead, so nothing is lost either way.
-//   - A name given twice in one object is accepted, as v1 does (v2 rejects
-//     it), and the last member wins. Where v1 merged a later object or
-//     array into the earlier value, or ignored a later null, the SDK may
-//     not. The service sends no such object, and webhook bodies are
-//     verified byte for byte before parsing.
-//   - Invalid UTF-8 in a string is accepted and replaced by U+FFFD, as v1
-//     does (v2 rejects it): one bad byte in a client's name should not fail
-//     a whole page.
-//   - Datetimes decode as time.Time's own UnmarshalJSON parses them, as v1
-//     does (v2's parser refuses some that v1 accepted).
-//   - Money decodes from a JSON number or from a string holding one, as
-//     decimal.Decimal always has, exactly; the SDK encodes it as an exact
-//     JSON number (decimal.Decimal alone would write a string).
-//   - Request bodies omit an optional field when it is unset: an empty
-//     string or a nil pointer (omitempty: v2's omitzero would also drop a
-//     pointer to a zero decimal, which has an IsZero method), the zero Date
-//     (omitzero). A pointer to zero, such as a quantity of 0, is sent.
-//   - A nil slice or map in a record encodes as null, as v1 writes it, so a
-//     record decoded from null encodes back to null; [] decodes to an empty
-//     slice and encodes back to [].
-//   - Extra members are encoded in name order (v2 leaves map order
-//     unspecified).
+// Your own types go through encoding/json's rules wherever the SDK reads or
+// writes them (Client.Do, Extra.Get, Extra.Decode, the values of a params
+// type's Extra), names matched case-insensitively; a decimal.Decimal in
+// them is sent as an exact JSON number, as the SDK sends money everywhere.
 //
 // Package webhooks verifies and parses the service's webhook deliveries, and
 // package invoicingtest is an in-memory server to try the SDK and to test

@@ -34,11 +34,14 @@ func (c *Client) downloadPDF(ctx context.Context, collection, id string, opts []
 	if err != nil {
 		return nil, err
 	}
-	resp, cl, err := c.send(ctx, &request{method: http.MethodGet, path: path, pdf: true, opts: opts})
+	cfg, err := config(opts)
 	if err != nil {
 		return nil, err
 	}
-	c.release(cl) // nothing pooled: the body streams
+	resp, err := c.do(ctx, &request{method: http.MethodGet, path: path, pdf: true}, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
 	ct := resp.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/pdf" {
 		resp.Body.Close()

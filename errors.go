@@ -11,7 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // Sentinel errors for the statuses of the API's error table. Every non-2xx
@@ -49,9 +49,6 @@ const (
 	detailInvalidItemType   = "item_type must be one of: SALES, PURCHASE, TEXT"
 )
 
-// maxErrorBody caps how much of an error response is read and kept.
-const maxErrorBody = 64 << 10
-
 // Error is a non-2xx response from the service. Use errors.As to read it and
 // errors.Is to compare it with the sentinels (ErrNotFound, ...).
 type Error struct {
@@ -63,17 +60,16 @@ type Error struct {
 	// Detail is the service's `detail` message. When the service sent a list
 	// of validation problems it is their messages joined with "; "; when the
 	// body was not the documented JSON (an HTML page from a proxy, say) it is
-	// the HTTP status text.
+	// the HTTP status text ("HTTP 520" for a status net/http has none for).
 	Detail string
 	// Problems holds the validation problems when `detail` was an array of
 	// {loc, msg, type} objects; nil otherwise.
 	Problems []Problem
 	// RetryAfter is the wait the response asked for in its Retry-After
 	// header (seconds or an HTTP date), or 0 when it had none. A call that
-	// starts while the Client is paused after a 429 (see WithRetryWait),
-	// when the pause ends after the call's deadline, sends nothing: it gets
-	// that 429's Error at once, with what is left of the pause here and
-	// Attempts 0.
+	// starts while its API key is paused after a 429, when the pause ends
+	// after the call's deadline, sends nothing: it gets that 429's Error at
+	// once, with what is left of the pause here and Attempts 0.
 	RetryAfter time.Duration
 	// Body is the raw response body, truncated to 64 KiB.
 	Body []byte
@@ -84,15 +80,6 @@ type Error struct {
 
 // apiPrefix is the path prefix every base URL of the API ends in.
 const apiPrefix = "/api/v1/external"
-
-// basePathHint returns the hint for a 404 whose detail is the service's
-// answer to an unknown path, when base does not end in the API's prefix.
-func basePathHint(e *Error, base string) string {
-	if e.StatusCode != http.StatusNotFound || e.Detail != http.StatusText(http.StatusNotFound) || strings.HasSuffix(base, apiPrefix) {
-		return ""
-	}
-	return "the base URL must end in " + apiPrefix + "; this Client uses " + base
-}
 
 // Problem is one entry of a validation error list.
 type Problem struct {
@@ -134,7 +121,7 @@ func (e *Error) Error() string {
 		b.WriteByte(' ')
 		b.WriteString(t)
 	}
-	if e.Detail != "" && e.Detail != http.StatusText(e.StatusCode) {
+	if e.Detail != "" && e.Detail != statusText(e.StatusCode) {
 		b.WriteString(": ")
 		b.WriteString(strconv.Quote(e.Detail))
 	}
@@ -190,21 +177,27 @@ func statusSentinel(code int) error {
 	return nil
 }
 
-// newError builds the *Error for a non-2xx response from its (capped) body.
-// body must be the Error's own copy.
-func newError(method, path string, resp *http.Response, body []byte, now time.Time) *Error {
-	e := &Error{
-		Method:     method,
-		Path:       path,
-		Body:       body,
-		RetryAfter: retryAfter(resp.Header, now),
-	}
-	e.Response.fill(resp, 0, 0)
+// newError builds the *Error for a non-2xx response from its (capped)
+// body, which becomes the Error's own.
+func newError(method, path string, resp *http.Response, body []byte, info Response) *Error {
+	e := &Error{Response: info, Method: method, Path: path, Body: body, RetryAfter: retryAfter(resp.Header, time.Now())}
+	e.Response.StatusCode, e.Response.Header = resp.StatusCode, resp.Header
+	e.RequestID = resp.Header.Get(requestIDHeader)
 	e.Detail, e.Problems = parseDetail(body)
 	if e.Detail == "" {
-		e.Detail = http.StatusText(resp.StatusCode)
+		e.Detail = statusText(resp.StatusCode)
 	}
 	return e
+}
+
+// statusText is http.StatusText(code), or "HTTP 520" for a status it has
+// no text for (a proxy's 499, 520 to 527), so that Detail always says
+// something.
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return t
+	}
+	return "HTTP " + strconv.Itoa(code)
 }
 
 // parseDetail extracts the `detail` of an error body: a string, or an array
@@ -217,13 +210,13 @@ func parseDetail(body []byte) (string, []Problem) {
 	var env struct {
 		Detail jsontext.Value `json:"detail"`
 	}
-	if json.Unmarshal(body, &env, jsonopt.Decode) != nil || len(env.Detail) == 0 {
+	if json.Unmarshal(body, &env, codec.User) != nil || len(env.Detail) == 0 {
 		return "", nil
 	}
 	switch env.Detail.Kind() {
 	case '"':
 		var s string
-		if json.Unmarshal(env.Detail, &s, jsonopt.Decode) == nil {
+		if json.Unmarshal(env.Detail, &s, codec.User) == nil {
 			return s, nil
 		}
 	case '[':
@@ -232,7 +225,7 @@ func parseDetail(body []byte) (string, []Problem) {
 			Msg  string           `json:"msg"`
 			Type string           `json:"type"`
 		}
-		if json.Unmarshal(env.Detail, &raw, jsonopt.Decode) != nil {
+		if json.Unmarshal(env.Detail, &raw, codec.User) != nil {
 			return "", nil
 		}
 		problems := make([]Problem, len(raw))
@@ -241,7 +234,7 @@ func parseDetail(body []byte) (string, []Problem) {
 			p := Problem{Msg: r.Msg, Type: r.Type, Loc: make([]string, 0, len(r.Loc))}
 			for _, l := range r.Loc {
 				var s string
-				if json.Unmarshal(l, &s, jsonopt.Decode) != nil {
+				if json.Unmarshal(l, &s, codec.User) != nil {
 					s = string(l) // a number (array index): keep its text
 				}
 				p.Loc = append(p.Loc, s)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"iter"
 	"net/http"
-	"net/url"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // InvoiceService reads and creates sales invoices (scopes invoices:read and
@@ -16,6 +16,8 @@ import (
 type InvoiceService service
 
 // Invoice is a sales invoice. Money is exact; amounts are in Currency.
+//
+//codec:record
 type Invoice struct {
 	ID            string        `json:"id"`
 	InvoiceNumber string        `json:"invoice_number"`
@@ -45,73 +47,13 @@ type Invoice struct {
 	// Extra holds the members the service sent that the SDK has no field
 	// for (see Extra); nil when there were none.
 	Extra Extra `json:",embed"`
+
+	meta codec.Meta
 }
-
-func (v *Invoice) decodeFrom(st *decodeState) error {
-	return st.object(func(name []byte) error {
-		switch string(name) {
-		case "id":
-			return st.str(&v.ID)
-		case "invoice_number":
-			return st.str(&v.InvoiceNumber)
-		case "client_id":
-			return st.shared(&v.ClientID)
-		case "client_name":
-			return st.shared(&v.ClientName)
-		case "status":
-			return v.Status.UnmarshalJSONFrom(st.dec)
-		case "issue_date":
-			return st.date(&v.IssueDate)
-		case "due_date":
-			return st.date(&v.DueDate)
-		case "subtotal":
-			return st.decimal(&v.Subtotal)
-		case "tax_total":
-			return st.decimal(&v.TaxTotal)
-		case "total":
-			return st.decimal(&v.Total)
-		case "amount_paid":
-			return st.decimal(&v.AmountPaid)
-		case "amount_due":
-			return st.decimal(&v.AmountDue)
-		case "currency":
-			return st.shared(&v.Currency)
-		case "notes":
-			return st.shared(&v.Notes)
-		case "reference":
-			return st.str(&v.Reference)
-		case "line_items":
-			return array(st, &v.LineItems, func(l *InvoiceLineItem) error { return l.decodeFrom(st) })
-		case "created_at":
-			return st.time(&v.CreatedAt)
-		case "updated_at":
-			return st.timePtr(&v.UpdatedAt)
-		}
-		return st.extra(&v.Extra, name)
-	})
-}
-
-// UnmarshalJSONFrom decodes an invoice from dec, keeping the members the SDK
-// has no field for in Extra (the encoding/json/v2 interface).
-func (v *Invoice) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, v) }
-
-// UnmarshalJSON decodes an invoice as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (v *Invoice) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, v) }
-
-// MarshalJSONTo encodes the invoice as the service does, money as exact
-// numbers, followed by the members in Extra (the encoding/json/v2
-// interface).
-func (v Invoice) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain Invoice
-	return marshalRecord(enc, (*plain)(&v))
-}
-
-// MarshalJSON encodes the invoice as MarshalJSONTo does (the encoding/json
-// interface).
-func (v Invoice) MarshalJSON() ([]byte, error) { return marshalJSON(v) }
 
 // InvoiceLineItem is one line of an Invoice.
+//
+//codec:record
 type InvoiceLineItem struct {
 	ID          string          `json:"id"`
 	Description string          `json:"description"`
@@ -129,85 +71,39 @@ type InvoiceLineItem struct {
 	// Extra holds the members the service sent that the SDK has no field
 	// for (see Extra); nil when there were none.
 	Extra Extra `json:",embed"`
+
+	meta codec.Meta
 }
-
-func (l *InvoiceLineItem) decodeFrom(st *decodeState) error {
-	return st.object(func(name []byte) error {
-		switch string(name) {
-		case "id":
-			return st.str(&l.ID)
-		case "description":
-			return st.shared(&l.Description)
-		case "quantity":
-			return st.decimal(&l.Quantity)
-		case "unit_price":
-			return st.decimal(&l.UnitPrice)
-		case "amount":
-			return st.decimal(&l.Amount)
-		case "tax_amount":
-			return st.decimal(&l.TaxAmount)
-		case "account_id":
-			return st.strPtr(&l.AccountID)
-		case "tax_code_id":
-			return st.strPtr(&l.TaxCodeID)
-		}
-		return st.extra(&l.Extra, name)
-	})
-}
-
-// UnmarshalJSONFrom decodes a line, keeping the members the SDK has no field
-// for in Extra (the encoding/json/v2 interface).
-func (l *InvoiceLineItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, l) }
-
-// UnmarshalJSON decodes a line as UnmarshalJSONFrom does (the encoding/json
-// interface).
-func (l *InvoiceLineItem) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, l) }
-
-// MarshalJSONTo encodes the line as the service does, money as exact
-// numbers, followed by the members in Extra (the encoding/json/v2
-// interface).
-func (l InvoiceLineItem) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain InvoiceLineItem
-	return marshalRecord(enc, (*plain)(&l))
-}
-
-// MarshalJSON encodes the line as MarshalJSONTo does (the encoding/json
-// interface).
-func (l InvoiceLineItem) MarshalJSON() ([]byte, error) { return marshalJSON(l) }
 
 // InvoiceListParams filters GET /invoices. Zero fields are not sent.
 type InvoiceListParams struct {
 	ListParams
-	Status   InvoiceStatus
-	ClientID string
+	Status   InvoiceStatus `query:"status"`
+	ClientID string        `query:"client_id"`
 	// FromDate and ToDate bound the invoices' dates (inclusive, as the
-	// service defines them).
-	FromDate Date
-	ToDate   Date
-}
-
-func (p *InvoiceListParams) encode(q url.Values) error {
-	return encodeDocFilters(q, p.Status, p.ClientID, p.FromDate, p.ToDate)
+	// service defines them); a ToDate before FromDate is a *ParamError.
+	FromDate Date `query:"from_date"`
+	ToDate   Date `query:"to_date"`
 }
 
 // List iterates over every invoice matching p (nil for all), fetching pages
 // of 100 lazily. Stop early with break; a failure is yielded as the last
 // error. WithPrefetch(n) fetches up to n pages ahead; Collect and First
 // gather the records.
-func (s *InvoiceService) List(ctx context.Context, p *InvoiceListParams, opts ...RequestOption) iter.Seq2[*Invoice, error] {
-	return listAll[Invoice](ctx, s.c, "/invoices", "invoices", orNew(p), opts)
+func (s *InvoiceService) List(ctx context.Context, p *InvoiceListParams, opts ...ListOption) iter.Seq2[*Invoice, error] {
+	return list[Invoice](ctx, s.c, "/invoices", "invoices", p, opts)
 }
 
 // ListPage fetches one page of invoices matching p (nil for the first page
 // with the service's default size).
 func (s *InvoiceService) ListPage(ctx context.Context, p *InvoiceListParams, opts ...RequestOption) (*Page[Invoice], error) {
-	return listPage[Invoice](ctx, s.c, "/invoices", "invoices", orNew(p), opts)
+	return listPage[Invoice](ctx, s.c, "/invoices", "invoices", p, opts)
 }
 
 // Get fetches one invoice with its line items. An unknown id is ErrNotFound;
 // an id that is not a UUID is a *ParamError.
 func (s *InvoiceService) Get(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
-	return getOne[Invoice](ctx, s.c, "/invoices", id, opts)
+	return get[Invoice](ctx, s.c, "/invoices", id, opts)
 }
 
 // PDF streams the invoice as a PDF; File.Filename is "Invoice-<number>.pdf"
@@ -218,6 +114,8 @@ func (s *InvoiceService) PDF(ctx context.Context, id string, opts ...RequestOpti
 
 // InvoiceCreateParams is the body of POST /invoices. Empty optional fields
 // are not sent, and the service applies its defaults.
+//
+//codec:params
 type InvoiceCreateParams struct {
 	// ClientID is required and must belong to the business.
 	ClientID string `json:"client_id"`
@@ -252,12 +150,6 @@ type InvoiceCreateParams struct {
 	// at any depth). A name a typed field also sends is a *ParamError; one
 	// whose typed field is empty (so not sent) may be used.
 	Extra map[string]any `json:",embed"`
-}
-
-// MarshalJSON encodes the request as the Client sends it (see Extra).
-func (p InvoiceCreateParams) MarshalJSON() ([]byte, error) {
-	type plain InvoiceCreateParams
-	return encodeParams(plain(p))
 }
 
 func (p *InvoiceCreateParams) validate() error {
@@ -296,8 +188,7 @@ func (s *InvoiceService) Create(ctx context.Context, p *InvoiceCreateParams, opt
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	inv := new(Invoice)
-	status, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/invoices", body: p, object: true, repeatable: p.Reference != "", opts: opts}, inv)
+	inv, status, err := create[Invoice](ctx, s.c, "/invoices", p, p.Reference != "", opts)
 	if err != nil {
 		return nil, err
 	}

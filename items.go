@@ -3,12 +3,11 @@ package invoicing
 import (
 	"context"
 	"iter"
-	"net/http"
-	"net/url"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // ItemService reads and creates catalog items (scopes items:read and
@@ -16,6 +15,8 @@ import (
 type ItemService service
 
 // Item is a catalog item.
+//
+//codec:record
 type Item struct {
 	ID string `json:"id"`
 	// ItemCode is unique within the business.
@@ -36,90 +37,37 @@ type Item struct {
 	// Extra holds the members the service sent that the SDK has no field
 	// for (see Extra); nil when there were none.
 	Extra Extra `json:",embed"`
+
+	meta codec.Meta
 }
-
-func (v *Item) decodeFrom(st *decodeState) error {
-	return st.object(func(name []byte) error {
-		switch string(name) {
-		case "id":
-			return st.str(&v.ID)
-		case "item_code":
-			return st.str(&v.ItemCode)
-		case "name":
-			return st.str(&v.Name)
-		case "description":
-			return st.shared(&v.Description)
-		case "item_type":
-			return v.ItemType.UnmarshalJSONFrom(st.dec)
-		case "unit_price":
-			return st.decimal(&v.UnitPrice)
-		case "is_taxable":
-			return st.bool(&v.IsTaxable)
-		case "account_id":
-			return st.shared(&v.AccountID)
-		case "tax_code_id":
-			return st.shared(&v.TaxCodeID)
-		case "is_active":
-			return st.bool(&v.IsActive)
-		case "created_at":
-			return st.time(&v.CreatedAt)
-		case "updated_at":
-			return st.timePtr(&v.UpdatedAt)
-		}
-		return st.extra(&v.Extra, name)
-	})
-}
-
-// UnmarshalJSONFrom decodes the record from dec, keeping the members the SDK
-// has no field for in Extra (the encoding/json/v2 interface).
-func (v *Item) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, v) }
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (v *Item) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, v) }
-
-// MarshalJSONTo encodes the record as the service does, money as exact
-// numbers, followed by the members in Extra (the encoding/json/v2
-// interface).
-func (v Item) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain Item
-	return marshalRecord(enc, (*plain)(&v))
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (v Item) MarshalJSON() ([]byte, error) { return marshalJSON(v) }
 
 // ItemListParams filters GET /items. Zero fields are not sent.
 type ItemListParams struct {
 	ListParams
-	ItemType ItemType
-}
-
-func (p *ItemListParams) encode(q url.Values) error {
-	setString(q, "item_type", p.ItemType)
-	return nil
+	ItemType ItemType `query:"item_type"`
 }
 
 // List iterates over every catalog item matching p (nil for all), fetching
 // pages of 100 lazily. Stop early with break; a failure is yielded as the
 // last error. WithPrefetch(n) fetches up to n pages ahead; Collect and First
 // gather the records.
-func (s *ItemService) List(ctx context.Context, p *ItemListParams, opts ...RequestOption) iter.Seq2[*Item, error] {
-	return listAll[Item](ctx, s.c, "/items", "items", orNew(p), opts)
+func (s *ItemService) List(ctx context.Context, p *ItemListParams, opts ...ListOption) iter.Seq2[*Item, error] {
+	return list[Item](ctx, s.c, "/items", "items", p, opts)
 }
 
 // ListPage fetches one page of catalog items matching p.
 func (s *ItemService) ListPage(ctx context.Context, p *ItemListParams, opts ...RequestOption) (*Page[Item], error) {
-	return listPage[Item](ctx, s.c, "/items", "items", orNew(p), opts)
+	return listPage[Item](ctx, s.c, "/items", "items", p, opts)
 }
 
 // Get fetches one catalog item. An unknown id is ErrNotFound.
 func (s *ItemService) Get(ctx context.Context, id string, opts ...RequestOption) (*Item, error) {
-	return getOne[Item](ctx, s.c, "/items", id, opts)
+	return get[Item](ctx, s.c, "/items", id, opts)
 }
 
 // ItemCreateParams is the body of POST /items.
+//
+//codec:params
 type ItemCreateParams struct {
 	// Name is required.
 	Name string `json:"name"`
@@ -142,13 +90,6 @@ type ItemCreateParams struct {
 	// at any depth). A name a typed field also sends is a *ParamError; one
 	// whose typed field is empty (so not sent) may be used.
 	Extra map[string]any `json:",embed"`
-}
-
-// MarshalJSON encodes the request as the Client sends it: UnitPrice as an
-// exact JSON number, unset optional fields omitted, then Extra.
-func (p ItemCreateParams) MarshalJSON() ([]byte, error) {
-	type plain ItemCreateParams
-	return encodeParams(plain(p))
 }
 
 func (p *ItemCreateParams) validate() error {
@@ -184,9 +125,6 @@ func (s *ItemService) Create(ctx context.Context, p *ItemCreateParams, opts ...R
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	it := new(Item)
-	if _, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/items", body: p, object: true, opts: opts}, it); err != nil {
-		return nil, err
-	}
-	return it, nil
+	it, _, err := create[Item](ctx, s.c, "/items", p, false, opts)
+	return it, err
 }

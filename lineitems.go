@@ -8,6 +8,8 @@ import (
 )
 
 // LineItemParams is one line of an invoice, quote or bill create request.
+//
+//codec:params
 type LineItemParams struct {
 	// Description is the line's text; optional (a linked catalog item
 	// supplies it on quotes).
@@ -32,14 +34,6 @@ type LineItemParams struct {
 	// at any depth). A name a typed field also sends is a *ParamError; one
 	// whose typed field is empty (so not sent) may be used.
 	Extra map[string]any `json:",embed"`
-}
-
-// MarshalJSON encodes the line as the Client sends it: decimals as exact
-// JSON numbers, unset optional fields omitted, then Extra. A line never
-// carries an id of its own.
-func (l LineItemParams) MarshalJSON() ([]byte, error) {
-	type plain LineItemParams
-	return encodeParams(plain(l))
 }
 
 // validateLines checks what the API makes certain: at least one line, an

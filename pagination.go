@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
+	"math"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 
-	"github.com/go-json-experiment/json"
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // MaxPageSize is the largest page_size the API accepts; List uses it.
@@ -20,9 +24,9 @@ const MaxPageSize = 100
 // when the service's answers contradict the request or each other: a page
 // other than the one asked for, a page repeating the previous page's
 // records, more records on a page than its page_size, or has_more still
-// true on an empty page or once every one of total records was listed. A list that ends with
-// it may be missing records: the service, or a proxy in front of it,
-// ignored the paging parameters.
+// true on an empty page or once every one of total records was listed. A
+// list that ends with it may be missing records: the service, or a proxy in
+// front of it, ignored the paging parameters.
 var ErrInconsistentList = errors.New("invoicing: inconsistent list pages")
 
 // ListParams are the paging parameters every list endpoint takes. Embed them
@@ -34,18 +38,6 @@ type ListParams struct {
 	// PageSize is the number of records a page, 1 to 100. 0 means the API's
 	// default (50) for ListPage, and the maximum (100) for List.
 	PageSize int
-}
-
-func (p ListParams) paging() ListParams { return p }
-
-func (p ListParams) validate() error {
-	if p.Page < 0 {
-		return paramErr("page", "must be 1 or more")
-	}
-	if p.PageSize < 0 || p.PageSize > MaxPageSize {
-		return paramErr("page_size", "must be between 1 and 100")
-	}
-	return nil
 }
 
 // Page is one page of a list response.
@@ -63,112 +55,36 @@ type Page[T any] struct {
 	HasMore bool
 }
 
-// listEnvelope decodes one list response into page. The records may be
-// under the resource's own key or under the general key `items`; both are
-// accepted, the resource's key first. A page holding more than limit
-// records is refused once the record after the limit begins: at most limit
-// records are decoded, and the error counts them all.
-type listEnvelope[T any] struct {
-	key   string // the resource's own key, e.g. "invoices"
-	limit int
-	page  Page[T]
-}
-
-func (e *listEnvelope[T]) decodeFrom(st *decodeState) error {
-	var named, general []T
-	err := st.object(func(name []byte) error {
-		switch string(name) {
-		case e.key:
-			return decodeRecords(st, &named, e.limit)
-		case "items":
-			return decodeRecords(st, &general, e.limit)
-		case "total":
-			return st.int(&e.page.Total)
-		case "page":
-			return st.int(&e.page.Page)
-		case "page_size":
-			return st.int(&e.page.PageSize)
-		case "has_more":
-			return st.bool(&e.page.HasMore)
-		}
-		return st.dec.SkipValue()
-	})
-	if err != nil {
-		return err
-	}
-	e.page.Items = named
-	if named == nil {
-		e.page.Items = general
-	}
-	return nil
-}
-
-// decodeRecords decodes a JSON array of records into *dst (null leaves it
-// nil), refusing an array of more than limit records with an error matching
-// ErrInconsistentList that counts them.
-func decodeRecords[T any](st *decodeState, dst *[]T, limit int) error {
-	if st.dec.PeekKind() == '[' {
-		*dst = make([]T, 0, limit)
-	}
-	st.share = true
-	n := 0
-	err := array(st, dst, func(v *T) error {
-		if n++; n > limit {
-			return errTooMany
-		}
-		if r, ok := any(v).(recordDecoder); ok {
-			return r.decodeFrom(st)
-		}
-		return json.UnmarshalDecode(st.dec, v)
-	})
-	if err != errTooMany {
-		return err
-	}
-	for st.dec.PeekKind() != ']' { // count the rest, for the message
-		if err := st.dec.SkipValue(); err != nil {
-			return err
-		}
-		n++
-	}
-	n-- // the record after the limit was counted before it was skipped
-	return fmt.Errorf("%w: the page holds %d records, more than the page_size of %d", ErrInconsistentList, n, limit)
-}
-
-// errTooMany stops decodeRecords at the record after the limit.
-var errTooMany = errors.New("too many records")
-
-// listQuery is implemented by every list params type: paging plus filters.
-type listQuery interface {
-	paging() ListParams
-	encode(q url.Values) error
+// record is a record type T, decoded by its generated decodeJSON.
+type record[T any] interface {
+	*T
+	decodeJSON(*codec.Decoder) error
 }
 
 // lister fetches the pages of one list.
-type lister[T any] struct {
-	c     *Client
-	path  string
-	key   string     // the resource's key in the response
-	q     url.Values // the filters and page_size, without page
-	cfg   callConfig // the call's settings, for every page
-	start int        // the first page
-	size  int        // records a page, as asked
+type lister[T any, P record[T]] struct {
+	c           *Client
+	path, key   string     // key: the records' member, besides the general "items"
+	q           url.Values // filters, without page and page_size
+	cfg         *callConfig
+	start, size int  // the first page; the records a page, as asked (0: the service's default)
+	sendPage    bool // whether page is sent: always by List, by ListPage when asked for
 }
 
-func newLister[T any](c *Client, path, key string, p listQuery, opts []RequestOption) (*lister[T], error) {
-	q, lp, cfg, err := c.listValues(p, opts, true)
+func newLister[T any, P record[T], O interface{ applyList(*callConfig) }](c *Client, path, key string, p any, opts []O) (*lister[T, P], error) {
+	q, lp, err := query(p)
 	if err != nil {
 		return nil, err
 	}
-	size := lp.PageSize
-	if size == 0 {
-		size = MaxPageSize
+	cfg, err := config(opts)
+	if err != nil {
+		return nil, err
 	}
-	q.Set("page_size", strconv.Itoa(size))
-	return &lister[T]{c: c, path: path, key: key, q: q, cfg: cfg, start: max(lp.Page, 1), size: size}, nil
+	return &lister[T, P]{c: c, path: path, key: key, q: q, cfg: cfg, start: max(lp.Page, 1), size: lp.PageSize, sendPage: lp.Page != 0}, nil
 }
 
-// pageResult is one fetched page, its response (for WithResponseInto) and
-// its error.
+// pageResult is one fetched page, its response (for WithResponseInto, which
+// the caller's goroutine fills, in page order) and its error.
 type pageResult[T any] struct {
 	page *Page[T]
 	resp Response
@@ -176,76 +92,157 @@ type pageResult[T any] struct {
 }
 
 // fetch gets page number n. It may run on several goroutines at once.
-func (l *lister[T]) fetch(ctx context.Context, n int) pageResult[T] {
-	q := make(url.Values, len(l.q)+1)
-	for k, vs := range l.q {
-		q[k] = vs
+func (l *lister[T, P]) fetch(ctx context.Context, n int) pageResult[T] {
+	q := maps.Clone(l.q)
+	if l.sendPage {
+		q.Set("page", strconv.Itoa(n))
 	}
-	q.Set("page", strconv.Itoa(n))
+	if l.size > 0 {
+		q.Set("page_size", strconv.Itoa(l.size))
+	}
+	limit := orDefault(l.size, MaxPageSize)
 	var res pageResult[T]
-	cfg := l.cfg
+	cfg := *l.cfg
 	cfg.into = &res.resp
-	res.page, res.err = fetchPage[T](ctx, l.c, l.path, l.key, q, l.size, &cfg)
+	pg := new(Page[T])
+	_, res.err = l.c.do(ctx, &request{method: http.MethodGet, path: l.path, query: q, paged: true}, &cfg, func(b []byte) error {
+		return codec.Decode(b, true, func(d *codec.Decoder) error { return decodePage[T, P](d, l.key, limit, pg) })
+	})
+	if res.err == nil {
+		res.page = pg
+	}
 	return res
 }
 
-// report fills the caller's WithResponseInto with a page's response.
-func (l *lister[T]) report(res *pageResult[T]) {
+// into fills the caller's WithResponseInto with the response of res.
+func (l *lister[T, P]) into(res *pageResult[T]) {
 	if l.cfg.into != nil {
 		*l.cfg.into = res.resp
 	}
 }
 
-func fetchPage[T any](ctx context.Context, c *Client, path, key string, q url.Values, limit int, cfg *callConfig) (*Page[T], error) {
-	env := listEnvelope[T]{key: key, limit: limit}
-	if _, err := c.do(ctx, &request{method: http.MethodGet, path: path, query: q, object: true, paged: true, cfg: cfg}, &env); err != nil {
-		return nil, err
+// orDefault returns v, or def when v is 0.
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
 	}
-	return &env.page, nil
+	return v
 }
 
-// listPage fetches one page of path with p's filters.
-func listPage[T any](ctx context.Context, c *Client, path, key string, p listQuery, opts []RequestOption) (*Page[T], error) {
-	q, lp, cfg, err := c.listValues(p, opts, false)
+// decodePage decodes a list response into pg. The records may be under the
+// resource's own key or under the general key "items" (the resource's key
+// wins); a page holding more than limit records ends the list.
+func decodePage[T any, P record[T]](d *codec.Decoder, key string, limit int, pg *Page[T]) error {
+	var named, general []T
+	decode := func(v *T, d *codec.Decoder) error { return P(v).decodeJSON(d) }
+	err := d.Object(func(name []byte) error {
+		switch string(name) {
+		case key:
+			return codec.ReadRecordsUpTo(d, &named, limit, decode)
+		case "items":
+			return codec.ReadRecordsUpTo(d, &general, limit, decode)
+		case "total":
+			return d.Int(&pg.Total)
+		case "page":
+			return d.Int(&pg.Page)
+		case "page_size":
+			return d.Int(&pg.PageSize)
+		case "has_more":
+			return d.Bool(&pg.HasMore)
+		}
+		return d.Skip()
+	})
+	var tm *codec.TooManyError
+	if errors.As(err, &tm) {
+		return fmt.Errorf("%w: the page holds %d records, more than the page_size of %d", ErrInconsistentList, tm.Count, limit)
+	}
+	pg.Items = named
+	if named == nil {
+		pg.Items = general
+	}
+	return err
+}
+
+// listPage fetches one page of path with p's filters and paging.
+func listPage[T any, P record[T]](ctx context.Context, c *Client, path, key string, p any, opts []RequestOption) (*Page[T], error) {
+	l, err := newLister[T, P](c, path, key, p, opts)
 	if err != nil {
 		return nil, err
 	}
-	if lp.Page > 0 {
-		q.Set("page", strconv.Itoa(lp.Page))
-	}
-	limit := MaxPageSize
-	if lp.PageSize > 0 {
-		q.Set("page_size", strconv.Itoa(lp.PageSize))
-		limit = lp.PageSize
-	}
-	return fetchPage[T](ctx, c, path, key, q, limit, &cfg)
+	res := l.fetch(ctx, l.start)
+	l.into(&res)
+	return res.page, res.err
 }
 
-// listAll returns an iterator over every record of path matching p,
-// fetching pages lazily (page_size 100 unless p sets one), one at a time or
-// ahead of the caller with WithPrefetch. It ends when the caller breaks,
-// when a page says has_more is false, and with an error matching
-// ErrInconsistentList when the pages contradict the request or each other
-// (see checkPage and yieldPage), so no server can make it loop forever. An error is
-// yielded once, as the last value.
-func listAll[T any](ctx context.Context, c *Client, path, key string, p listQuery, opts []RequestOption) iter.Seq2[*T, error] {
+// list returns an iterator over every record of path matching p, fetching
+// pages lazily (page_size 100 unless p sets one): one at a time, or with
+// WithPrefetch(n) up to n pages ahead of the one the caller ranges over.
+//
+// It is one loop either way. The first page is fetched alone, because its
+// total and the page size give the number of the last page; with n > 0 the
+// pages after it are then fetched up to n at a time, never past that last
+// page (unless a page's has_more says the list grew, and then one page
+// further at a time). A service that sends no total gets up to n pages
+// requested ahead blindly, of which those past the end come back empty and
+// are dropped.
+//
+// Pages are checked and yielded strictly in order (checkPage, yieldPage),
+// and no page is requested on the word of a page that failed the checks, so
+// records come out once each and in the service's order, an error is
+// yielded once, as the last value, and no server can make the list loop
+// forever. At most n pages wait while the caller holds the current one.
+// When the list ends, the caller breaks or the context ends, the requests
+// still in flight are cancelled and waited for, so no goroutine outlives
+// the range loop.
+func list[T any, P record[T]](ctx context.Context, c *Client, path, key string, p any, opts []ListOption) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		l, err := newLister[T](c, path, key, p, opts)
+		l, err := newLister[T, P](c, path, key, p, opts)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		if l.cfg.prefetch > 0 {
-			l.prefetched(ctx, yield)
-			return
+		if l.size == 0 {
+			l.size = MaxPageSize
+		}
+		l.sendPage = true
+		ctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer func() {
+			cancel()
+			wg.Wait()
+		}()
+		pending := map[int]chan pageResult[T]{} // pages in flight or done, not yet yielded
+		launched, last := l.start, math.MaxInt  // the highest page requested; the last page there is
+		launch := func(upTo int) {
+			for launched < min(upTo, last) {
+				launched++
+				n, ch := launched, make(chan pageResult[T], 1)
+				pending[n] = ch
+				wg.Go(func() { ch <- l.fetch(ctx, n) })
+			}
 		}
 		rules := pageRules{start: l.start, size: l.size}
-		for n := l.start; ; n++ {
-			res := l.fetch(ctx, n)
-			l.report(&res)
-			more, err := false, checkPage(&rules, n, res)
+		for page := l.start; ; page++ {
+			var res pageResult[T]
+			if ch, ok := pending[page]; ok {
+				res = <-ch
+				delete(pending, page)
+			} else { // the first page, or the next one with no page ahead
+				launched = max(launched, page)
+				res = l.fetch(ctx, page)
+			}
+			l.into(&res)
+			err := checkPage(&rules, page, res)
+			more := false
 			if err == nil {
-				more, err = yieldPage(&rules, n, res.page, yield)
+				if pg := res.page; pg.HasMore && len(pg.Items) > 0 {
+					last = math.MaxInt
+					if pg.Total > 0 {
+						last = max((pg.Total+l.size-1)/l.size, page+1)
+					}
+					launch(page + l.cfg.prefetch) // before yielding: the caller's work overlaps the fetches
+				}
+				more, err = yieldPage(&rules, page, res.page, yield)
 			}
 			if err != nil {
 				yield(nil, err)
@@ -265,8 +262,8 @@ type pageRules struct {
 	prevIDs     []string // the ids of the previous page
 }
 
-// checkPage returns the error of page n (res), or the error that ends the
-// list when the page is not the one asked for or repeats the previous page.
+// check returns the error of page n (res), or the error that ends the list
+// when the page is not the one asked for or repeats the previous page.
 func checkPage[T any](r *pageRules, n int, res pageResult[T]) error {
 	if res.err != nil {
 		return res.err
@@ -283,9 +280,26 @@ func checkPage[T any](r *pageRules, n int, res pageResult[T]) error {
 	return nil
 }
 
-// yieldPage yields the records of page n, which passed check, and reports
-// whether the list goes on. It returns the error to yield last when the
-// page's has_more contradicts it or the total; more is false then.
+// recordIDs returns the ids of records (their field ID), or nil when a
+// record has an empty one: records that cannot be told apart are not
+// compared.
+func recordIDs[T any](records []T) []string {
+	f, ok := reflect.TypeFor[T]().FieldByName("ID")
+	if !ok || len(records) == 0 {
+		return nil
+	}
+	ids := make([]string, len(records))
+	for i := range records {
+		if ids[i] = reflect.ValueOf(&records[i]).Elem().FieldByIndex(f.Index).String(); ids[i] == "" {
+			return nil
+		}
+	}
+	return ids
+}
+
+// yieldPage yields the records of page n, which passed checkPage, and
+// reports whether the list goes on. It returns the error to yield last
+// when the page's has_more contradicts it or the total; more is false then.
 func yieldPage[T any](r *pageRules, n int, pg *Page[T], yield func(*T, error) bool) (more bool, err error) {
 	for i := range pg.Items {
 		if !yield(&pg.Items[i], nil) {
@@ -293,89 +307,59 @@ func yieldPage[T any](r *pageRules, n int, pg *Page[T], yield func(*T, error) bo
 		}
 	}
 	r.seen += len(pg.Items)
-	if !pg.HasMore {
+	switch listed := (r.start-1)*r.size + r.seen; {
+	case !pg.HasMore:
 		return false, nil
-	}
-	if len(pg.Items) == 0 {
+	case len(pg.Items) == 0:
 		return false, fmt.Errorf("%w: page %d is empty but says more records follow", ErrInconsistentList, n)
-	}
-	if listed := (r.start-1)*r.size + r.seen; pg.Total > 0 && listed >= pg.Total {
+	case pg.Total > 0 && listed >= pg.Total:
 		return false, fmt.Errorf("%w: page %d says more records follow, but all %d were listed", ErrInconsistentList, n, pg.Total)
 	}
 	return true, nil
 }
 
-// recordIDs returns the ids of records, or nil when T has none or a record
-// has an empty one (records that cannot be told apart are not compared).
-func recordIDs[T any](records []T) []string {
-	if len(records) == 0 {
-		return nil
-	}
-	if _, ok := any(&records[0]).(interface{ recordID() string }); !ok {
-		return nil
-	}
-	ids := make([]string, len(records))
-	for i := range records {
-		if ids[i] = any(&records[i]).(interface{ recordID() string }).recordID(); ids[i] == "" {
-			return nil
+// ErrTooManyRecords matches the error of Collect when the list holds more
+// records than the limit it was given.
+var ErrTooManyRecords = errors.New("invoicing: the list holds more records than the limit")
+
+// ErrEmptyList is the error of First for a list with no record. It matches
+// ErrNotFound too, so that First reads like Get:
+//
+//	inv, err := invoicing.First(c.Invoices.List(ctx, &invoicing.InvoiceListParams{Status: invoicing.InvoiceStatusOverdue}))
+//	if errors.Is(err, invoicing.ErrNotFound) { ... nothing overdue ... }
+var ErrEmptyList error = emptyList{}
+
+type emptyList struct{}
+
+func (emptyList) Error() string        { return "invoicing: the list is empty" }
+func (emptyList) Is(target error) bool { return target == ErrNotFound }
+
+// Collect ranges over seq, a List, and returns its records in order. A
+// positive limit caps how many it will hold: once the list shows one record
+// more, it stops fetching and returns the first limit records with an error
+// matching ErrTooManyRecords, so that a list larger than expected cannot
+// fill memory. limit <= 0 means no cap. An error of the list is returned
+// with the records yielded before it.
+func Collect[T any](seq iter.Seq2[*T, error], limit int) ([]*T, error) {
+	var out []*T
+	for v, err := range seq {
+		if err != nil {
+			return out, err
 		}
+		if limit > 0 && len(out) == limit {
+			return out, fmt.Errorf("%w: more than %d", ErrTooManyRecords, limit)
+		}
+		out = append(out, v)
 	}
-	return ids
+	return out, nil
 }
 
-// listValues checks a list call's params and options and returns its
-// query (filters only), paging and settings.
-func (c *Client) listValues(p listQuery, opts []RequestOption, list bool) (url.Values, ListParams, callConfig, error) {
-	lp := p.paging()
-	if err := lp.validate(); err != nil {
-		return nil, lp, callConfig{}, err
+// First returns the first record of seq, a List, fetching only its first
+// page (give the List a ListParams.PageSize of 1 to fetch one record). A
+// list with no record is ErrEmptyList, which matches ErrNotFound.
+func First[T any](seq iter.Seq2[*T, error]) (*T, error) {
+	for v, err := range seq {
+		return v, err
 	}
-	q := url.Values{}
-	if err := p.encode(q); err != nil {
-		return nil, lp, callConfig{}, err
-	}
-	cfg, err := c.config(opts, list)
-	return q, lp, cfg, err
+	return nil, ErrEmptyList
 }
-
-// setDate, setString: optional query parameters.
-func setDate(q url.Values, key string, d Date) {
-	if !d.IsZero() {
-		q.Set(key, d.String())
-	}
-}
-
-func setString[S ~string](q url.Values, key string, v S) {
-	if v != "" {
-		q.Set(key, string(v))
-	}
-}
-
-// encodeDocFilters sets the filters the invoice and quote lists share.
-func encodeDocFilters[S ~string](q url.Values, status S, clientID string, from, to Date) error {
-	setString(q, "status", status)
-	setString(q, "client_id", clientID)
-	setDate(q, "from_date", from)
-	setDate(q, "to_date", to)
-	return checkDateRange(from, to)
-}
-
-// checkDateRange fails when both bounds are set and from is after to.
-func checkDateRange(from, to Date) error {
-	if !from.IsZero() && !to.IsZero() && from.After(to) {
-		return paramErr("from_date", "is after to_date")
-	}
-	return nil
-}
-
-// recordID gives List the id of each record, to tell a repeated page (see
-// pageRules).
-func (v *Invoice) recordID() string         { return v.ID }
-func (v *Item) recordID() string            { return v.ID }
-func (v *Quote) recordID() string           { return v.ID }
-func (v *Contact) recordID() string         { return v.ID }
-func (v *Bill) recordID() string            { return v.ID }
-func (v *Account) recordID() string         { return v.ID }
-func (v *TaxCode) recordID() string         { return v.ID }
-func (v *BankAccount) recordID() string     { return v.ID }
-func (v *BankTransaction) recordID() string { return v.ID }

@@ -3,12 +3,11 @@ package invoicing
 import (
 	"context"
 	"iter"
-	"net/http"
-	"net/url"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // QuoteService reads and creates quotes (scopes quotes:read and
@@ -18,6 +17,8 @@ type QuoteService service
 // Quote is a sales quote. For an accepted quote the totals and lines are the
 // client's saved agreement (excluded optional lines omitted, chosen
 // quantities); other quotes keep their offered lines.
+//
+//codec:record
 type Quote struct {
 	ID          string      `json:"id"`
 	QuoteNumber string      `json:"quote_number"`
@@ -41,69 +42,13 @@ type Quote struct {
 	// Extra holds the members the service sent that the SDK has no field
 	// for (see Extra); nil when there were none.
 	Extra Extra `json:",embed"`
+
+	meta codec.Meta
 }
-
-func (v *Quote) decodeFrom(st *decodeState) error {
-	return st.object(func(name []byte) error {
-		switch string(name) {
-		case "id":
-			return st.str(&v.ID)
-		case "quote_number":
-			return st.str(&v.QuoteNumber)
-		case "title":
-			return st.shared(&v.Title)
-		case "client_id":
-			return st.shared(&v.ClientID)
-		case "client_name":
-			return st.shared(&v.ClientName)
-		case "status":
-			return v.Status.UnmarshalJSONFrom(st.dec)
-		case "issue_date":
-			return st.date(&v.IssueDate)
-		case "valid_until":
-			return st.date(&v.ValidUntil)
-		case "subtotal":
-			return st.decimal(&v.Subtotal)
-		case "tax_total":
-			return st.decimal(&v.TaxTotal)
-		case "total":
-			return st.decimal(&v.Total)
-		case "currency":
-			return st.shared(&v.Currency)
-		case "notes":
-			return st.shared(&v.Notes)
-		case "line_items":
-			return array(st, &v.LineItems, func(l *QuoteLineItem) error { return l.decodeFrom(st) })
-		case "created_at":
-			return st.time(&v.CreatedAt)
-		case "updated_at":
-			return st.timePtr(&v.UpdatedAt)
-		}
-		return st.extra(&v.Extra, name)
-	})
-}
-
-// UnmarshalJSONFrom decodes the record from dec, keeping the members the SDK
-// has no field for in Extra (the encoding/json/v2 interface).
-func (v *Quote) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, v) }
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (v *Quote) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, v) }
-
-// MarshalJSONTo encodes the record as the service does, money as exact
-// numbers, followed by the members in Extra (the encoding/json/v2
-// interface).
-func (v Quote) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain Quote
-	return marshalRecord(enc, (*plain)(&v))
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (v Quote) MarshalJSON() ([]byte, error) { return marshalJSON(v) }
 
 // QuoteLineItem is one line of a Quote.
+//
+//codec:record
 type QuoteLineItem struct {
 	ID string `json:"id"`
 	// ItemID, ItemCode and ItemName are set only when the line is linked to
@@ -122,83 +67,37 @@ type QuoteLineItem struct {
 	// Extra holds the members the service sent that the SDK has no field
 	// for (see Extra); nil when there were none.
 	Extra Extra `json:",embed"`
+
+	meta codec.Meta
 }
-
-func (l *QuoteLineItem) decodeFrom(st *decodeState) error {
-	return st.object(func(name []byte) error {
-		switch string(name) {
-		case "id":
-			return st.str(&l.ID)
-		case "item_id":
-			return st.shared(&l.ItemID)
-		case "item_code":
-			return st.shared(&l.ItemCode)
-		case "item_name":
-			return st.shared(&l.ItemName)
-		case "description":
-			return st.shared(&l.Description)
-		case "quantity":
-			return st.decimal(&l.Quantity)
-		case "unit_price":
-			return st.decimal(&l.UnitPrice)
-		case "amount":
-			return st.decimal(&l.Amount)
-		case "tax_amount":
-			return st.decimal(&l.TaxAmount)
-		}
-		return st.extra(&l.Extra, name)
-	})
-}
-
-// UnmarshalJSONFrom decodes the record from dec, keeping the members the SDK
-// has no field for in Extra (the encoding/json/v2 interface).
-func (l *QuoteLineItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return decodeRecord(dec, l) }
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (l *QuoteLineItem) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, l) }
-
-// MarshalJSONTo encodes the record as the service does, money as exact
-// numbers, followed by the members in Extra (the encoding/json/v2
-// interface).
-func (l QuoteLineItem) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain QuoteLineItem
-	return marshalRecord(enc, (*plain)(&l))
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (l QuoteLineItem) MarshalJSON() ([]byte, error) { return marshalJSON(l) }
 
 // QuoteListParams filters GET /quotes. Zero fields are not sent.
 type QuoteListParams struct {
 	ListParams
-	Status   QuoteStatus
-	ClientID string
-	FromDate Date
-	ToDate   Date
-}
-
-func (p *QuoteListParams) encode(q url.Values) error {
-	return encodeDocFilters(q, p.Status, p.ClientID, p.FromDate, p.ToDate)
+	Status   QuoteStatus `query:"status"`
+	ClientID string      `query:"client_id"`
+	// FromDate and ToDate bound the quotes' dates; a ToDate before
+	// FromDate is a *ParamError.
+	FromDate Date `query:"from_date"`
+	ToDate   Date `query:"to_date"`
 }
 
 // List iterates over every quote matching p (nil for all), fetching pages of
 // 100 lazily. Stop early with break; a failure is yielded as the last error.
 // WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
 // records.
-func (s *QuoteService) List(ctx context.Context, p *QuoteListParams, opts ...RequestOption) iter.Seq2[*Quote, error] {
-	return listAll[Quote](ctx, s.c, "/quotes", "quotes", orNew(p), opts)
+func (s *QuoteService) List(ctx context.Context, p *QuoteListParams, opts ...ListOption) iter.Seq2[*Quote, error] {
+	return list[Quote](ctx, s.c, "/quotes", "quotes", p, opts)
 }
 
 // ListPage fetches one page of quotes matching p; Total counts all matches.
 func (s *QuoteService) ListPage(ctx context.Context, p *QuoteListParams, opts ...RequestOption) (*Page[Quote], error) {
-	return listPage[Quote](ctx, s.c, "/quotes", "quotes", orNew(p), opts)
+	return listPage[Quote](ctx, s.c, "/quotes", "quotes", p, opts)
 }
 
 // Get fetches one quote with its line items. An unknown id is ErrNotFound.
 func (s *QuoteService) Get(ctx context.Context, id string, opts ...RequestOption) (*Quote, error) {
-	return getOne[Quote](ctx, s.c, "/quotes", id, opts)
+	return get[Quote](ctx, s.c, "/quotes", id, opts)
 }
 
 // PDF streams the quote as a PDF; File.Filename is "Quote-<number>.pdf". It
@@ -209,6 +108,8 @@ func (s *QuoteService) PDF(ctx context.Context, id string, opts ...RequestOption
 
 // QuoteCreateParams is the body of POST /quotes. Empty optional fields are
 // not sent. The service numbers the quote and always creates it as draft.
+//
+//codec:params
 type QuoteCreateParams struct {
 	// ClientID is required and must belong to the business.
 	ClientID string `json:"client_id"`
@@ -235,12 +136,6 @@ type QuoteCreateParams struct {
 	Extra map[string]any `json:",embed"`
 }
 
-// MarshalJSON encodes the request as the Client sends it (see Extra).
-func (p QuoteCreateParams) MarshalJSON() ([]byte, error) {
-	type plain QuoteCreateParams
-	return encodeParams(plain(p))
-}
-
 func (p *QuoteCreateParams) validate() error {
 	if p == nil {
 		return paramErr("params", "Quotes.Create needs a *QuoteCreateParams with ClientID and at least one of LineItems, got nil")
@@ -262,9 +157,6 @@ func (s *QuoteService) Create(ctx context.Context, p *QuoteCreateParams, opts ..
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	q := new(Quote)
-	if _, err := s.c.do(ctx, &request{method: http.MethodPost, path: "/quotes", body: p, object: true, opts: opts}, q); err != nil {
-		return nil, err
-	}
-	return q, nil
+	q, _, err := create[Quote](ctx, s.c, "/quotes", p, false, opts)
+	return q, err
 }

@@ -3,14 +3,12 @@ package invoicing
 import (
 	"context"
 	"net/url"
-	"reflect"
-	"slices"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 
-	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // ReportService runs the accounting reports (GET /reports/trial-balance,
@@ -28,6 +26,8 @@ type ReportService service
 // has no field for is kept in Extra, so a report of another shape is still
 // fully readable (Extra.Get, Extra.Decode); a field the service does not
 // send is left zero.
+//
+//codec:record lenient
 type Report struct {
 	// Name identifies the report, e.g. "trial_balance", from the key
 	// "report".
@@ -49,49 +49,13 @@ type Report struct {
 	// MismatchedFields); nil when there were none.
 	Extra Extra `json:",embed"`
 
-	from decodedFrom
-}
-
-// UnmarshalJSONFrom decodes the record leniently (see the package
-// documentation, "Resources documented in outline"), keeping the members the
-// SDK has no field for in Extra (the encoding/json/v2 interface).
-func (r *Report) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain Report
-	return decodeLenient(dec, (*plain)(r), &r.from)
-}
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (r *Report) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, r) }
-
-// MarshalJSONTo encodes the record (money as exact numbers): a decoded
-// record encodes back to the members it was decoded from, a mismatched
-// field as the value the service sent; a record built in code encodes its
-// typed fields, then the members in Extra (the encoding/json/v2
-// interface).
-func (r Report) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain Report
-	return marshalLenient(enc, (*plain)(&r), &r.from)
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (r Report) MarshalJSON() ([]byte, error) { return marshalJSON(r) }
-
-// MismatchedFields returns the JSON names of the typed fields whose value did
-// not fit their Go type, in field order, or nil when every field fit. Those
-// fields are zero; the values the service sent are in Extra.
-func (r Report) MismatchedFields() []string { return slices.Clone(r.from.mismatched) }
-
-// Has reports whether the object the record was decoded from had a member
-// named name, a typed field's (even one whose value was zero or null) or one
-// kept in Extra. It is false for a record built in code.
-func (r Report) Has(name string) bool {
-	return r.Extra.Has(name) || r.from.has(reflect.TypeFor[Report](), name)
+	meta codec.Meta
 }
 
 // ReportLine is one row of a Report, for one account. Amounts are exact;
 // a member the SDK has no field for is kept in Extra.
+//
+//codec:record lenient
 type ReportLine struct {
 	// AccountID, AccountCode, AccountName and AccountType describe the
 	// row's account (see Account).
@@ -109,45 +73,7 @@ type ReportLine struct {
 	// MismatchedFields); nil when there were none.
 	Extra Extra `json:",embed"`
 
-	from decodedFrom
-}
-
-// UnmarshalJSONFrom decodes the record leniently (see the package
-// documentation, "Resources documented in outline"), keeping the members the
-// SDK has no field for in Extra (the encoding/json/v2 interface).
-func (l *ReportLine) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain ReportLine
-	return decodeLenient(dec, (*plain)(l), &l.from)
-}
-
-// UnmarshalJSON decodes the record as UnmarshalJSONFrom does (the
-// encoding/json interface).
-func (l *ReportLine) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, l) }
-
-// MarshalJSONTo encodes the record (money as exact numbers): a decoded
-// record encodes back to the members it was decoded from, a mismatched
-// field as the value the service sent; a record built in code encodes its
-// typed fields, then the members in Extra (the encoding/json/v2
-// interface).
-func (l ReportLine) MarshalJSONTo(enc *jsontext.Encoder) error {
-	type plain ReportLine
-	return marshalLenient(enc, (*plain)(&l), &l.from)
-}
-
-// MarshalJSON encodes the record as MarshalJSONTo does (the encoding/json
-// interface).
-func (l ReportLine) MarshalJSON() ([]byte, error) { return marshalJSON(l) }
-
-// MismatchedFields returns the JSON names of the typed fields whose value did
-// not fit their Go type, in field order, or nil when every field fit. Those
-// fields are zero; the values the service sent are in Extra.
-func (l ReportLine) MismatchedFields() []string { return slices.Clone(l.from.mismatched) }
-
-// Has reports whether the object the record was decoded from had a member
-// named name, a typed field's (even one whose value was zero or null) or one
-// kept in Extra. It is false for a record built in code.
-func (l ReportLine) Has(name string) bool {
-	return l.Extra.Has(name) || l.from.has(reflect.TypeFor[ReportLine](), name)
+	meta codec.Meta
 }
 
 // ReportTotals holds a report's "totals" value, such as {"debit": 100,
@@ -156,7 +82,8 @@ func (l ReportLine) Has(name string) bool {
 // even a totals value that is not an object is never a decoding error: Raw
 // returns it, and Get and Amount then find no totals.
 type ReportTotals struct {
-	raw jsontext.Value
+	raw  jsontext.Value
+	null bool // decoded from null, with no value before: written back as null
 }
 
 // Raw returns a copy of the totals value as the service sent it, or nil for
@@ -168,7 +95,7 @@ func (t ReportTotals) Raw() jsontext.Value { return t.raw.Clone() }
 func (t ReportTotals) Get(name string, dst any) error {
 	var members Extra
 	if t.raw.Kind() == '{' {
-		_ = json.Unmarshal(t.raw, &members, jsonopt.Decode) // checked when decoded
+		_ = json.Unmarshal(t.raw, &members, codec.User) // checked when decoded
 	}
 	return members.Get(name, dst)
 }
@@ -182,48 +109,38 @@ func (t ReportTotals) Amount(name string) (decimal.Decimal, error) {
 	return d, err
 }
 
-// UnmarshalJSONFrom keeps the next value of dec as it is; null leaves t
-// unchanged (the encoding/json/v2 interface).
-func (t *ReportTotals) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	v, err := dec.ReadValue()
-	if err == nil && v.Kind() != 'n' {
-		t.raw = v.Clone()
+// UnmarshalJSON keeps the value as it is; null leaves t's totals unchanged
+// (none, when t held none: it is then written back as null).
+func (t *ReportTotals) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		t.null = t.null || t.raw == nil
+		return nil
 	}
-	return err
+	t.raw, t.null = jsontext.Value(b).Clone(), false
+	return nil
 }
 
-// UnmarshalJSON keeps the value as UnmarshalJSONFrom does (the encoding/json
-// interface).
-func (t *ReportTotals) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, t) }
-
-// MarshalJSONTo writes the value as the service sent it, or {} for totals
-// not decoded from JSON (the encoding/json/v2 interface).
-func (t ReportTotals) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if t.raw == nil {
-		return enc.WriteValue(jsontext.Value("{}"))
+// MarshalJSON writes the value as the service sent it (null included), or
+// {} for totals not decoded from JSON.
+func (t ReportTotals) MarshalJSON() ([]byte, error) {
+	switch {
+	case t.raw != nil:
+		return t.raw.Clone(), nil
+	case t.null:
+		return []byte("null"), nil
 	}
-	return json.MarshalEncode(enc, t.raw, jsonopt.Encode) // as kept: see jsonopt.Encode
+	return []byte("{}"), nil
 }
-
-// MarshalJSON writes the value as MarshalJSONTo does (the encoding/json
-// interface).
-func (t ReportTotals) MarshalJSON() ([]byte, error) { return marshalJSON(t) }
 
 // TrialBalanceParams are the query parameters of GET /reports/trial-balance.
 // Parameters other than AsAt go in Extra.
 type TrialBalanceParams struct {
 	// AsAt is the date of the trial balance, sent as as_at (YYYY-MM-DD) when
 	// set.
-	AsAt Date
+	AsAt Date `query:"as_at"`
 	// Extra holds query parameters the SDK does not know, sent as given. A
 	// name a typed field also sets is a *ParamError.
 	Extra url.Values
-}
-
-func (p *TrialBalanceParams) query() (url.Values, error) {
-	q := url.Values{}
-	setDate(q, "as_at", p.AsAt)
-	return q, mergeQuery(q, p.Extra)
 }
 
 // ProfitAndLossParams are the query parameters of GET /reports/profit-loss.
@@ -231,23 +148,13 @@ func (p *TrialBalanceParams) query() (url.Values, error) {
 // parameters go in Extra.
 type ProfitAndLossParams struct {
 	// FromDate is the start of the period, sent as from_date when set.
-	FromDate Date
+	FromDate Date `query:"from_date"`
 	// ToDate is the end of the period, sent as to_date when set. A
 	// ToDate before FromDate is a *ParamError.
-	ToDate Date
+	ToDate Date `query:"to_date"`
 	// Extra holds query parameters the SDK does not know, sent as given. A
 	// name a typed field also sets is a *ParamError.
 	Extra url.Values
-}
-
-func (p *ProfitAndLossParams) query() (url.Values, error) {
-	if err := checkDateRange(p.FromDate, p.ToDate); err != nil {
-		return nil, err
-	}
-	q := url.Values{}
-	setDate(q, "from_date", p.FromDate)
-	setDate(q, "to_date", p.ToDate)
-	return q, mergeQuery(q, p.Extra)
 }
 
 // BalanceSheetParams are the query parameters of GET
@@ -255,43 +162,26 @@ func (p *ProfitAndLossParams) query() (url.Values, error) {
 type BalanceSheetParams struct {
 	// AsAt is the date of the balance sheet, sent as as_at (YYYY-MM-DD)
 	// when set.
-	AsAt Date
+	AsAt Date `query:"as_at"`
 	// Extra holds query parameters the SDK does not know, sent as given. A
 	// name a typed field also sets is a *ParamError.
 	Extra url.Values
 }
 
-func (p *BalanceSheetParams) query() (url.Values, error) {
-	q := url.Values{}
-	setDate(q, "as_at", p.AsAt)
-	return q, mergeQuery(q, p.Extra)
-}
-
-// reportQuery is implemented by the report params types.
-type reportQuery interface{ query() (url.Values, error) }
-
-func (s *ReportService) run(ctx context.Context, path string, p reportQuery, opts []RequestOption) (*Report, error) {
-	q, err := p.query()
-	if err != nil {
-		return nil, err
-	}
-	return getQuery[Report](ctx, s.c, path, q, opts)
-}
-
 // TrialBalance fetches the trial balance (nil p for the service's default
 // date). Server errors are retried like every GET.
 func (s *ReportService) TrialBalance(ctx context.Context, p *TrialBalanceParams, opts ...RequestOption) (*Report, error) {
-	return s.run(ctx, "/reports/trial-balance", orNew(p), opts)
+	return getQuery[Report](ctx, s.c, "/reports/trial-balance", p, opts)
 }
 
 // ProfitAndLoss fetches the profit and loss report (nil p for the service's
 // default period).
 func (s *ReportService) ProfitAndLoss(ctx context.Context, p *ProfitAndLossParams, opts ...RequestOption) (*Report, error) {
-	return s.run(ctx, "/reports/profit-loss", orNew(p), opts)
+	return getQuery[Report](ctx, s.c, "/reports/profit-loss", p, opts)
 }
 
 // BalanceSheet fetches the balance sheet (nil p for the service's default
 // date).
 func (s *ReportService) BalanceSheet(ctx context.Context, p *BalanceSheetParams, opts ...RequestOption) (*Report, error) {
-	return s.run(ctx, "/reports/balance-sheet", orNew(p), opts)
+	return getQuery[Report](ctx, s.c, "/reports/balance-sheet", p, opts)
 }

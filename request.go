@@ -1,171 +1,154 @@
 package invoicing
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
-	"reflect"
-	"strings"
+	"slices"
 	"time"
-
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	"github.com/google/uuid"
-	"github.com/hashicorp/go-retryablehttp"
-
-	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // ErrResponseTooLarge is returned (wrapped) when a JSON response is larger
 // than the client's WithMaxResponseBytes limit. It is never retried.
 var ErrResponseTooLarge = errors.New("invoicing: response body too large")
 
-var (
-	hdrJSON = []string{"application/json"}
-	// hdrPDF asks for the PDF, and for the JSON {detail} body of an error.
-	hdrPDF = []string{"application/pdf, application/json"}
-)
-
-// request is one API call: everything the pipeline needs to send it.
+// request is one API call.
 type request struct {
-	method string
-	path   string     // relative to the base URL, already escaped: "/invoices/<uuid>"
-	query  url.Values // may be nil
-	body   any        // JSON-encoded when non-nil
-	// pdf marks a PDF download: a 2xx body is streamed to the caller rather
-	// than read by the pipeline.
-	pdf bool
-	// object marks a response whose 2xx body must be a JSON object (every
-	// SDK record and list); Client.Do accepts any JSON.
-	object bool
-	// paged marks a list request: page and page_size belong to ListParams,
-	// not to WithQuery.
-	paged bool
-	// repeatable marks a non-GET request as safe to send again after a 5xx
-	// or a network error (an invoice create carrying its reference).
-	repeatable bool
-	opts       []RequestOption
-	// cfg, when set, is the call's settings already resolved from opts (List
-	// resolves them once for all its pages).
-	cfg *callConfig
+	method, path string     // path relative to the base URL, escaped: "/invoices/<uuid>"
+	query        url.Values // the params' query; may be nil
+	paged        bool       // page and page_size belong to the list, not to WithQuery
+	body         []byte     // JSON; nil for none
+	pdf          bool       // a 2xx body streams to the caller instead of being read
+	repeatable   bool       // a non-GET safe to repeat after a 5xx or a network error
 }
 
-// call is the state of one call while it runs, shared by the pipeline's
-// stages through the request's context: its settings, how many attempts it
-// made, and the wait before its next one.
-type call struct {
-	method, path string
-	cfg          callConfig
-	pdf          bool
-	repeatable   bool
-	attempts     int
-	wait         time.Duration // before the next attempt; set by checkRetry
-	buf          *[]byte       // pooled buffer holding the latest JSON response body
-	// resp and body are the latest attempt's response and the bytes
-	// exchange read of it (see remember); nil when a middleware replaced
-	// the body, or for a streamed PDF.
-	resp *http.Response
-	body []byte
+// attemptTimeout is the error of an attempt that exceeded its deadline
+// (WithTimeout). It matches context.DeadlineExceeded and is a net.Error
+// whose Timeout is true.
+type attemptTimeout struct {
+	d       time.Duration
+	stalled bool // the body stopped coming, after the headers
 }
 
-type callKey struct{}
-
-func callFrom(ctx context.Context) *call {
-	cl, _ := ctx.Value(callKey{}).(*call)
-	return cl
-}
-
-// route is the call's route template, e.g. "GET /invoices/{id}".
-func (cl *call) route() string { return cl.method + " " + routeTemplate(cl.path) }
-
-// Route returns the route template of a request the SDK is sending, such as
-// "GET /invoices/{id}": the method, then the path relative to the base URL
-// with every UUID segment replaced by {id}. Middleware (see WithMiddleware)
-// use it to name spans and metrics without raw ids. It returns "" for a
-// request the SDK did not make.
-func Route(req *http.Request) string {
-	if cl := callFrom(req.Context()); cl != nil {
-		return cl.route()
+func (e *attemptTimeout) Error() string {
+	if e.stalled {
+		return fmt.Sprintf("the response body stalled for %v (per-attempt timeout)", e.d)
 	}
-	return ""
+	return fmt.Sprintf("no complete response within %v (per-attempt timeout)", e.d)
 }
 
-// Attempt returns which attempt of its call a request the SDK is sending
-// is: 1 for the first try, 2 for the first retry, and so on (a redirect
-// followed within an attempt keeps its number). Middleware use it to tell
-// retries apart. It returns 0 for a request the SDK did not make.
-func Attempt(req *http.Request) int {
-	if cl := callFrom(req.Context()); cl != nil {
-		return cl.attempts
+func (e *attemptTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+func (e *attemptTimeout) Timeout() bool { return true }
+
+func (e *attemptTimeout) Temporary() bool { return true }
+
+// timeoutCause returns the attempt's timeout in place of err when the
+// attempt context ctx ended because of it (and not because parent ended).
+func timeoutCause(ctx, parent context.Context, err error) error {
+	var te *attemptTimeout
+	if parent.Err() == nil && errors.As(context.Cause(ctx), &te) {
+		return te
 	}
-	return 0
+	return err
 }
 
-// routeTemplate replaces each UUID segment of path with {id}.
-func routeTemplate(path string) string {
-	if !strings.Contains(path, "-") {
-		return path
+// body is a response body read within its attempt's deadline; an idle one
+// (a PDF's, which streams) gives each Read the whole deadline instead.
+// Closing it ends the attempt.
+type body struct {
+	rc          io.ReadCloser
+	timer       *time.Timer
+	d           time.Duration
+	idle        bool
+	ctx, parent context.Context
+	cancel      context.CancelCauseFunc
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.idle {
+		b.timer.Reset(b.d)
 	}
-	segs := strings.Split(path, "/")
-	for i, s := range segs {
-		if len(s) == 36 && uuid.Validate(s) == nil {
-			segs[i] = "{id}"
+	n, err := b.rc.Read(p)
+	if b.idle {
+		b.timer.Stop()
+	}
+	if err != nil && err != io.EOF {
+		if te := timeoutCause(b.ctx, b.parent, err); te != err {
+			te.(*attemptTimeout).stalled = b.idle
+			err = te
 		}
 	}
-	return strings.Join(segs, "/")
+	return n, err
 }
 
-// send runs the pipeline up to the response: options, encoding, auth,
-// retries. A 2xx response is returned with its body in memory (or, for a
-// PDF, open); the caller must pass the call to release when done with it.
-// Any other status becomes an *Error. The call's Response is filled for
-// WithResponseInto either way.
-func (c *Client) send(ctx context.Context, r *request) (*http.Response, *call, error) {
-	if ctx == nil {
-		return nil, nil, errors.New("invoicing: nil context")
+func (b *body) Close() error {
+	b.timer.Stop()
+	err := b.rc.Close()
+	b.cancel(nil)
+	return err
+}
+
+// maxErrorBody caps how much of an error response is read and kept.
+const maxErrorBody = 64 << 10
+
+// readCapped reads all of r into buf[:0], failing with ErrResponseTooLarge
+// beyond limit bytes (with the first limit bytes, which an error response
+// keeps as its Body). size is the Content-Length (or -1), a hint for the
+// first allocation, never trusted beyond 256 KiB.
+func readCapped(r io.Reader, buf []byte, size int64, limit int) ([]byte, error) {
+	b := buf[:0]
+	if want := int(min(size, int64(limit), 256<<10)) + 1; size > 0 && cap(b) < want {
+		b = slices.Grow(b, want) // +1: room to see EOF without growing
 	}
-	cl := &call{method: r.method, path: r.path, pdf: r.pdf}
-	if r.cfg != nil {
-		cl.cfg = *r.cfg
-	} else {
-		var err error
-		if cl.cfg, err = c.config(r.opts, false); err != nil {
-			return nil, nil, err
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, max(512, cap(b)))
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		switch {
+		case len(b) > limit:
+			return b[:limit], fmt.Errorf("%w (over %d bytes)", ErrResponseTooLarge, limit)
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return b, err
 		}
 	}
-	cl.repeatable = r.method == http.MethodGet || r.repeatable || cl.cfg.repeatable
-	u, err := c.url(r, cl.cfg.query)
-	if err != nil {
-		return nil, nil, err
+}
+
+// getBuf returns a response buffer from the pool; do puts it back, after
+// decoding, unless it grew past 1 MiB.
+func (c *Client) getBuf() *[]byte {
+	if b, ok := c.bufs.Get().(*[]byte); ok && cap(*b) <= 1<<20 {
+		return b
 	}
-	var body any
-	if r.body != nil {
-		b, err := encodeParams(r.body)
-		if err != nil {
-			if _, ok := err.(*ParamError); ok {
-				return nil, nil, err
-			}
-			return nil, nil, fmt.Errorf("invoicing: encoding %s %s request: %w", r.method, r.path, err)
-		}
-		body = b
+	return new([]byte)
+}
+
+func isSuccess(code int) bool { return code >= 200 && code <= 299 }
+
+func status(resp *http.Response) int {
+	if resp == nil {
+		return 0
 	}
-	ctx = context.WithValue(ctx, callKey{}, cl)
-	req, err := retryablehttp.NewRequestWithContext(ctx, r.method, u, body)
-	if err != nil {
-		return nil, nil, fmt.Errorf("invoicing: building %s %s request: %w", r.method, r.path, err)
-	}
-	h := req.Header
-	for k, vs := range cl.cfg.header {
+	return resp.StatusCode
+}
+
+// setHeaders sets a request's headers: the call's own, the key, the SDK's.
+func (c *Client) setHeaders(h http.Header, r *request, cfg *callConfig) {
+	for k, vs := range cfg.header {
 		h[k] = vs
 	}
-	if cl.cfg.auth != nil {
-		h["Authorization"] = cl.cfg.auth()
-	} else {
-		h["Authorization"] = c.authorization()
+	h["Authorization"] = c.auth()
+	if cfg.auth != nil {
+		h["Authorization"] = cfg.auth()
 	}
 	if h["User-Agent"] == nil {
 		h["User-Agent"] = c.ua
@@ -173,73 +156,33 @@ func (c *Client) send(ctx context.Context, r *request) (*http.Response, *call, e
 	if h["Accept"] == nil {
 		h["Accept"] = hdrJSON
 		if r.pdf {
-			h["Accept"] = hdrPDF
+			h["Accept"] = hdrPDF // and the JSON {detail} of an error
 		}
 	}
-	if body != nil {
+	if r.body != nil {
 		h["Content-Type"] = hdrJSON
 	}
-	start := c.clk.Now()
-	resp, err := c.rc.Do(req)
-	if err != nil && resp != nil {
-		resp.Body.Close() // the context ended after a response came
-		resp = nil
-	}
-	took := c.clk.Now().Sub(start)
-	if into := cl.cfg.into; into != nil {
-		into.fill(resp, cl.attempts, took)
-	}
-	if c.log != nil {
-		c.logResult(ctx, cl, resp, err, took)
-	}
-	if err != nil {
-		c.release(cl)
-		if e := rateLimited(err, r.method, r.path, took); e != nil {
-			if into := cl.cfg.into; into != nil {
-				*into = e.Response
-			}
-			return nil, nil, e
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL is the request's, said below
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-			err = fmt.Errorf("%w (%w)", ctxErr, err)
-		}
-		if cl.attempts > 1 {
-			return nil, nil, fmt.Errorf("invoicing: %s %s: %w (after %d attempts)", r.method, r.path, err, cl.attempts)
-		}
-		return nil, nil, fmt.Errorf("invoicing: %s %s: %w", r.method, r.path, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := newError(r.method, r.path, resp, errorBody(resp, cl), c.clk.Now())
-		e.Response.fill(resp, cl.attempts, took)
-		e.hint = basePathHint(e, c.base)
-		resp.Body.Close()
-		c.release(cl)
-		return nil, nil, e
-	}
-	return resp, cl, nil
 }
 
-// url returns the request's URL: base, path, the query the SDK sets and
+var (
+	hdrJSON = []string{"application/json"}
+	hdrPDF  = []string{"application/pdf, application/json"}
+)
+
+// url returns the request's URL: base, path, the query of its params and
 // the WithQuery extras (a clash between the two is a *ParamError).
 func (c *Client) url(r *request, extra url.Values) (string, error) {
 	u, q := c.base+r.path, r.query
 	if len(extra) > 0 {
-		merged := url.Values{}
-		for k, vs := range q {
-			merged[k] = vs
-		}
+		q = url.Values{}
+		maps.Copy(q, r.query)
 		var reserved []string
 		if r.paged {
 			reserved = []string{"page", "page_size"}
 		}
-		if err := mergeQuery(merged, extra, reserved...); err != nil {
+		if err := mergeQuery(q, extra, reserved...); err != nil {
 			return "", err
 		}
-		q = merged
 	}
 	if len(q) > 0 {
 		u += "?" + q.Encode()
@@ -247,161 +190,77 @@ func (c *Client) url(r *request, extra url.Values) (string, error) {
 	return u, nil
 }
 
-// do sends r and decodes a 2xx JSON response into out (unless out is nil).
-// It returns the response's status code.
-func (c *Client) do(ctx context.Context, r *request, out any) (int, error) {
-	resp, cl, err := c.send(ctx, r)
-	if err != nil {
-		return 0, err
+// logf logs one line with the route and args (name, value pairs; a zero
+// int or nil error is left out). Callers check c.log first, so that a
+// Client without a logger boxes nothing.
+func (c *Client) logf(ctx context.Context, level slog.Level, msg, route string, args ...any) {
+	attrs := []slog.Attr{slog.String("route", route)}
+	for i := 0; i+1 < len(args); i += 2 {
+		switch v := args[i+1].(type) {
+		case error:
+			if v != nil {
+				attrs = append(attrs, slog.String(args[i].(string), v.Error()))
+			}
+		case int:
+			if v != 0 {
+				attrs = append(attrs, slog.Int(args[i].(string), v))
+			}
+		default:
+			attrs = append(attrs, slog.Any(args[i].(string), v))
+		}
 	}
-	defer c.release(cl)
-	defer resp.Body.Close()
-	b, err := c.readBody(resp, cl)
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("invoicing: reading %s %s response: %w", r.method, r.path, err)
-	}
-	if out == nil {
-		return resp.StatusCode, nil
-	}
-	if r.object && !opensObject(b) {
-		return resp.StatusCode, fmt.Errorf("invoicing: decoding %s %s response: want a JSON object, got %s", r.method, r.path, describeJSON(b))
-	}
-	if err := decodeJSON(b, out); err != nil {
-		return resp.StatusCode, fmt.Errorf("invoicing: decoding %s %s response: %w", r.method, r.path, err)
-	}
-	return resp.StatusCode, nil
+	c.log.LogAttrs(ctx, level, msg, attrs...)
 }
 
-// decodeJSON decodes b into out; a *[]byte gets a copy of b itself.
-func decodeJSON(b []byte, out any) error {
-	if o, ok := out.(*[]byte); ok {
-		*o = bytes.Clone(b)
+// errInsecureRedirect stops a redirect that would downgrade to plain http.
+// It and errTooManyRedirects come wrapped in "invoicing: METHOD PATH: ".
+var errInsecureRedirect = errors.New("refusing to follow a redirect to plain http (the API key would travel in clear text)")
+
+// errTooManyRedirects stops the 10th redirect, as net/http does.
+var errTooManyRedirects = errors.New("stopped after 10 redirects")
+
+// refusedRedirect is the error of the caller's CheckRedirect: like the
+// SDK's own refusals, a second try would meet it again.
+type refusedRedirect struct{ err error }
+
+func (e *refusedRedirect) Error() string { return e.err.Error() }
+func (e *refusedRedirect) Unwrap() error { return e.err }
+
+// httpClient returns the http.Client the SDK sends through and the
+// transport under it: a copy of hc (hc itself is not modified), or a new
+// client over a clone of http.DefaultTransport that keeps up to MaxPrefetch
+// idle connections to the service (instead of 2), so that a prefetching
+// List reuses its connections from one round of pages to the next. Its
+// redirect policy refuses plain http on a non-loopback host unless insecure
+// (net/http drops the Authorization header on a redirect to another host,
+// but keeps it from https to http on the same one), then applies hc's own,
+// or net/http's limit of 10 redirects.
+func httpClient(hc *http.Client, insecure bool) (*http.Client, http.RoundTripper) {
+	var cp http.Client
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = MaxPrefetch
+	var next http.RoundTripper = t
+	if hc != nil {
+		cp, next = *hc, hc.Transport
+		if next == nil {
+			next = http.DefaultTransport // what hc would use
+		}
+	}
+	then := cp.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		switch {
+		case req.URL.Scheme != "https" && !insecure && !isLoopback(req.URL.Hostname()):
+			return errInsecureRedirect
+		case then != nil:
+			err := then(req, via)
+			if err != nil && err != http.ErrUseLastResponse { // which net/http compares with ==
+				err = &refusedRedirect{err}
+			}
+			return err
+		case len(via) >= 10:
+			return errTooManyRedirects
+		}
 		return nil
 	}
-	return decodeBody(b, out)
-}
-
-// encodeParams encodes a request body with the SDK's rules (decimals as
-// exact numbers, Extra members after the typed fields, in name order). An
-// Extra member that a typed field also sends is a *ParamError.
-func encodeParams(v any) ([]byte, error) {
-	if hasEmptyExtraName(reflect.ValueOf(v)) {
-		return nil, paramErr("Extra", "has a member with an empty name")
-	}
-	b, err := json.Marshal(v, jsonopt.EncodeParams)
-	var xe *jsontext.SyntacticError
-	var se *json.SemanticError
-	switch {
-	case err == nil:
-		return b, nil
-	case errors.Is(err, jsontext.ErrDuplicateName) && errors.As(err, &xe):
-		return nil, paramErr(pointerPath(xe.JSONPointer), "is set both by a typed field and in Extra")
-	case errors.As(err, &se) && se.JSONPointer != "":
-		return nil, paramErr(pointerPath(se.JSONPointer), "cannot be encoded as JSON: "+cmpErr(se.Err, se).Error())
-	}
-	return nil, err
-}
-
-// hasEmptyExtraName reports whether the params v, or a params value in it,
-// has an Extra member named "": valid JSON, but never a field of the API.
-func hasEmptyExtraName(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		return !v.IsNil() && hasEmptyExtraName(v.Elem())
-	case reflect.Slice:
-		for i := range v.Len() {
-			if hasEmptyExtraName(v.Index(i)) {
-				return true
-			}
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			f := v.Type().Field(i)
-			switch {
-			case !f.IsExported():
-			case f.Name == "Extra" && f.Type == reflect.TypeFor[map[string]any]():
-				if _, ok := v.Field(i).Interface().(map[string]any)[""]; ok {
-					return true
-				}
-			case hasEmptyExtraName(v.Field(i)):
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// opensObject reports whether the first byte of b after JSON white space
-// is '{'.
-func opensObject(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{'
-}
-
-// describeJSON names the kind of JSON value b holds, for error messages.
-func describeJSON(b []byte) string {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	switch {
-	case len(b) == 0:
-		return "an empty body"
-	case b[0] == '[':
-		return "an array"
-	case b[0] == '"':
-		return "a string"
-	case b[0] == 'n':
-		return "null"
-	case b[0] == 't' || b[0] == 'f':
-		return "a boolean"
-	default:
-		return "a number or something that is not JSON"
-	}
-}
-
-func (c *Client) logResult(ctx context.Context, cl *call, resp *http.Response, err error, took time.Duration) {
-	attrs := []slog.Attr{slog.String("route", cl.route()), slog.Int("attempts", cl.attempts), slog.Duration("took", took)}
-	if err != nil {
-		c.log.LogAttrs(ctx, slog.LevelDebug, "invoicing: request failed", append(attrs, slog.String("error", err.Error()))...)
-		return
-	}
-	c.log.LogAttrs(ctx, slog.LevelDebug, "invoicing: response", append(attrs, slog.Int("status", resp.StatusCode))...)
-}
-
-// orNew returns p, or a new zero value when p is nil (nil params mean "none").
-func orNew[T any](p *T) *T {
-	if p == nil {
-		return new(T)
-	}
-	return p
-}
-
-// getOne fetches collection/id into a new T.
-func getOne[T any](ctx context.Context, c *Client, collection, id string, opts []RequestOption) (*T, error) {
-	path, err := resourcePath(collection, id, "")
-	if err != nil {
-		return nil, err
-	}
-	return getQuery[T](ctx, c, path, nil, opts)
-}
-
-// getQuery fetches path with the query q into a new T.
-func getQuery[T any](ctx context.Context, c *Client, path string, q url.Values, opts []RequestOption) (*T, error) {
-	v := new(T)
-	if _, err := c.do(ctx, &request{method: http.MethodGet, path: path, query: q, object: true, opts: opts}, v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// resourcePath returns collection + "/" + id + suffix after checking that id
-// is a UUID, so no id can change the path. Non-canonical UUID forms (braces,
-// urn:uuid:, no hyphens) are sent in canonical form.
-func resourcePath(collection, id, suffix string) (string, error) {
-	if len(id) != 36 || uuid.Validate(id) != nil {
-		u, err := uuid.Parse(id)
-		if err != nil {
-			return "", paramErr("id", fmt.Sprintf("%q is not a UUID", id))
-		}
-		id = u.String()
-	}
-	return collection + "/" + id + suffix, nil
+	return &cp, next
 }

@@ -28,14 +28,3 @@ type Response struct {
 // requestIDHeader is the header the service's request id is read from. The
 // API documentation names none; X-Request-Id is the common convention.
 const requestIDHeader = "X-Request-Id"
-
-// fill sets r from the final response (nil when none) of a call that made
-// attempts tries and started at start.
-func (r *Response) fill(resp *http.Response, attempts int, took time.Duration) {
-	*r = Response{Attempts: attempts, Duration: took}
-	if resp != nil {
-		r.StatusCode = resp.StatusCode
-		r.Header = resp.Header
-		r.RequestID = resp.Header.Get(requestIDHeader)
-	}
-}

@@ -19,7 +19,7 @@ type resource struct {
 	table table
 	lines *table // nil when the record has no lines
 	// list walks the records from page start (pages of pageSize).
-	list func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error]
+	list func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error]
 	// total returns the number of records the service counts now.
 	total func(ctx context.Context, c *invoicing.Client) (int, error)
 	// get fetches one record; nil when the service has no endpoint for it
@@ -106,7 +106,7 @@ var allResources = []*resource{
 	{
 		name:  Clients,
 		table: table{name: Clients, columns: contactColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Clients.List(ctx, &invoicing.ContactListParams{ListParams: paging(start)}, opts...), contactRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
@@ -120,7 +120,7 @@ var allResources = []*resource{
 	{
 		name:  Suppliers,
 		table: table{name: Suppliers, columns: contactColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Suppliers.List(ctx, &invoicing.ContactListParams{ListParams: paging(start)}, opts...), contactRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
@@ -134,7 +134,7 @@ var allResources = []*resource{
 	{
 		name:  Accounts,
 		table: table{name: Accounts, columns: accountColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Accounts.List(ctx, &invoicing.AccountListParams{ListParams: paging(start)}, opts...), accountRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
@@ -148,7 +148,7 @@ var allResources = []*resource{
 	{
 		name:  TaxCodes,
 		table: table{name: TaxCodes, columns: taxCodeColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.TaxCodes.List(ctx, &invoicing.TaxCodeListParams{ListParams: paging(start)}, opts...), taxCodeRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
@@ -162,7 +162,7 @@ var allResources = []*resource{
 	{
 		name:  Items,
 		table: table{name: Items, columns: itemColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Items.List(ctx, &invoicing.ItemListParams{ListParams: paging(start)}, opts...), itemRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
@@ -176,7 +176,7 @@ var allResources = []*resource{
 	{
 		name:  BankAccounts,
 		table: table{name: BankAccounts, columns: bankAccountColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.BankAccounts.List(ctx, &invoicing.BankAccountListParams{ListParams: paging(start)}, opts...), bankAccountRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
@@ -186,7 +186,7 @@ var allResources = []*resource{
 	{
 		name:  BankTransactions,
 		table: table{name: BankTransactions, columns: bankTransactionColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.BankTransactions.List(ctx, &invoicing.BankTransactionListParams{ListParams: paging(start)}, opts...), bankTransactionRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
@@ -201,7 +201,7 @@ var allResources = []*resource{
 		name:  Bills,
 		table: table{name: Bills, columns: billColumns},
 		lines: &table{name: "bill_lines", parent: "bill_id", columns: invoiceLineColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Bills.List(ctx, &invoicing.BillListParams{ListParams: paging(start)}, opts...), billRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
@@ -216,7 +216,7 @@ var allResources = []*resource{
 		name:  Quotes,
 		table: table{name: Quotes, columns: quoteColumns},
 		lines: &table{name: "quote_lines", parent: "quote_id", columns: quoteLineColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Quotes.List(ctx, &invoicing.QuoteListParams{ListParams: paging(start)}, opts...), quoteRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
@@ -231,7 +231,7 @@ var allResources = []*resource{
 		name:  Invoices,
 		table: table{name: Invoices, columns: invoiceColumns},
 		lines: &table{name: "invoice_lines", parent: "invoice_id", columns: invoiceLineColumns},
-		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.RequestOption) iter.Seq2[row, error] {
+		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Invoices.List(ctx, &invoicing.InvoiceListParams{ListParams: paging(start)}, opts...), invoiceRow)
 		},
 		total: func(ctx context.Context, c *invoicing.Client) (int, error) {

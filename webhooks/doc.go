@@ -73,25 +73,43 @@
 //
 // # JSON
 //
-// Bodies are decoded with encoding/json/v2 by the rules the whole SDK uses.
-// Names match exactly: a member whose name differs from a field's only in
-// case is not that field. A name given twice in one object is accepted and
-// its last value wins, whole: a later array replaces the earlier one, and a
-// later null empties a string, number, boolean or object field (a
-// datetime, money or status keeps the earlier value). Invalid UTF-8 in a
-// string becomes U+FFFD.
+// Events are records of the SDK and follow its JSON rules (see the
+// invoicing package documentation, JSON). Names match exactly: a member
+// whose name differs from a field's only in case is not that field. A name
+// given twice in one object is accepted and its last member wins, whole: a
+// later object or array replaces the earlier one, and a later null empties
+// the field, whatever its type. Invalid UTF-8 in a string, or an escaped
+// lone surrogate (\ud800), becomes U+FFFD in the event's fields and in the
+// names of Extra's members.
 //
 // Members an event has no field for are kept in its Extra (an
 // invoicing.Extra), and those of a nested object (a line item, a recipient,
 // the client address, ...) in that object's Extra, each exactly as sent, so
-// a field the service adds can be read at once with Extra.Get. An event
-// marshals, with encoding/json or encoding/json/v2 alike, back to the members
-// it was parsed from, unknown ones included, with money as JSON strings of
-// the digits the service sent ("4500.00"). A field the body lacked is
-// written as null or its zero value, and a null string (a line's item_code)
-// as "". The bytes differ from the body's (spacing, order), so keep
-// Delivery.Body to store or re-verify a delivery: the signature covers only
-// those bytes.
+// a field the service adds can be read at once with Extra.Get.
+//
+// An event marshals, with encoding/json or encoding/json/v2 alike, back to
+// the members it was parsed from, unknown ones included, each value written
+// as it was sent: money sent as a JSON string ("4500.00", as the service
+// sends it) stays that string, money sent as a JSON number stays that
+// number, with its digits; a null stays null; a member the body lacked is
+// left out; a datetime keeps its text (its offset, the digits of its
+// fraction). A field set since is written with its new value. A member whose
+// name the body gave twice is written once, as its last member was sent; a
+// name given twice inside a value kept as sent (a member of Extra,
+// InteractiveSelections, PreviousAcceptance) stays twice, which
+// encoding/json/v2 writes only when given
+// jsontext.AllowDuplicateNames(true). An event built in code writes every
+// field, money as JSON strings. The bytes differ from the body's (spacing,
+// order), so keep Delivery.Body to store or re-verify a delivery: the
+// signature covers only those bytes.
+//
+// An event remembers, in an unexported field, how its body differs from
+// what its fields would write. Two events with the same field values are
+// therefore equal (reflect.DeepEqual, testify's assert.Equal) only when
+// their bodies differed from their fields' JSON in the same way: an event
+// parsed from its own canonical JSON equals the event built in code, but
+// one parsed from a body that lacks a field, or has null for a string, does
+// not. Compare such events field by field, or compare their JSON.
 //
 // # Header names
 //
@@ -99,3 +117,5 @@
 // product's name. The constants in this package use the documented X-Service-
 // prefix; WithHeaderPrefix configures another one.
 package webhooks
+
+//go:generate go run ../internal/cmd/recordgen

@@ -7,7 +7,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
+
+//lint:file-ignore SA5008 The string option of the money fields is read by internal/cmd/recordgen: the generated JSON methods write them as JSON strings, as the service sends them.
 
 // An Event is the parsed body of a delivery: a pointer to one of the event
 // structs of this package (*InvoiceCreated, ..., *QuoteUnaccepted, *Test), or
@@ -27,21 +30,27 @@ type Event interface {
 }
 
 // InvoiceCreated is the body of invoice.created: an invoice was created.
+//
+//codec:record
 type InvoiceCreated struct {
 	InvoiceID     string                  `json:"invoice_id"`
 	InvoiceNumber string                  `json:"invoice_number"`
 	ClientID      string                  `json:"client_id"`
-	Reference     string                  `json:"reference"` // external reference; "" when the invoice has none
-	Total         decimal.Decimal         `json:"total"`     // including tax
+	Reference     string                  `json:"reference"`    // external reference; "" when the invoice has none
+	Total         decimal.Decimal         `json:"total,string"` // including tax
 	Status        invoicing.InvoiceStatus `json:"status"`
 	CreatedAt     time.Time               `json:"created_at"`
 	// Extra holds the members of the body that no other field holds, each
 	// as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // InvoiceSent is the body of invoice.sent: an invoice was sent or marked as
 // sent.
+//
+//codec:record
 type InvoiceSent struct {
 	InvoiceID     string    `json:"invoice_id"`
 	InvoiceNumber string    `json:"invoice_number"`
@@ -50,54 +59,70 @@ type InvoiceSent struct {
 	// Extra holds the members of the body that no other field holds, each
 	// as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // InvoiceUpdated is the body of invoice.updated: an invoice's header, line
 // items or contacts changed (never sent for payments).
+//
+//codec:record
 type InvoiceUpdated struct {
 	InvoiceID     string                  `json:"invoice_id"`
 	InvoiceNumber string                  `json:"invoice_number"`
 	ClientID      string                  `json:"client_id"`
-	Reference     string                  `json:"reference"` // "" when the invoice has none
-	Total         decimal.Decimal         `json:"total"`     // including tax
+	Reference     string                  `json:"reference"`    // "" when the invoice has none
+	Total         decimal.Decimal         `json:"total,string"` // including tax
 	Status        invoicing.InvoiceStatus `json:"status"`
 	UpdatedAt     time.Time               `json:"updated_at"`
 	// Extra holds the members of the body that no other field holds, each
 	// as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // InvoicePaid is the body of invoice.paid: an invoice became fully paid. The
 // payment that cleared the balance also sends a PaymentReceived; the two may
 // arrive in either order.
+//
+//codec:record
 type InvoicePaid struct {
 	InvoiceID     string          `json:"invoice_id"`
 	InvoiceNumber string          `json:"invoice_number"`
 	ClientID      string          `json:"client_id"`
 	Reference     string          `json:"reference"` // "" when the invoice has none
-	AmountPaid    decimal.Decimal `json:"amount_paid"`
+	AmountPaid    decimal.Decimal `json:"amount_paid,string"`
 	PaidAt        time.Time       `json:"paid_at"`
 	// Extra holds the members of the body that no other field holds, each
 	// as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // BillCreated is the body of bill.created: a bill was created, including by
 // OCR upload.
+//
+//codec:record
 type BillCreated struct {
 	BillID     string          `json:"bill_id"`
 	BillNumber string          `json:"bill_number"`
 	SupplierID string          `json:"supplier_id"`
-	Total      decimal.Decimal `json:"total"`
+	Total      decimal.Decimal `json:"total,string"`
 	Status     string          `json:"status"` // bill statuses are not documented; kept as sent
 	CreatedAt  time.Time       `json:"created_at"`
 	// Extra holds the members of the body that no other field holds, each
 	// as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // BillApproved is the body of bill.approved: a bill was approved for payment,
 // including by automatic approval.
+//
+//codec:record
 type BillApproved struct {
 	BillID     string    `json:"bill_id"`
 	BillNumber string    `json:"bill_number"`
@@ -106,6 +131,8 @@ type BillApproved struct {
 	// Extra holds the members of the body that no other field holds, each
 	// as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // ContactType says whether a contact is a client or a supplier. Unknown
@@ -120,6 +147,8 @@ const (
 
 // ContactCreated is the body of contact.created: a client or supplier was
 // created (in the user interface, through the API or by OCR).
+//
+//codec:record
 type ContactCreated struct {
 	ContactID   string      `json:"contact_id"`
 	ContactType ContactType `json:"contact_type"`
@@ -129,6 +158,8 @@ type ContactCreated struct {
 	// Extra holds the members of the body that no other field holds, each
 	// as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // PaymentMethod is how a payment was made: bank_transfer, a value naming the
@@ -141,10 +172,12 @@ const PaymentMethodBankTransfer PaymentMethod = "bank_transfer"
 
 // PaymentReceived is the body of payment.received: a payment (deposit,
 // partial or full) was allocated to an invoice.
+//
+//codec:record
 type PaymentReceived struct {
 	PaymentID     string          `json:"payment_id"`
 	InvoiceID     string          `json:"invoice_id"`
-	Amount        decimal.Decimal `json:"amount"`
+	Amount        decimal.Decimal `json:"amount,string"`
 	PaymentMethod PaymentMethod   `json:"payment_method"`
 	ReceivedAt    time.Time       `json:"received_at"`
 	// InvoiceNumber is optional: nil when the body has no invoice_number.
@@ -154,9 +187,13 @@ type PaymentReceived struct {
 	// Extra holds the members of the body that no other field holds, each
 	// as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // Address is a postal address, such as a quote's client_address.
+//
+//codec:record
 type Address struct {
 	AddressLine1 string `json:"address_line1"`
 	AddressLine2 string `json:"address_line2"`
@@ -167,25 +204,31 @@ type Address struct {
 	// Extra holds the members of the object that no other field holds,
 	// each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // QuoteLineItem is one line of a quote in a webhook body. Its money fields
 // arrive as JSON strings.
+//
+//codec:record
 type QuoteLineItem struct {
 	ID          string          `json:"id"`
 	ItemCode    string          `json:"item_code"` // "" when the line is not linked to a catalog item
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
-	Quantity    decimal.Decimal `json:"quantity"`
-	UnitPrice   decimal.Decimal `json:"unit_price"` // before tax, per unit
-	Subtotal    decimal.Decimal `json:"subtotal"`   // before tax
-	TaxRate     decimal.Decimal `json:"tax_rate"`   // as sent; whether percent or fraction is not documented
-	TaxAmount   decimal.Decimal `json:"tax_amount"`
-	Total       decimal.Decimal `json:"total"` // including tax
+	Quantity    decimal.Decimal `json:"quantity,string"`
+	UnitPrice   decimal.Decimal `json:"unit_price,string"` // before tax, per unit
+	Subtotal    decimal.Decimal `json:"subtotal,string"`   // before tax
+	TaxRate     decimal.Decimal `json:"tax_rate,string"`   // as sent; whether percent or fraction is not documented
+	TaxAmount   decimal.Decimal `json:"tax_amount,string"`
+	Total       decimal.Decimal `json:"total,string"` // including tax
 	Optional    bool            `json:"optional"`
 	// Extra holds the members of the object that no other field holds,
 	// each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // Quote holds the fields every quote event carries; QuoteCreated, QuoteSent,
@@ -209,30 +252,38 @@ type Quote struct {
 	IssueDate      invoicing.Date        `json:"issue_date"`
 	ValidUntil     invoicing.Date        `json:"valid_until"`
 	Currency       string                `json:"currency"`
-	Subtotal       decimal.Decimal       `json:"subtotal"` // before tax
-	TaxAmount      decimal.Decimal       `json:"tax_amount"`
-	Total          decimal.Decimal       `json:"total"` // including tax
+	Subtotal       decimal.Decimal       `json:"subtotal,string"` // before tax
+	TaxAmount      decimal.Decimal       `json:"tax_amount,string"`
+	Total          decimal.Decimal       `json:"total,string"` // including tax
 	LineItems      []QuoteLineItem       `json:"line_items"`
 }
 
 // QuoteCreated is the body of quote.created, with the full quote and all its
 // options.
+//
+//codec:record
 type QuoteCreated struct {
 	Quote
 	CreatedAt time.Time `json:"created_at"`
 	// Extra holds the members of the body that neither Quote nor another
 	// field holds, each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // QuoteSent is the body of quote.sent, with the full quote and all its
 // options.
+//
+//codec:record
 type QuoteSent struct {
 	Quote
 	SentAt time.Time `json:"sent_at"`
 	// Extra holds the members of the body that neither Quote nor another
 	// field holds, each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // RecipientType is a quote contact's role on the quote, such as "to". Quotes
@@ -244,6 +295,8 @@ type RecipientType string
 const RecipientTo RecipientType = "to"
 
 // Viewer is the recipient who opened a quote's share link.
+//
+//codec:record
 type Viewer struct {
 	ContactID    *string       `json:"contact_id"` // nil when the service sends null
 	ContactName  string        `json:"contact_name"`
@@ -252,10 +305,14 @@ type Viewer struct {
 	// Extra holds the members of the object that no other field holds,
 	// each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // QuoteViewed is the body of quote.viewed: a recipient viewed the quote's
 // share link. It carries the full quote and all its options.
+//
+//codec:record
 type QuoteViewed struct {
 	Quote
 	ViewedAt     time.Time `json:"viewed_at"`
@@ -265,9 +322,13 @@ type QuoteViewed struct {
 	// Extra holds the members of the body that neither Quote nor another
 	// field holds, each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // Recipient is one To or CC contact of a quote.
+//
+//codec:record
 type Recipient struct {
 	QuoteContactID string        `json:"quote_contact_id"`
 	ContactID      string        `json:"contact_id"`
@@ -277,10 +338,14 @@ type Recipient struct {
 	// Extra holds the members of the object that no other field holds,
 	// each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // AcceptingContact is the recipient who accepted a quote through its share
 // link.
+//
+//codec:record
 type AcceptingContact struct {
 	ContactID    string        `json:"contact_id"`
 	ContactName  string        `json:"contact_name"`
@@ -289,6 +354,8 @@ type AcceptingContact struct {
 	// Extra holds the members of the object that no other field holds,
 	// each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // QuoteAccepted is the body of quote.accepted: the quote was accepted by a
@@ -299,6 +366,8 @@ type AcceptingContact struct {
 // The invoice fields are set when the quote was converted into an invoice,
 // and all nil when the conversion failed; InvoiceShareURL is nil also when the
 // invoice has no public payment link.
+//
+//codec:record
 type QuoteAccepted struct {
 	Quote
 	Recipients []Recipient `json:"recipients"` // every To and CC contact
@@ -321,10 +390,14 @@ type QuoteAccepted struct {
 	// Extra holds the members of the body that neither Quote nor another
 	// field holds, each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // QuoteUnaccepted is the body of quote.unaccepted: the acceptance was
 // withdrawn (undone, or replaced by editing into a new version).
+//
+//codec:record
 type QuoteUnaccepted struct {
 	Quote
 	PreviousStatus invoicing.QuoteStatus `json:"previous_status"`
@@ -336,10 +409,14 @@ type QuoteUnaccepted struct {
 	// Extra holds the members of the body that neither Quote nor another
 	// field holds, each as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // Test is the body of the delivery sent when a webhook is tested (event type
 // "test").
+//
+//codec:record
 type Test struct {
 	Event      string    `json:"event"` // "test"
 	Timestamp  time.Time `json:"timestamp"`
@@ -348,6 +425,8 @@ type Test struct {
 	// Extra holds the members of the body that no other field holds, each
 	// as sent (see invoicing.Extra).
 	Extra invoicing.Extra `json:",embed"`
+
+	meta codec.Meta
 }
 
 // RawEvent is a delivery of a type this package does not know. Body is a

@@ -3,10 +3,9 @@ package webhooks
 import (
 	"fmt"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // Parse decodes a delivery body into the typed event for eventType: a
@@ -17,8 +16,9 @@ import (
 // those of a nested object in that object's Extra. Names match exactly: a
 // member whose name differs from a field's only in case is not that field
 // (it goes to Extra). A name given twice in one object is accepted and the
-// last value wins (see the package documentation, JSON); invalid UTF-8 in a
-// string becomes U+FFFD.
+// last member wins; invalid UTF-8 in a string becomes U+FFFD. The event
+// marshals back to the members of the body, each written as sent (see the
+// package documentation, JSON).
 //
 // The body of every known type except EventTest must carry the event's own
 // id and time fields, non-empty: invoice_id for invoice.*, bill_id for bill.*,
@@ -42,12 +42,12 @@ func Parse(eventType EventType, body []byte) (Event, error) {
 	}
 	e := newEvent(eventType)
 	if e == nil {
-		if !jsontext.Value(body).IsValid(jsonopt.DecodeOpts...) {
+		if !jsontext.Value(body).IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) {
 			return nil, fmt.Errorf("%w: %s body is not valid JSON", ErrInvalidPayload, eventType)
 		}
 		return &RawEvent{Type: eventType, Body: append(jsontext.Value(nil), body...)}, nil
 	}
-	if err := json.Unmarshal(body, e, jsonopt.DecodeOpts...); err != nil {
+	if err := codec.Decode(body, true, e.(record).decodeJSON); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPayload, eventType, err)
 	}
 	if e, ok := e.(identified); ok {
@@ -60,6 +60,9 @@ func Parse(eventType EventType, body []byte) (Event, error) {
 	}
 	return e, nil
 }
+
+// record is implemented by every event type but RawEvent.
+type record interface{ decodeJSON(*codec.Decoder) error }
 
 // newEvent returns a new, empty event of type t, or nil for an unknown type.
 func newEvent(t EventType) Event {

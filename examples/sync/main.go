@@ -219,7 +219,7 @@ func syncInvoices(ctx context.Context, c *invoicing.Client, cfg config) (*result
 	}
 	total := first.Total
 
-	var opts []invoicing.RequestOption
+	var opts []invoicing.ListOption
 	if cfg.prefetch > 0 {
 		opts = append(opts, invoicing.WithPrefetch(cfg.prefetch))
 	}

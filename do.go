@@ -1,38 +1,67 @@
 package invoicing
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // Do calls an endpoint the SDK has no method for (or one you want to reach
-// with your own types), through the same pipeline as every method: the API
-// key, retries and their rules, the per-attempt deadline, the response size
-// cap, *Error for a non-2xx status, and opts.
+// with your own types), through the same attempt loop as every method: the
+// API key, retries and their rules, the per-attempt deadline, the response
+// size cap, *Error for a non-2xx status, and opts.
 //
 // path is relative to the base URL ("/invoices", or "/invoices?status=paid")
 // and must not leave it: a scheme or host, "." or ".." segments, empty
-// segments or a fragment are a *ParamError. body, when not nil, is sent as
-// JSON with encoding/json (a decimal.Decimal encodes as a string that way;
-// give a json.RawMessage to send exact numbers). out, when not nil, receives
-// the 2xx response decoded with encoding/json, or its raw bytes when it is a
-// *json.RawMessage or *[]byte.
+// segments or a fragment are a *ParamError.
+//
+// body, when not nil, is sent as JSON, and out, when not nil, receives the
+// 2xx response, both as encoding/json (v1) would do it: your struct fields
+// match members case-insensitively, untagged fields by their Go name. The
+// one difference is money: a decimal.Decimal anywhere in body is sent as an
+// exact JSON number, as every SDK method sends it (encoding/json would
+// write decimal's string); into a decimal.Decimal, out decodes a number or
+// a numeric string exactly. The SDK's own types (params, records) encode and
+// decode as they always do. A *json.RawMessage or *[]byte out receives the
+// raw bytes.
 //
 // GET and HEAD are retried after a 5xx or a network error; other methods
 // only with WithIdempotentRetry. A 429 is retried whatever the method.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any, opts ...RequestOption) error {
-	if !validHeaderName(method) {
+	if !validToken(method) {
 		return paramErr("method", fmt.Sprintf("%q is not an HTTP method", method))
 	}
 	p, q, err := relativePath(path)
 	if err != nil {
 		return err
 	}
-	r := &request{method: method, path: p, query: q, body: body, opts: opts, repeatable: method == http.MethodHead}
-	_, err = c.do(ctx, r, out)
+	r := &request{method: method, path: p, query: q, repeatable: method == http.MethodHead}
+	if body != nil {
+		if r.body, err = json.Marshal(body, codec.User); err != nil {
+			return fmt.Errorf("invoicing: encoding %s %s request: %w", method, p, err)
+		}
+	}
+	cfg, err := config(opts)
+	if err != nil {
+		return err
+	}
+	_, err = c.do(ctx, r, cfg, func(b []byte) error {
+		switch o := out.(type) {
+		case nil:
+			return nil
+		case *[]byte:
+			*o = bytes.Clone(b)
+			return nil
+		}
+		return json.Unmarshal(b, out, codec.User)
+	})
 	return err
 }
 

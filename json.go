@@ -1,5 +1,7 @@
 package invoicing
 
+//go:generate go run ./internal/cmd/recordgen
+
 import (
 	"errors"
 	"fmt"
@@ -9,7 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
 
 // ErrFieldMissing is returned (wrapped) by Extra.Get when the object has no
@@ -30,8 +32,10 @@ var ErrFieldMissing = errors.New("invoicing: field not present in the JSON objec
 // loses nothing. Extra is nil when there were no such members; names match
 // exactly (case-sensitively). For a record documented only in outline, it
 // also holds each member whose value did not fit its typed field (see that
-// record's MismatchedFields), and a null given for a field that cannot hold
-// null, so that the record encodes back to exactly what it was decoded from.
+// record's MismatchedFields). A member of Extra named like a typed field is
+// written in the field's place.
+//
+//codec:extra
 type Extra map[string]jsontext.Value
 
 // Has reports whether the object had a member named name that no typed field
@@ -41,9 +45,9 @@ func (e Extra) Has(name string) bool {
 	return ok
 }
 
-// Get decodes the member named name into dst with the SDK's rules: money
+// Get decodes the member named name into dst as encoding/json does (money
 // decodes exactly into a decimal.Decimal, from a JSON number or a numeric
-// string. It returns an error wrapping ErrFieldMissing when there is no
+// string). It returns an error wrapping ErrFieldMissing when there is no
 // such member, and the decoding error when the value does not fit dst. A
 // null value leaves dst unchanged.
 func (e Extra) Get(name string, dst any) error {
@@ -51,28 +55,37 @@ func (e Extra) Get(name string, dst any) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrFieldMissing, name)
 	}
-	if v.Kind() == 'n' {
-		return nil // as encoding/json (v1) leaves a value on null
-	}
-	if err := json.Unmarshal(v, dst, jsonopt.Decode); err != nil {
+	if err := json.Unmarshal(v, dst, codec.User); err != nil {
 		return fmt.Errorf("invoicing: decoding field %q: %w", name, err)
 	}
 	return nil
 }
 
-// Decode decodes the members, as one JSON object, into dst: typically a
-// struct of your own declaring the fields the SDK does not type. With no
-// members it leaves dst unchanged and returns nil.
+// Decode decodes the members, as one JSON object, into dst as encoding/json
+// does: typically a struct of your own declaring the fields the SDK does not
+// type. With no members it leaves dst unchanged and returns nil.
 func (e Extra) Decode(dst any) error {
 	if len(e) == 0 {
 		return nil
 	}
-	b, err := json.Marshal(e, jsonopt.Encode)
+	b, err := json.Marshal(map[string]jsontext.Value(e), codec.User)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(b, dst, jsonopt.Decode)
+	return json.Unmarshal(b, dst, codec.User)
 }
 
 // Names returns the members' names, sorted.
 func (e Extra) Names() []string { return slices.Sorted(maps.Keys(e)) }
+
+// marshalParams is the MarshalJSON of every params type (generated): a
+// member it cannot send (an Extra member clashing with a field, say) is a
+// *ParamError naming it.
+func marshalParams(encode func(*codec.Encoder)) ([]byte, error) {
+	b, err := codec.Marshal(encode)
+	var fe *codec.FieldError
+	if errors.As(err, &fe) {
+		return nil, paramErr(fe.Path, fe.Reason)
+	}
+	return b, err
+}
