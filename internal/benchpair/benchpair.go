@@ -8,6 +8,11 @@
 // Run instead calls every variant in each iteration, rotating which goes
 // first, and times each call: a slowdown of the shared machine weighs on
 // all of them alike.
+//
+// BaselineVerify is the hand-written webhook verifier the webhook
+// benchmarks use as their baseline. The package uses only the standard
+// library; the nested modules' benchmarks import it through their replace
+// of the SDK's module.
 package benchpair
 
 import (

@@ -28,7 +28,10 @@
 //
 // The package is a module of its own (the package uses only the standard
 // library), so that the SDK's module neither requires nor tests it. The
-// modules whose tests use it require it with a replace directive to this
+// module also holds webhooktest, the store modules' signed deliveries and
+// load harnesses, which uses the SDK's webhooks package: the module
+// requires the SDK through a replace directive to the repository's root.
+// The modules whose tests use it require it with a replace directive to this
 // directory and import it under its internal path, which Go allows to every
 // module under github.com/invoicing-api/invoicing-go.
 package testservers

@@ -7,7 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/invoicing-api/invoicing-go/internal/webhooktest"
+	"github.com/invoicing-api/invoicing-go/internal/benchpair"
+	"github.com/invoicing-api/invoicing-go/internal/testservers/webhooktest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -28,7 +29,7 @@ func baselineHandler(pool *pgxpool.Pool) http.Handler {
 			http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
 			return
 		}
-		signedAt, err := webhooktest.BaselineVerify(key, r.Header, body, time.Now())
+		signedAt, err := benchpair.BaselineVerify(key, r.Header, body, time.Now())
 		if err != nil {
 			http.Error(w, http.StatusText(http.StatusUnauthorized), http.StatusUnauthorized)
 			return

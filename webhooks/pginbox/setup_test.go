@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/invoicing-api/invoicing-go/internal/webhooktest"
+	"github.com/invoicing-api/invoicing-go/internal/testservers/webhooktest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicing-api/invoicing-go/internal/benchpair"
-	"github.com/invoicing-api/invoicing-go/internal/webhooktest"
+	"github.com/invoicing-api/invoicing-go/internal/testservers/webhooktest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 	"github.com/invoicing-api/invoicing-go/webhooks/redisdedup"
 )
@@ -69,7 +69,7 @@ func setnxHandler(rdb *redis.Client, prefix string, process func()) http.Handler
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if _, err := webhooktest.BaselineVerify(key, r.Header, body, time.Now()); err != nil {
+		if _, err := benchpair.BaselineVerify(key, r.Header, body, time.Now()); err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go/internal/testservers"
-	"github.com/invoicing-api/invoicing-go/internal/webhooktest"
+	"github.com/invoicing-api/invoicing-go/internal/testservers/webhooktest"
 )
 
 // server is the redis-server every test of this package uses; each test

@@ -4,9 +4,12 @@
 // deliveries to a receiver's replicas (Storm), while its store goes away
 // (Outage), or as fast as they are acknowledged (Throughput).
 //
-// It uses only the standard library and the SDK's packages, so that the
-// root module's go.mod gains nothing; the nested modules' tests import it
-// under the same internal path.
+// It is part of the test-infrastructure module (internal/testservers),
+// not of the SDK's: it uses only the standard library and the SDK's
+// packages, and the store modules' tests import it under the same internal
+// path. The benchmarks' hand-written baseline verifier is
+// internal/benchpair.BaselineVerify, in the SDK's module, which the SDK's
+// own benchmarks use too.
 package webhooktest
 
 import (
