@@ -122,7 +122,10 @@ func exportedRecv(recv *ast.FieldList) bool {
 }
 
 // stripUnexported drops the comments and the unexported fields and methods
-// of a struct or interface type, which are not part of the API.
+// of a struct or interface type, which are not part of the API. An
+// interface's unexported methods are shown as one method named unexported:
+// they seal it (no other package can implement it), which is part of the
+// API, but their names and signatures are not.
 func stripUnexported(typ ast.Expr) {
 	var fields *ast.FieldList
 	switch tt := typ.(type) {
@@ -134,6 +137,7 @@ func stripUnexported(typ ast.Expr) {
 		return
 	}
 	kept := fields.List[:0]
+	sealed := false
 	for _, f := range fields.List {
 		f.Doc, f.Comment = nil, nil
 		if len(f.Names) == 0 { // embedded
@@ -149,7 +153,12 @@ func stripUnexported(typ ast.Expr) {
 		if len(names) > 0 {
 			f.Names = names
 			kept = append(kept, f)
+		} else if _, ok := typ.(*ast.InterfaceType); ok {
+			sealed = true
 		}
+	}
+	if sealed {
+		kept = append(kept, &ast.Field{Names: []*ast.Ident{ast.NewIdent("unexported")}, Type: &ast.FuncType{Params: &ast.FieldList{}}})
 	}
 	fields.List = kept
 }

@@ -13,16 +13,14 @@ import (
 	"github.com/invoicing-api/invoicing-go"
 )
 
-const bankTxID = "3c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f"
-
 func TestBankAccountsList(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "bank_accounts_list.json")))
+	c, api := newMock(t, always(200, fixture(t, "bank_accounts_list.json")))
 	var got []*invoicing.BankAccount
 	for a, err := range c.BankAccounts.List(context.Background(), nil) {
 		require.NoError(t, err)
 		got = append(got, a)
 	}
-	resAssertGET(t, api.last(t), "/bank-accounts", "page=1&page_size=100")
+	svcAssertGET(t, api.last(t), "/bank-accounts", "page=1&page_size=100")
 	require.Len(t, got, 2)
 	op, cc := got[0], got[1]
 	assert.Equal(t, "acc-op-1", op.ID, "a bank account id need not be a UUID")
@@ -34,24 +32,44 @@ func TestBankAccountsList(t *testing.T) {
 	require.NoError(t, op.Extra.Get("bsb", &bsb))
 	assert.Equal(t, "062-000", bsb)
 	assert.Equal(t, "-812.3", cc.Balance.String())
+	assert.True(t, cc.Balance.IsNegative())
 	assert.False(t, cc.Has("bsb"))
+	assert.True(t, cc.Has("balance"))
 }
 
 func TestBankAccountsListPageItemsKeyAndExtra(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "bank_accounts_list_items.json")))
+	c, api := newMock(t, always(200, fixture(t, "bank_accounts_list_items.json")))
 	pg, err := c.BankAccounts.ListPage(context.Background(), &invoicing.BankAccountListParams{
 		ListParams: invoicing.ListParams{PageSize: 5},
 		Extra:      url.Values{"currency": {"USD"}},
 	})
 	require.NoError(t, err)
-	resAssertGET(t, api.last(t), "/bank-accounts", "currency=USD&page_size=5")
+	svcAssertGET(t, api.last(t), "/bank-accounts", "currency=USD&page_size=5")
 	require.Len(t, pg.Items, 1)
 	assert.Equal(t, "USD", pg.Items[0].Currency)
 	assert.Equal(t, "0.1", pg.Items[0].Balance.String())
+	assert.Equal(t, `{"id":"acc-usd","name":"USD account","account_number":"9999","currency":"USD","balance":0.10}`, string(rawJSON(t, pg.Items[0])))
+}
+
+// The caller's Extra is not modified, and each call sends it again.
+func TestBankAccountsExtraNotAliased(t *testing.T) {
+	c, api := newMock(t, always(200, `{"bank_accounts": []}`))
+	extra := url.Values{"currency": {"AUD"}}
+	p := &invoicing.BankAccountListParams{Extra: extra}
+	for range 2 {
+		_, err := c.BankAccounts.ListPage(context.Background(), p)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, url.Values{"currency": {"AUD"}}, extra, "the caller's Extra is not modified")
+	reqs := api.requests()
+	require.Len(t, reqs, 2)
+	for _, r := range reqs {
+		assert.Equal(t, "currency=AUD", r.Query)
+	}
 }
 
 func TestBankTransactionsListPageFilters(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "bank_transactions_list.json")))
+	c, api := newMock(t, always(200, fixture(t, "bank_transactions_list.json")))
 	pg, err := c.BankTransactions.ListPage(context.Background(), &invoicing.BankTransactionListParams{
 		ListParams:    invoicing.ListParams{Page: 1, PageSize: 20},
 		BankAccountID: "acc-op-1",
@@ -60,11 +78,11 @@ func TestBankTransactionsListPageFilters(t *testing.T) {
 		Extra:         url.Values{"status": {"unreconciled"}},
 	})
 	require.NoError(t, err)
-	resAssertGET(t, api.last(t), "/bank-transactions",
+	svcAssertGET(t, api.last(t), "/bank-transactions",
 		"bank_account_id=acc-op-1&from_date=2026-11-01&page=1&page_size=20&status=unreconciled&to_date=2026-11-30")
 	require.Len(t, pg.Items, 2)
 	out, in := pg.Items[0], pg.Items[1]
-	assert.Equal(t, bankTxID, out.ID)
+	assert.Equal(t, idBankTx, out.ID)
 	assert.Equal(t, "acc-op-1", out.BankAccountID)
 	assert.Equal(t, invoicing.NewDate(2026, time.November, 3), out.Date)
 	assert.Equal(t, "Paper Supplies Co", out.Description)
@@ -76,25 +94,27 @@ func TestBankTransactionsListPageFilters(t *testing.T) {
 	var payee string
 	require.NoError(t, in.Extra.Get("payee", &payee))
 	assert.Equal(t, "ACME", payee)
+	assert.Equal(t, 2, pg.Total)
+	assert.Equal(t, 20, pg.PageSize)
 }
 
 func TestBankTransactionsListItemsKey(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "bank_transactions_list_items.json")))
+	c, api := newMock(t, always(200, fixture(t, "bank_transactions_list_items.json")))
 	var amounts []string
 	for tx, err := range c.BankTransactions.List(context.Background(), &invoicing.BankTransactionListParams{BankAccountID: "acc-op-1"}) {
 		require.NoError(t, err)
 		amounts = append(amounts, tx.Amount.String())
 	}
 	assert.Equal(t, []string{"-0.01"}, amounts)
-	resAssertGET(t, api.last(t), "/bank-transactions", "bank_account_id=acc-op-1&page=1&page_size=100")
+	svcAssertGET(t, api.last(t), "/bank-transactions", "bank_account_id=acc-op-1&page=1&page_size=100")
 }
 
 func TestBankTransactionsGet(t *testing.T) {
 	body := fixture(t, "bank_transactions_get.json")
-	c, api := newTestAPI(t, always(200, body))
-	tx, err := c.BankTransactions.Get(context.Background(), bankTxID)
+	c, api := newMock(t, always(200, body))
+	tx, err := c.BankTransactions.Get(context.Background(), idBankTx)
 	require.NoError(t, err)
-	resAssertGET(t, api.last(t), "/bank-transactions/"+bankTxID, "")
+	svcAssertGET(t, api.last(t), "/bank-transactions/"+idBankTx, "")
 	assert.Equal(t, "-1100.11", tx.Amount.String())
 	var cp struct {
 		Name    string `json:"name"`
@@ -106,10 +126,11 @@ func TestBankTransactionsGet(t *testing.T) {
 	require.NoError(t, tx.Extra.Get("running_balance", &running))
 	assert.Equal(t, "23931", running.String())
 	assert.JSONEq(t, body, string(rawJSON(t, tx)))
+	assert.Contains(t, string(rawJSON(t, tx)), `"running_balance":23931.00`, "as sent")
 }
 
 func TestBankTransactionsParamsValidatedBeforeSending(t *testing.T) {
-	c, api := newTestAPI(t, always(200, `{}`))
+	c, api := newMock(t, always(200, `{}`))
 	d := invoicing.NewDate(2026, time.November, 30)
 	_, err := c.BankTransactions.ListPage(context.Background(), &invoicing.BankTransactionListParams{FromDate: d, ToDate: d.AddDays(-1)})
 	var pe *invoicing.ParamError
@@ -125,4 +146,21 @@ func TestBankTransactionsParamsValidatedBeforeSending(t *testing.T) {
 	}
 	assert.Equal(t, 1, n, "the error is yielded once")
 	assert.Empty(t, api.requests())
+}
+
+// Transactions the service sends with odd members still decode.
+func TestBankTransactionsLenient(t *testing.T) {
+	recs := svcLenientRecords(t, "lenient_bank_transactions.json")
+	c, _ := newMock(t, always(200, svcPageBody("bank_transactions", recs)))
+	pg, err := c.BankTransactions.ListPage(context.Background(), nil)
+	require.NoError(t, err)
+	require.Len(t, pg.Items, len(recs))
+	assert.Equal(t, []string{"date"}, pg.Items[1].MismatchedFields(), "a datetime is not a date")
+	assert.True(t, pg.Items[1].Date.IsZero())
+	svcDecEqual(t, "-12.50", pg.Items[1].Amount)
+	assert.Equal(t, []string{"amount"}, pg.Items[2].MismatchedFields())
+	assert.Nil(t, pg.Items[4].MismatchedFields(), `"" for a date and null for a string fit`)
+	assert.True(t, pg.Items[4].Date.IsZero())
+	assert.True(t, pg.Items[4].Has("date"))
+	assert.Contains(t, string(rawJSON(t, pg.Items[4])), `"date":"","description":"No date yet","amount":1,"reference":null`)
 }

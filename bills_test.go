@@ -14,18 +14,16 @@ import (
 	"github.com/invoicing-api/invoicing-go"
 )
 
-const billID = "9c8b7a6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
-
-func TestBillsGetSendsRequestAndDecodes(t *testing.T) {
+func TestBillsGet(t *testing.T) {
 	body := fixture(t, "bills_get.json")
-	c, api := newTestAPI(t, always(200, body))
-	b, err := c.Bills.Get(context.Background(), billID)
+	c, api := newMock(t, always(200, body))
+	b, err := c.Bills.Get(context.Background(), idBill)
 	require.NoError(t, err)
-	resAssertGET(t, api.last(t), "/bills/"+billID, "")
+	svcAssertGET(t, api.last(t), "/bills/"+idBill, "")
 
-	assert.Equal(t, billID, b.ID)
+	assert.Equal(t, idBill, b.ID)
 	assert.Equal(t, "SUP-INV-7781", b.BillNumber)
-	assert.Equal(t, supplierID, b.SupplierID)
+	assert.Equal(t, idSupplier, b.SupplierID)
 	assert.Equal(t, "Paper Supplies Co", b.SupplierName)
 	assert.Equal(t, invoicing.BillStatusAwaitingApproval, b.Status)
 	assert.True(t, b.Status.Known())
@@ -38,6 +36,7 @@ func TestBillsGetSendsRequestAndDecodes(t *testing.T) {
 	assert.True(t, b.Subtotal.Add(b.TaxTotal).Equal(b.Total), "exact decimal arithmetic")
 	assert.Equal(t, time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC), b.CreatedAt)
 	assert.Nil(t, b.UpdatedAt)
+	assert.Nil(t, b.MismatchedFields())
 
 	require.Len(t, b.LineItems, 2)
 	l0, l1 := b.LineItems[0], b.LineItems[1]
@@ -55,17 +54,18 @@ func TestBillsGetSendsRequestAndDecodes(t *testing.T) {
 	assert.Equal(t, "0.11", l1.Amount.String())
 	assert.Nil(t, l1.AccountID)
 	assert.Nil(t, l1.TaxCodeID)
+	assert.True(t, l1.Has("account_id"), "null is present")
 
 	assert.JSONEq(t, body, string(rawJSON(t, b)))
-	assert.JSONEq(t, `{"id": "bl_2", "description": "Rounding", "quantity": 0.5, "unit_price": 0.20, "amount": 0.11, "tax_amount": 0.01, "account_id": null, "tax_code_id": null}`,
-		string(rawJSON(t, l1)), "each line keeps its own object")
+	assert.Equal(t, `{"id":"bl_2","description":"Rounding","quantity":0.5,"unit_price":0.20,"amount":0.11,"tax_amount":0.01,"account_id":null,"tax_code_id":null}`,
+		string(rawJSON(t, l1)), "each line keeps its own object, amounts as sent")
 	assert.False(t, b.Has("reference"))
 }
 
 func TestBillsGetKeepsUnknownFields(t *testing.T) {
 	body := fixture(t, "bills_get_unknown.json")
-	c, _ := newTestAPI(t, always(200, body))
-	b, err := c.Bills.Get(context.Background(), billID)
+	c, _ := newMock(t, always(200, body))
+	b, err := c.Bills.Get(context.Background(), idBill)
 	require.NoError(t, err)
 
 	assert.Equal(t, invoicing.BillStatus("partially_paid"), b.Status, "unknown status kept")
@@ -80,6 +80,7 @@ func TestBillsGetKeepsUnknownFields(t *testing.T) {
 	var ref string
 	require.NoError(t, b.Extra.Get("reference", &ref))
 	assert.Equal(t, "PO-2026-118", ref)
+	assert.True(t, b.Has("reference"))
 	var atts []struct {
 		Filename string `json:"filename"`
 		Size     int    `json:"size"`
@@ -104,35 +105,35 @@ func TestBillsGetKeepsUnknownFields(t *testing.T) {
 }
 
 func TestBillsListPageFiltersAndKeys(t *testing.T) {
-	c, api := newTestAPI(t, sequence(
-		always(200, fixture(t, "bills_list.json")),
-		always(200, fixture(t, "bills_list_items.json")),
-	))
+	c, api := newMock(t, sequence(always(200, fixture(t, "bills_list.json")), always(200, fixture(t, "bills_list_items.json"))))
 	ctx := context.Background()
 	pg, err := c.Bills.ListPage(ctx, &invoicing.BillListParams{
 		ListParams: invoicing.ListParams{PageSize: 25},
 		Status:     invoicing.BillStatusApproved,
-		SupplierID: supplierID,
+		SupplierID: idSupplier,
 		Extra:      url.Values{"from_date": {"2026-11-01"}},
 	})
 	require.NoError(t, err)
-	resAssertGET(t, api.last(t), "/bills", "from_date=2026-11-01&page_size=25&status=approved&supplier_id="+supplierID)
+	svcAssertGET(t, api.last(t), "/bills", "from_date=2026-11-01&page_size=25&status=approved&supplier_id="+idSupplier)
 	require.Len(t, pg.Items, 1)
 	assert.Equal(t, invoicing.BillStatusApproved, pg.Items[0].Status)
 	assert.Empty(t, pg.Items[0].LineItems)
+	assert.NotNil(t, pg.Items[0].LineItems, "[] is an empty list")
 	assert.Equal(t, 25, pg.PageSize)
 
 	pg, err = c.Bills.ListPage(ctx, nil)
 	require.NoError(t, err)
-	resAssertGET(t, api.last(t), "/bills", "")
+	svcAssertGET(t, api.last(t), "/bills", "")
 	require.Len(t, pg.Items, 1)
 	assert.Equal(t, "B-2", pg.Items[0].BillNumber)
 	assert.Equal(t, "0.3", pg.Items[0].Total.String())
 	assert.False(t, pg.Items[0].Has("supplier_name"))
+	assert.False(t, pg.Items[0].Has("line_items"))
+	assert.Nil(t, pg.Items[0].LineItems)
 }
 
 func TestBillsListIterates(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "bills_list.json")))
+	c, api := newMock(t, always(200, fixture(t, "bills_list.json")))
 	n := 0
 	for b, err := range c.Bills.List(context.Background(), &invoicing.BillListParams{Status: invoicing.BillStatusApproved}) {
 		require.NoError(t, err)
@@ -140,13 +141,13 @@ func TestBillsListIterates(t *testing.T) {
 		n++
 	}
 	assert.Equal(t, 1, n)
-	resAssertGET(t, api.last(t), "/bills", "page=1&page_size=100&status=approved")
+	svcAssertGET(t, api.last(t), "/bills", "page=1&page_size=100&status=approved")
 }
 
 func TestBillsCreateSendsExactBody(t *testing.T) {
-	c, api := newTestAPI(t, always(201, fixture(t, "bills_get.json")))
+	c, api := newMock(t, always(201, fixture(t, "bills_get.json")))
 	b, err := c.Bills.Create(context.Background(), &invoicing.BillCreateParams{
-		SupplierID:       supplierID,
+		SupplierID:       idSupplier,
 		BillNumber:       "SUP-INV-7781",
 		IssueDate:        invoicing.NewDate(2026, time.November, 2),
 		DueDate:          invoicing.NewDate(2026, time.December, 2),
@@ -155,47 +156,50 @@ func TestBillsCreateSendsExactBody(t *testing.T) {
 		DefaultAccountID: "6100",
 		DefaultTaxCodeID: "GST",
 		LineItems: []invoicing.LineItemParams{
-			{Description: "A4 paper, 80 boxes", Quantity: invoicing.Ptr(dec("80")), UnitPrice: dec("12.50")},
+			{Description: "A4 paper, 80 boxes", Quantity: invoicing.Ptr(svcDec("80")), UnitPrice: svcDec("12.50")},
 			{Description: "Free sample", UnitPrice: decimal.Zero, AccountID: "6200", TaxCodeID: "FRE"},
-			{UnitPrice: dec("0.1000000000000000000001")},
+			{UnitPrice: svcDec("0.1000000000000000000001")},
 		},
-		Extra: map[string]any{"reference": "PO-2026-118", "freight": dec("15.00")},
+		Extra: map[string]any{"reference": "PO-2026-118", "freight": svcDec("15.00")},
 	})
 	require.NoError(t, err)
-	resAssertPOST(t, api.last(t), "/bills",
-		`{"supplier_id":"`+supplierID+`","bill_number":"SUP-INV-7781","issue_date":"2026-11-02","due_date":"2026-12-02",`+
+	svcAssertPOST(t, api.last(t), "/bills",
+		`{"supplier_id":"`+idSupplier+`","bill_number":"SUP-INV-7781","issue_date":"2026-11-02","due_date":"2026-12-02",`+
 			`"currency":"AUD","default_account_id":"6100","default_tax_code_id":"GST","status":"draft","line_items":[`+
 			`{"description":"A4 paper, 80 boxes","quantity":80,"unit_price":12.50},`+
 			`{"description":"Free sample","unit_price":0,"account_id":"6200","tax_code_id":"FRE"},`+
 			`{"unit_price":0.1000000000000000000001}],`+
 			`"freight":15.00,"reference":"PO-2026-118"}`)
-	assert.Equal(t, billID, b.ID)
+	assert.Equal(t, idBill, b.ID)
 	assert.Len(t, b.LineItems, 2)
 	assert.Len(t, api.requests(), 1)
 }
 
 func TestBillsCreateLeavesGuessedRulesToTheService(t *testing.T) {
-	c, api := newTestAPI(t, always(201, fixture(t, "bills_get.json")))
+	c, api := newMock(t, always(201, fixture(t, "bills_get.json")))
 	ctx := context.Background()
 
 	// No lines and no accounts: the SDK does not know the service's rules
 	// for bills, so it sends the request as given.
-	_, err := c.Bills.Create(ctx, &invoicing.BillCreateParams{SupplierID: supplierID})
+	_, err := c.Bills.Create(ctx, &invoicing.BillCreateParams{SupplierID: idSupplier})
 	require.NoError(t, err)
-	resAssertPOST(t, api.last(t), "/bills", `{"supplier_id":"`+supplierID+`"}`)
+	svcAssertPOST(t, api.last(t), "/bills", `{"supplier_id":"`+idSupplier+`"}`)
+	_, err = c.Bills.Create(ctx, &invoicing.BillCreateParams{LineItems: []invoicing.LineItemParams{{ItemID: "not-a-uuid", UnitPrice: svcDec("1")}}})
+	require.NoError(t, err, "an item id is not checked on bills")
+	svcAssertPOST(t, api.last(t), "/bills", `{"line_items":[{"unit_price":1,"item_id":"not-a-uuid"}]}`)
 
 	// Lines in a shape LineItemParams cannot express go through Extra.
 	_, err = c.Bills.Create(ctx, &invoicing.BillCreateParams{
-		SupplierID: supplierID,
-		Extra:      map[string]any{"line_items": []map[string]any{{"unit_price": json.Number("9.99"), "tracking": "North"}}},
+		SupplierID: idSupplier,
+		Extra:      map[string]any{"line_items": []map[string]any{{"unit_price": svcDec("9.99"), "tracking": "North"}}},
 	})
 	require.NoError(t, err)
-	resAssertPOST(t, api.last(t), "/bills", `{"supplier_id":"`+supplierID+`","line_items":[{"tracking":"North","unit_price":9.99}]}`)
+	svcAssertPOST(t, api.last(t), "/bills", `{"supplier_id":"`+idSupplier+`","line_items":[{"tracking":"North","unit_price":9.99}]}`)
 
 	// ... but not both ways at once.
 	_, err = c.Bills.Create(ctx, &invoicing.BillCreateParams{
-		SupplierID: supplierID,
-		LineItems:  []invoicing.LineItemParams{{UnitPrice: dec("1")}},
+		SupplierID: idSupplier,
+		LineItems:  []invoicing.LineItemParams{{UnitPrice: svcDec("1")}},
 		Extra:      map[string]any{"line_items": []any{}},
 	})
 	var pe *invoicing.ParamError
@@ -205,12 +209,12 @@ func TestBillsCreateLeavesGuessedRulesToTheService(t *testing.T) {
 	_, err = c.Bills.Create(ctx, nil)
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "params", pe.Field)
-	assert.Len(t, api.requests(), 2)
+	assert.Len(t, api.requests(), 3)
 }
 
 func TestBillsCreateServerErrorNotRepeated(t *testing.T) {
-	c, api := newTestAPI(t, always(500, fixture(t, "resources_error_500.html"), "Content-Type", "text/html"))
-	_, err := c.Bills.Create(context.Background(), &invoicing.BillCreateParams{SupplierID: supplierID})
+	c, api := newMock(t, always(500, fixture(t, "resources_error_500.html"), "Content-Type", "text/html"))
+	_, err := c.Bills.Create(context.Background(), &invoicing.BillCreateParams{SupplierID: idSupplier})
 	var apiErr *invoicing.Error
 	require.ErrorAs(t, err, &apiErr)
 	assert.ErrorIs(t, err, invoicing.ErrServer)
@@ -219,11 +223,48 @@ func TestBillsCreateServerErrorNotRepeated(t *testing.T) {
 	assert.Len(t, api.requests(), 1, "a create is never repeated after a 5xx")
 }
 
-func TestBillStatusKnown(t *testing.T) {
-	for _, s := range []invoicing.BillStatus{invoicing.BillStatusDraft, invoicing.BillStatusAwaitingApproval, invoicing.BillStatusApproved, invoicing.BillStatusPaid} {
-		assert.True(t, s.Known(), s)
+// A bill's odd line does not fail the bill; line items that are not an
+// array of objects are a mismatch of the bill's field.
+func TestBillsLenientLines(t *testing.T) {
+	bills := svcLenientRecords(t, "lenient_bills.json")
+	ctx := context.Background()
+
+	c, _ := newMock(t, always(200, string(bills[5])))
+	b, err := c.Bills.Get(ctx, idBill)
+	require.NoError(t, err)
+	assert.Nil(t, b.MismatchedFields())
+	require.Len(t, b.LineItems, 2)
+	assert.Nil(t, b.LineItems[0].MismatchedFields())
+	assert.True(t, b.LineItems[0].Quantity.Equal(decimal.NewFromInt(10)))
+	l := b.LineItems[1]
+	assert.Equal(t, []string{"quantity", "account_id"}, l.MismatchedFields())
+	assert.True(t, l.Quantity.IsZero())
+	assert.Nil(t, l.AccountID)
+	assert.Nil(t, l.TaxCodeID, "null is not a mismatch")
+	assert.Equal(t, "Folders", l.Description)
+	assert.True(t, l.UnitPrice.Equal(decimal.NewFromInt(10)))
+	var q string
+	require.NoError(t, l.Extra.Get("quantity", &q))
+	assert.Equal(t, "two", q)
+	var sent struct {
+		Lines []json.RawMessage `json:"line_items"`
 	}
-	for _, s := range []invoicing.BillStatus{"", "voided", "DRAFT"} {
-		assert.False(t, s.Known(), s)
+	require.NoError(t, json.Unmarshal(bills[5], &sent))
+	assert.JSONEq(t, string(sent.Lines[1]), string(rawJSON(t, l)), "the line encodes back to its own JSON")
+	assert.True(t, b.Total.Equal(svcDec("47.5")))
+
+	for i, what := range map[int]string{3: "line items as an object", 4: "a line that is not an object"} {
+		t.Run(what, func(t *testing.T) {
+			c, _ := newMock(t, always(200, string(bills[i])))
+			b, err := c.Bills.Get(ctx, idBill)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"line_items"}, b.MismatchedFields())
+			assert.Nil(t, b.LineItems)
+			assert.NotEmpty(t, b.BillNumber)
+			var lines json.RawMessage
+			require.NoError(t, b.Extra.Get("line_items", &lines))
+			assert.NotEmpty(t, lines)
+			assert.JSONEq(t, string(bills[i]), string(rawJSON(t, b)))
+		})
 	}
 }

@@ -3,8 +3,8 @@ package invoicing_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,60 +17,24 @@ import (
 	"github.com/invoicing-api/invoicing-go"
 )
 
-const (
-	clientID   = "7b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e"
-	supplierID = "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"
-)
-
-// resCompact returns the compact form of a JSON text, as RawObject.Raw
-// round-trips through encoding/json.
-func resCompact(t *testing.T, s string) string {
-	t.Helper()
-	b, err := json.Marshal(json.RawMessage(s))
-	require.NoError(t, err)
-	return string(b)
-}
-
-// resAssertGET checks the parts of a request every read shares.
-func resAssertGET(t *testing.T, r seenRequest, path, query string) {
-	t.Helper()
-	assert.Equal(t, http.MethodGet, r.Method)
-	assert.Equal(t, path, r.Path)
-	assert.Equal(t, query, r.Query)
-	assert.Equal(t, "Bearer "+testKey, r.Header.Get("Authorization"))
-	assert.Equal(t, "application/json", r.Header.Get("Accept"))
-	assert.Empty(t, r.Body)
-}
-
-// resAssertPOST checks a create request, including its exact body.
-func resAssertPOST(t *testing.T, r seenRequest, path, body string) {
-	t.Helper()
-	assert.Equal(t, http.MethodPost, r.Method)
-	assert.Equal(t, path, r.Path)
-	assert.Empty(t, r.Query)
-	assert.Equal(t, "Bearer "+testKey, r.Header.Get("Authorization"))
-	assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
-	assert.Equal(t, body, string(r.Body))
-}
-
-func TestContactsGetSendsRequestAndDecodes(t *testing.T) {
+func TestContactsGet(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, fixture, id string
 		get                     func(*invoicing.Client, string) (*invoicing.Contact, error)
 	}{
-		{"clients", "/clients/", "contacts_client.json", clientID, func(c *invoicing.Client, id string) (*invoicing.Contact, error) {
+		{"clients", "/clients/", "contacts_client.json", idClient, func(c *invoicing.Client, id string) (*invoicing.Contact, error) {
 			return c.Clients.Get(context.Background(), id)
 		}},
-		{"suppliers", "/suppliers/", "contacts_supplier.json", supplierID, func(c *invoicing.Client, id string) (*invoicing.Contact, error) {
+		{"suppliers", "/suppliers/", "contacts_supplier.json", idSupplier, func(c *invoicing.Client, id string) (*invoicing.Contact, error) {
 			return c.Suppliers.Get(context.Background(), id)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := fixture(t, tc.fixture)
-			c, api := newTestAPI(t, always(200, body))
+			c, api := newMock(t, always(200, body))
 			ct, err := tc.get(c, tc.id)
 			require.NoError(t, err)
-			resAssertGET(t, api.last(t), tc.path+tc.id, "")
+			svcAssertGET(t, api.last(t), tc.path+tc.id, "")
 			assert.Len(t, api.requests(), 1)
 
 			assert.Equal(t, tc.id, ct.ID)
@@ -79,33 +43,36 @@ func TestContactsGetSendsRequestAndDecodes(t *testing.T) {
 			assert.NotEmpty(t, ct.Phone)
 			assert.False(t, ct.CreatedAt.IsZero())
 			assert.Nil(t, ct.UpdatedAt)
-			assert.JSONEq(t, body, string(rawJSON(t, ct)))
+			assert.True(t, ct.Has("updated_at"), "a null field is present")
 			assert.False(t, ct.Has("address"))
+			assert.Nil(t, ct.MismatchedFields())
+			assert.Nil(t, ct.Extra)
+			assert.JSONEq(t, body, string(rawJSON(t, ct)))
 		})
 	}
 }
 
 func TestContactsGetDecodesKnownFieldsExactly(t *testing.T) {
-	c, _ := newTestAPI(t, always(200, fixture(t, "contacts_client.json")))
-	ct, err := c.Clients.Get(context.Background(), clientID)
+	c, _ := newMock(t, always(200, fixture(t, "contacts_client.json")))
+	ct, err := c.Clients.Get(context.Background(), idClient)
 	require.NoError(t, err)
 	assert.Equal(t, "Acme Pty Ltd", ct.Name)
 	assert.Equal(t, "accounts@acme.example", ct.Email)
 	assert.Equal(t, "+61 2 9000 0000", ct.Phone)
 	assert.Equal(t, time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC), ct.CreatedAt)
-	assert.True(t, ct.Has("updated_at"), "a null field is present")
 }
 
 func TestContactsGetKeepsUnknownFields(t *testing.T) {
 	body := fixture(t, "contacts_client_unknown.json")
-	c, _ := newTestAPI(t, always(200, body))
-	ct, err := c.Clients.Get(context.Background(), clientID)
+	c, _ := newMock(t, always(200, body))
+	ct, err := c.Clients.Get(context.Background(), idClient)
 	require.NoError(t, err)
 
 	// The typed fields still decode beside the unknown ones.
 	assert.Equal(t, "Acme Pty Ltd", ct.Name)
 	require.NotNil(t, ct.UpdatedAt)
 	assert.Equal(t, time.Date(2026, 10, 2, 9, 15, 30, 0, time.UTC), *ct.UpdatedAt)
+	assert.Nil(t, ct.MismatchedFields())
 
 	var addr struct {
 		Line1    string `json:"address_line1"`
@@ -128,6 +95,7 @@ func TestContactsGetKeepsUnknownFields(t *testing.T) {
 	assert.True(t, ct.Has("archived_at"))
 	assert.True(t, ct.Has("contact_type"))
 	assert.False(t, ct.Has("Contact_Type"), "names match exactly")
+	assert.Equal(t, []string{"address", "archived_at", "contact_type", "credit_limit", "tags", "tax_number"}, ct.Extra.Names())
 
 	var own struct {
 		ContactType string `json:"contact_type"`
@@ -156,7 +124,7 @@ func TestContactsListReadsBothKeysAcrossPages(t *testing.T) {
 	} {
 		t.Run(tc.key, func(t *testing.T) {
 			first := strings.Replace(fixture(t, "contacts_list_clients.json"), `"clients"`, `"`+tc.key+`"`, 1)
-			c, api := newTestAPI(t, sequence(always(200, first), always(200, fixture(t, "contacts_list_items.json"))))
+			c, api := newMock(t, sequence(always(200, first), always(200, fixture(t, "contacts_list_items.json"))))
 			var names []string
 			var website string
 			for ct, err := range tc.list(c) {
@@ -170,35 +138,37 @@ func TestContactsListReadsBothKeysAcrossPages(t *testing.T) {
 			assert.Equal(t, "https://globex.example", website)
 			reqs := api.requests()
 			require.Len(t, reqs, 2)
-			resAssertGET(t, reqs[0], "/"+tc.key, "page=1&page_size=100")
-			resAssertGET(t, reqs[1], "/"+tc.key, "page=2&page_size=100")
+			svcAssertGET(t, reqs[0], "/"+tc.key, "page=1&page_size=100")
+			svcAssertGET(t, reqs[1], "/"+tc.key, "page=2&page_size=100")
 		})
 	}
 }
 
 func TestContactsClientsListPage(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "contacts_list_clients.json")))
+	c, api := newMock(t, always(200, fixture(t, "contacts_list_clients.json")))
 	pg, err := c.Clients.ListPage(context.Background(), &invoicing.ContactListParams{
 		ListParams: invoicing.ListParams{PageSize: 2},
 		Extra:      url.Values{"email": {"accounts@acme.example"}},
 	})
 	require.NoError(t, err)
-	resAssertGET(t, api.last(t), "/clients", "email=accounts%40acme.example&page_size=2")
+	svcAssertGET(t, api.last(t), "/clients", "email=accounts%40acme.example&page_size=2")
 	assert.Equal(t, 3, pg.Total)
 	assert.True(t, pg.HasMore)
 	require.Len(t, pg.Items, 2)
-	assert.Equal(t, clientID, pg.Items[0].ID)
+	assert.Equal(t, idClient, pg.Items[0].ID)
 	assert.Equal(t, "Globex", pg.Items[1].Name)
+	assert.True(t, pg.Items[1].Has("email"), `"" is present`)
+	assert.Empty(t, pg.Items[1].Email)
 }
 
-func TestContactsListPageQueryWithExtra(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "contacts_list_suppliers.json")))
+func TestContactsSuppliersListPageQueryWithExtra(t *testing.T) {
+	c, api := newMock(t, always(200, fixture(t, "contacts_list_suppliers.json")))
 	pg, err := c.Suppliers.ListPage(context.Background(), &invoicing.ContactListParams{
 		ListParams: invoicing.ListParams{Page: 2, PageSize: 10},
 		Extra:      url.Values{"name": {"paper & co"}, "status": {"active", "archived"}, "unused": {}},
 	})
 	require.NoError(t, err)
-	resAssertGET(t, api.last(t), "/suppliers", "name=paper+%26+co&page=2&page_size=10&status=active&status=archived")
+	svcAssertGET(t, api.last(t), "/suppliers", "name=paper+%26+co&page=2&page_size=10&status=active&status=archived")
 
 	assert.Equal(t, 1, pg.Total)
 	assert.Equal(t, 2, pg.Page)
@@ -206,7 +176,7 @@ func TestContactsListPageQueryWithExtra(t *testing.T) {
 	assert.False(t, pg.HasMore)
 	require.Len(t, pg.Items, 1)
 	s := pg.Items[0]
-	assert.Equal(t, supplierID, s.ID)
+	assert.Equal(t, idSupplier, s.ID)
 	assert.Equal(t, "Paper Supplies Co", s.Name)
 	var abn string
 	require.NoError(t, s.Extra.Get("abn", &abn))
@@ -214,65 +184,71 @@ func TestContactsListPageQueryWithExtra(t *testing.T) {
 }
 
 func TestContactsListPageItemsKey(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "contacts_list_items.json")))
+	c, api := newMock(t, always(200, fixture(t, "contacts_list_items.json")))
 	pg, err := c.Suppliers.ListPage(context.Background(), nil)
 	require.NoError(t, err)
-	resAssertGET(t, api.last(t), "/suppliers", "")
+	svcAssertGET(t, api.last(t), "/suppliers", "")
 	require.Len(t, pg.Items, 1)
 	assert.Equal(t, "Initech", pg.Items[0].Name)
 	assert.Empty(t, pg.Items[0].Phone, "null phone")
+	assert.True(t, pg.Items[0].Has("phone"))
+	assert.Nil(t, pg.Items[0].MismatchedFields(), "null is not a mismatch")
 	assert.Equal(t, 3, pg.Total)
 }
 
 func TestContactsCreateSendsExactBody(t *testing.T) {
 	created := fixture(t, "contacts_client_unknown.json")
-	c, api := newTestAPI(t, always(201, created))
+	c, api := newMock(t, always(201, created))
 	ct, err := c.Clients.Create(context.Background(), &invoicing.ContactCreateParams{
 		Name:  "Acme Pty Ltd",
 		Email: "accounts@acme.example",
 		Phone: "+61 2 9000 0000",
 		Extra: map[string]any{
 			"address":      map[string]any{"city": "Sydney", "address_line1": "1 George St"},
-			"credit_limit": dec("5000.10"),
+			"credit_limit": svcDec("5000.10"),
 			"tax_number":   "51 824 753 556",
 			"is_company":   true,
 		},
 	})
 	require.NoError(t, err)
-	resAssertPOST(t, api.last(t), "/clients",
+	svcAssertPOST(t, api.last(t), "/clients",
 		`{"name":"Acme Pty Ltd","email":"accounts@acme.example","phone":"+61 2 9000 0000",`+
 			`"address":{"address_line1":"1 George St","city":"Sydney"},"credit_limit":5000.10,"is_company":true,"tax_number":"51 824 753 556"}`)
-	assert.Equal(t, clientID, ct.ID)
+	assert.Equal(t, idClient, ct.ID)
 	assert.True(t, ct.Has("tax_number"))
+	assert.JSONEq(t, created, string(rawJSON(t, ct)))
 }
 
 func TestContactsCreateMinimalAndExtraForUnsetField(t *testing.T) {
-	c, api := newTestAPI(t, always(201, fixture(t, "contacts_supplier.json")))
+	c, api := newMock(t, always(201, fixture(t, "contacts_supplier.json")))
 	s, err := c.Suppliers.Create(context.Background(), &invoicing.ContactCreateParams{Name: "Paper Supplies Co"})
 	require.NoError(t, err)
-	resAssertPOST(t, api.last(t), "/suppliers", `{"name":"Paper Supplies Co"}`)
+	svcAssertPOST(t, api.last(t), "/suppliers", `{"name":"Paper Supplies Co"}`)
 	assert.Equal(t, "Paper Supplies Co", s.Name)
 
-	// Email is unset, so Extra may send it (here as null); an explicit null
-	// decimal is null too.
+	// Email is unset, so Extra may send it (here as null); a nil decimal is
+	// null too.
 	_, err = c.Suppliers.Create(context.Background(), &invoicing.ContactCreateParams{
 		Name:  "Paper Supplies Co",
 		Extra: map[string]any{"email": nil, "opening_balance": (*decimal.Decimal)(nil)},
 	})
 	require.NoError(t, err)
-	resAssertPOST(t, api.last(t), "/suppliers", `{"name":"Paper Supplies Co","email":null,"opening_balance":null}`)
+	svcAssertPOST(t, api.last(t), "/suppliers", `{"name":"Paper Supplies Co","email":null,"opening_balance":null}`)
 
-	// Only Extra: the typed part is empty.
+	// Only Extra: the typed part is empty, and nothing is required.
 	_, err = c.Suppliers.Create(context.Background(), &invoicing.ContactCreateParams{
-		Extra: map[string]any{"name": "Raw Name", "credit": invoicing.Ptr(dec("-0.10"))},
+		Extra: map[string]any{"name": "Raw Name", "credit": invoicing.Ptr(svcDec("-0.10"))},
 	})
 	require.NoError(t, err)
-	resAssertPOST(t, api.last(t), "/suppliers", `{"credit":-0.10,"name":"Raw Name"}`)
-	assert.Len(t, api.requests(), 3)
+	svcAssertPOST(t, api.last(t), "/suppliers", `{"credit":-0.10,"name":"Raw Name"}`)
+	_, err = c.Clients.Create(context.Background(), &invoicing.ContactCreateParams{})
+	require.NoError(t, err)
+	svcAssertPOST(t, api.last(t), "/clients", `{}`)
+	assert.Len(t, api.requests(), 4)
 }
 
 func TestContactsCreateRejectsBadParamsBeforeSending(t *testing.T) {
-	c, api := newTestAPI(t, always(201, "{}"))
+	c, api := newMock(t, always(201, "{}"))
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
@@ -301,7 +277,7 @@ func TestContactsCreateRejectsBadParamsBeforeSending(t *testing.T) {
 }
 
 func TestContactsCreateServiceValidationError(t *testing.T) {
-	c, api := newTestAPI(t, always(422, fixture(t, "resources_error_422.json")))
+	c, api := newMock(t, always(422, fixture(t, "resources_error_422.json")))
 	_, err := c.Clients.Create(context.Background(), &invoicing.ContactCreateParams{Email: "x@example.com"})
 	var apiErr *invoicing.Error
 	require.ErrorAs(t, err, &apiErr)
@@ -312,14 +288,66 @@ func TestContactsCreateServiceValidationError(t *testing.T) {
 	assert.Equal(t, "name", apiErr.Problems[0].Field())
 	assert.Equal(t, "line_items.0.account_id", apiErr.Problems[1].Field())
 	assert.Equal(t, "name: field required; line_items.0.account_id: unknown account", apiErr.Detail)
-	resAssertPOST(t, api.last(t), "/clients", `{"email":"x@example.com"}`)
+	svcAssertPOST(t, api.last(t), "/clients", `{"email":"x@example.com"}`)
+	assert.Len(t, api.requests(), 1)
 }
 
-func TestContactCreateParamsMarshalJSON(t *testing.T) {
-	b, err := json.Marshal(invoicing.ContactCreateParams{Name: "A", Extra: map[string]any{"z": 1, "a": "x"}})
+// A contact the service sends with odd members still decodes; what does
+// not fit is named and kept.
+func TestContactsLenientGet(t *testing.T) {
+	recs := svcLenientRecords(t, "lenient_contacts.json")
+	c, _ := newMock(t, always(200, string(recs[5])))
+	ct, err := c.Clients.Get(context.Background(), idClient)
 	require.NoError(t, err)
-	assert.Equal(t, `{"name":"A","a":"x","z":1}`, string(b))
+	assert.Equal(t, []string{"name", "email", "updated_at"}, ct.MismatchedFields())
+	assert.Empty(t, ct.Name)
+	assert.Empty(t, ct.Email)
+	assert.Equal(t, "+61 400 000 000", ct.Phone)
+	var name struct{ First, Last string }
+	require.NoError(t, ct.Extra.Get("name", &name))
+	assert.Equal(t, "Lee", name.Last)
+	var emails []string
+	require.NoError(t, ct.Extra.Get("email", &emails))
+	assert.Len(t, emails, 2)
+	assert.JSONEq(t, string(recs[5]), string(rawJSON(t, ct)))
+}
 
-	_, err = json.Marshal(invoicing.ContactCreateParams{Name: "A", Extra: map[string]any{"name": "B"}})
-	assert.ErrorIs(t, err, invoicing.ErrInvalidParams)
+// A member the SDK has no field for is read from Extra.
+func ExampleExtra_Get_contact() {
+	var ct invoicing.Contact
+	body := `{"id": "7b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e", "name": "Acme Pty Ltd",
+		"address": {"city": "Sydney", "postcode": "2000"}, "credit_limit": 5000.10}`
+	if err := json.Unmarshal([]byte(body), &ct); err != nil {
+		panic(err)
+	}
+	var addr struct {
+		City string `json:"city"`
+	}
+	var limit decimal.Decimal
+	if err := ct.Extra.Get("address", &addr); err != nil {
+		panic(err)
+	}
+	if err := ct.Extra.Get("credit_limit", &limit); err != nil {
+		panic(err)
+	}
+	fmt.Println(ct.Name, addr.City, limit, ct.Has("phone"))
+	// Output: Acme Pty Ltd Sydney 5000.1 false
+}
+
+// Members the SDK does not model are sent through Extra, after the typed
+// ones.
+func ExampleContactCreateParams_extra() {
+	p := invoicing.ContactCreateParams{
+		Name: "Paper Supplies Co",
+		Extra: map[string]any{
+			"address":         map[string]string{"city": "Sydney"},
+			"opening_balance": decimal.RequireFromString("120.50"),
+		},
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(b))
+	// Output: {"name":"Paper Supplies Co","address":{"city":"Sydney"},"opening_balance":120.50}
 }

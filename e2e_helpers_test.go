@@ -4,10 +4,12 @@ package invoicing_test
 // package invoicingtest, over real HTTP on loopback, with the API mounted
 // under /api/v1/external. Expected values are computed from the rules of
 // API.md (and, where API.md is silent, from the choices invoicingtest
-// documents), never copied from a run.
+// documents), never copied from a run. This file holds the helpers every
+// e2e_*_test.go shares.
 
 import (
 	"iter"
+	"reflect"
 	"testing"
 	"time"
 
@@ -20,12 +22,16 @@ import (
 )
 
 // e2eFast keeps retries fast: backoff from 1 ms, and Retry-After waits of up
-// to 2 s are honoured.
+// to 2 s are honoured (the service's Retry-After has a resolution of 1 s).
 var e2eFast = invoicing.WithRetryWait(time.Millisecond, 2*time.Second)
 
+// e2eDefaultRetries is WithMaxRetries's documented default: a call is sent
+// at most 1+3 times.
+const e2eDefaultRetries = 3
+
 // e2eServer starts a fake service for one test and an SDK client for it
-// with the full-scope key.
-func e2eServer(t *testing.T, opts ...invoicingtest.Option) (*invoicingtest.Server, *invoicing.Client) {
+// with the full-scope key, fast retries and opts.
+func e2eServer(t testing.TB, opts ...invoicingtest.Option) (*invoicingtest.Server, *invoicing.Client) {
 	t.Helper()
 	srv := invoicingtest.NewTestServer(t, opts...)
 	return srv, srv.Client(e2eFast)
@@ -44,12 +50,33 @@ func e2eDecEqual(t *testing.T, want, got decimal.Decimal, msgAndArgs ...any) {
 // e2eAll drains a List iterator, failing the test on an error.
 func e2eAll[T any](t *testing.T, seq iter.Seq2[*T, error]) []*T {
 	t.Helper()
-	var out []*T
-	for v, err := range seq {
-		require.NoError(t, err)
-		out = append(out, v)
+	out, err := invoicing.Collect(seq, 0)
+	require.NoError(t, err)
+	return out
+}
+
+// e2eIDs returns the ID field of each record, in order.
+func e2eIDs[T any](recs []*T) []string {
+	out := make([]string, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, reflect.ValueOf(r).Elem().FieldByName("ID").String())
 	}
 	return out
+}
+
+// e2eListIDs drains a List and returns the ids of its records.
+func e2eListIDs[T any](t *testing.T, seq iter.Seq2[*T, error]) []string {
+	t.Helper()
+	return e2eIDs(e2eAll(t, seq))
+}
+
+// e2ePageIDs returns the ids of a page's records.
+func e2ePageIDs[T any](p *invoicing.Page[T]) []string {
+	out := make([]*T, len(p.Items))
+	for i := range p.Items {
+		out[i] = &p.Items[i]
+	}
+	return e2eIDs(out)
 }
 
 // e2eRequests returns the logged requests with method and path (relative to
@@ -94,6 +121,13 @@ func e2eInvoice(clientID string, lines ...invoicing.LineItemParams) *invoicing.I
 	}
 }
 
+// e2eQuote is a quote create request for client with the Sales account and
+// GST as defaults.
+func e2eQuote(clientID string, lines ...invoicing.LineItemParams) *invoicing.QuoteCreateParams {
+	p := e2eInvoice(clientID, lines...)
+	return &invoicing.QuoteCreateParams{ClientID: p.ClientID, DefaultAccountID: p.DefaultAccountID, DefaultTaxCodeID: p.DefaultTaxCodeID, LineItems: p.LineItems}
+}
+
 // e2eAmounts is a line's net amount, tax and amount by API.md's rule
 // (amount = quantity x unit_price + tax), rounded to cents per line half
 // away from zero as invoicingtest documents. ratePercent is 10 for 10%.
@@ -112,12 +146,21 @@ func e2eTaxRate(t *testing.T, c *invoicing.Client, id string) decimal.Decimal {
 	return tc.Rate
 }
 
-func e2eIDs[T any](recs []*T, id func(*T) string) []string {
-	out := make([]string, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, id(r))
+// e2eQuoteMatchesInvoice asserts that an invoice converted from an accepted
+// quote has the quote's accepted lines and totals.
+func e2eQuoteMatchesInvoice(t *testing.T, q *invoicing.Quote, inv *invoicing.Invoice) {
+	t.Helper()
+	require.Len(t, inv.LineItems, len(q.LineItems))
+	for i, ql := range q.LineItems {
+		il := inv.LineItems[i]
+		assert.Equal(t, ql.Description, il.Description)
+		e2eDecEqual(t, ql.Quantity, il.Quantity)
+		e2eDecEqual(t, ql.UnitPrice, il.UnitPrice)
+		e2eDecEqual(t, ql.Amount, il.Amount)
+		e2eDecEqual(t, ql.TaxAmount, il.TaxAmount)
 	}
-	return out
+	e2eDecEqual(t, q.Subtotal, inv.Subtotal)
+	e2eDecEqual(t, q.TaxTotal, inv.TaxTotal)
+	e2eDecEqual(t, q.Total, inv.Total)
+	e2eDecEqual(t, q.Total, inv.AmountDue)
 }
-
-func e2eInvoiceID(i *invoicing.Invoice) string { return i.ID }

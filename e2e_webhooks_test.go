@@ -1,5 +1,9 @@
 package invoicing_test
 
+// Webhooks end to end: the events API.md 6 documents for a quote accepted
+// and paid in two payments, verified by webhooks.Handler, then tampering
+// and a rotated secret.
+
 import (
 	"bytes"
 	"context"
@@ -75,11 +79,7 @@ func TestE2EWebhooks(t *testing.T) {
 	ep := srv.AddWebhookEndpoint(rcv.srv.URL + "/hooks")
 	rcv.verifyWith(t, ep.Secret())
 
-	q, err := c.Quotes.Create(ctx, &invoicing.QuoteCreateParams{
-		ClientID: invoicingtest.SeedClientID, DefaultAccountID: invoicingtest.SeedOtherRevenueAccountID,
-		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
-		LineItems:        []invoicing.LineItemParams{e2eLine("Kitchen fit-out", "1", "4200"), e2eLine("Site visits", "3", "180")},
-	})
+	q, err := c.Quotes.Create(ctx, e2eQuote(invoicingtest.SeedClientID, e2eLine("Kitchen fit-out", "1", "4200"), e2eLine("Site visits", "3", "180")))
 	require.NoError(t, err)
 	accepted, err := srv.AcceptQuote(q.ID, invoicingtest.AcceptOptions{ByStaff: true, OrderNumber: "PO-778"})
 	require.NoError(t, err)
@@ -105,7 +105,9 @@ func TestE2EWebhooks(t *testing.T) {
 	e2eDecEqual(t, inv.Total, paid.AmountPaid)
 	assert.True(t, paid.AmountDue.IsZero())
 
-	// Deliveries are synchronous: every event has arrived, in order.
+	// Deliveries are synchronous: every event has arrived, in order (API.md
+	// 6.1: a partial payment fires payment.received only, the final one
+	// invoice.paid too).
 	got := rcv.deliveries()
 	var types []webhooks.EventType
 	for _, d := range got {

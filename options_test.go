@@ -3,8 +3,18 @@ package invoicing_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"io"
+	"math"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,183 +27,24 @@ import (
 	"github.com/invoicing-api/invoicing-go"
 )
 
-// method is one SDK method, called with the options under test.
-type method struct {
+// ------------------------------------------------ every method, one table
+
+// apiCall is one SDK method, called with the options under test.
+type apiCall struct {
 	name   string
 	verb   string // the HTTP method it sends
 	path   string // the path it sends, relative to the base URL
-	create bool   // a POST without an idempotency reference
+	create bool   // a POST not safe to repeat
 	call   func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error
 }
 
-// every method of every service, and Client.Do.
-func everyMethod() []method {
-	const id = invoiceID
-	pdf := func(f *invoicing.File, err error) error {
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(io.Discard, f)
-		f.Close()
-		return err
+// listOpts turns RequestOptions into the ListOptions List takes.
+func listOpts(opts []invoicing.RequestOption) []invoicing.ListOption {
+	out := make([]invoicing.ListOption, len(opts))
+	for i, o := range opts {
+		out[i] = o
 	}
-	return []method{
-		{"Invoices.List", "GET", "/invoices", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.Invoices.List(ctx, nil, o...))
-		}},
-		{"Invoices.ListPage", "GET", "/invoices", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Invoices.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"Invoices.Get", "GET", "/invoices/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Invoices.Get(ctx, id, o...)
-			return err
-		}},
-		{"Invoices.PDF", "GET", "/invoices/" + id + "/pdf", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return pdf(c.Invoices.PDF(ctx, id, o...))
-		}},
-		{"Invoices.Create", "POST", "/invoices", true, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Invoices.Create(ctx, validInvoice(), o...)
-			return err
-		}},
-		{"Items.List", "GET", "/items", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.Items.List(ctx, nil, o...))
-		}},
-		{"Items.ListPage", "GET", "/items", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Items.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"Items.Get", "GET", "/items/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Items.Get(ctx, id, o...)
-			return err
-		}},
-		{"Items.Create", "POST", "/items", true, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Items.Create(ctx, validItem(), o...)
-			return err
-		}},
-		{"Quotes.List", "GET", "/quotes", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.Quotes.List(ctx, nil, o...))
-		}},
-		{"Quotes.ListPage", "GET", "/quotes", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Quotes.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"Quotes.Get", "GET", "/quotes/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Quotes.Get(ctx, id, o...)
-			return err
-		}},
-		{"Quotes.PDF", "GET", "/quotes/" + id + "/pdf", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return pdf(c.Quotes.PDF(ctx, id, o...))
-		}},
-		{"Quotes.Create", "POST", "/quotes", true, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Quotes.Create(ctx, validQuote(), o...)
-			return err
-		}},
-		{"Clients.List", "GET", "/clients", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.Clients.List(ctx, nil, o...))
-		}},
-		{"Clients.ListPage", "GET", "/clients", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Clients.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"Clients.Get", "GET", "/clients/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Clients.Get(ctx, id, o...)
-			return err
-		}},
-		{"Clients.Create", "POST", "/clients", true, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Clients.Create(ctx, &invoicing.ContactCreateParams{Name: "Acme"}, o...)
-			return err
-		}},
-		{"Suppliers.List", "GET", "/suppliers", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.Suppliers.List(ctx, nil, o...))
-		}},
-		{"Suppliers.ListPage", "GET", "/suppliers", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Suppliers.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"Suppliers.Get", "GET", "/suppliers/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Suppliers.Get(ctx, id, o...)
-			return err
-		}},
-		{"Suppliers.Create", "POST", "/suppliers", true, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Suppliers.Create(ctx, &invoicing.ContactCreateParams{Name: "Paper Co"}, o...)
-			return err
-		}},
-		{"Bills.List", "GET", "/bills", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.Bills.List(ctx, nil, o...))
-		}},
-		{"Bills.ListPage", "GET", "/bills", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Bills.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"Bills.Get", "GET", "/bills/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Bills.Get(ctx, id, o...)
-			return err
-		}},
-		{"Bills.Create", "POST", "/bills", true, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Bills.Create(ctx, &invoicing.BillCreateParams{SupplierID: id}, o...)
-			return err
-		}},
-		{"Accounts.List", "GET", "/accounts", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.Accounts.List(ctx, nil, o...))
-		}},
-		{"Accounts.ListPage", "GET", "/accounts", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Accounts.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"Accounts.Get", "GET", "/accounts/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Accounts.Get(ctx, id, o...)
-			return err
-		}},
-		{"TaxCodes.List", "GET", "/tax-codes", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.TaxCodes.List(ctx, nil, o...))
-		}},
-		{"TaxCodes.ListPage", "GET", "/tax-codes", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.TaxCodes.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"TaxCodes.Get", "GET", "/tax-codes/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.TaxCodes.Get(ctx, id, o...)
-			return err
-		}},
-		{"BankAccounts.List", "GET", "/bank-accounts", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.BankAccounts.List(ctx, nil, o...))
-		}},
-		{"BankAccounts.ListPage", "GET", "/bank-accounts", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.BankAccounts.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"BankTransactions.List", "GET", "/bank-transactions", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return rangeErr(c.BankTransactions.List(ctx, nil, o...))
-		}},
-		{"BankTransactions.ListPage", "GET", "/bank-transactions", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.BankTransactions.ListPage(ctx, nil, o...)
-			return err
-		}},
-		{"BankTransactions.Get", "GET", "/bank-transactions/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.BankTransactions.Get(ctx, id, o...)
-			return err
-		}},
-		{"Reports.TrialBalance", "GET", "/reports/trial-balance", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Reports.TrialBalance(ctx, nil, o...)
-			return err
-		}},
-		{"Reports.ProfitAndLoss", "GET", "/reports/profit-loss", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Reports.ProfitAndLoss(ctx, nil, o...)
-			return err
-		}},
-		{"Reports.BalanceSheet", "GET", "/reports/balance-sheet", false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			_, err := c.Reports.BalanceSheet(ctx, nil, o...)
-			return err
-		}},
-		{"Client.Do GET", "GET", "/invoices/" + id, false, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			var out map[string]any
-			return c.Do(ctx, "GET", "/invoices/"+id, nil, &out, o...)
-		}},
-		{"Client.Do POST", "POST", "/credit-notes", true, func(ctx context.Context, c *invoicing.Client, o ...invoicing.RequestOption) error {
-			return c.Do(ctx, "POST", "/credit-notes", map[string]any{"invoice_id": id}, nil, o...)
-		}},
-	}
+	return out
 }
 
 // rangeErr ranges over seq and returns the error it yields, if any.
@@ -206,34 +57,218 @@ func rangeErr[T any](seq func(func(*T, error) bool)) error {
 	return nil
 }
 
-// optionsAPI answers every endpoint with a minimal valid body, and obeys
+// allCalls is every method of every service, and Client.Do.
+func allCalls() []apiCall {
+	const id = loopInvoiceID
+	pdf := func(f *invoicing.File, err error) error {
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(io.Discard, f)
+		return err
+	}
+	return []apiCall{
+		{"Invoices.List", "GET", "/invoices", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.Invoices.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"Invoices.ListPage", "GET", "/invoices", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Invoices.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"Invoices.Get", "GET", "/invoices/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Invoices.Get(ctx, id, opts...)
+			return err
+		}},
+		{"Invoices.PDF", "GET", "/invoices/" + id + "/pdf", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return pdf(c.Invoices.PDF(ctx, id, opts...))
+		}},
+		{"Invoices.Create", "POST", "/invoices", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Invoices.Create(ctx, loopInvoice(), opts...)
+			return err
+		}},
+		{"Items.List", "GET", "/items", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.Items.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"Items.ListPage", "GET", "/items", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Items.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"Items.Get", "GET", "/items/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Items.Get(ctx, id, opts...)
+			return err
+		}},
+		{"Items.Create", "POST", "/items", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Items.Create(ctx, loopItem(), opts...)
+			return err
+		}},
+		{"Quotes.List", "GET", "/quotes", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.Quotes.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"Quotes.ListPage", "GET", "/quotes", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Quotes.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"Quotes.Get", "GET", "/quotes/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Quotes.Get(ctx, id, opts...)
+			return err
+		}},
+		{"Quotes.PDF", "GET", "/quotes/" + id + "/pdf", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return pdf(c.Quotes.PDF(ctx, id, opts...))
+		}},
+		{"Quotes.Create", "POST", "/quotes", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Quotes.Create(ctx, loopQuote(), opts...)
+			return err
+		}},
+		{"Clients.List", "GET", "/clients", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.Clients.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"Clients.ListPage", "GET", "/clients", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Clients.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"Clients.Get", "GET", "/clients/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Clients.Get(ctx, id, opts...)
+			return err
+		}},
+		{"Clients.Create", "POST", "/clients", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Clients.Create(ctx, &invoicing.ContactCreateParams{Name: "Acme"}, opts...)
+			return err
+		}},
+		{"Suppliers.List", "GET", "/suppliers", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.Suppliers.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"Suppliers.ListPage", "GET", "/suppliers", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Suppliers.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"Suppliers.Get", "GET", "/suppliers/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Suppliers.Get(ctx, id, opts...)
+			return err
+		}},
+		{"Suppliers.Create", "POST", "/suppliers", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Suppliers.Create(ctx, &invoicing.ContactCreateParams{Name: "Paper Co"}, opts...)
+			return err
+		}},
+		{"Bills.List", "GET", "/bills", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.Bills.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"Bills.ListPage", "GET", "/bills", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Bills.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"Bills.Get", "GET", "/bills/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Bills.Get(ctx, id, opts...)
+			return err
+		}},
+		{"Bills.Create", "POST", "/bills", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Bills.Create(ctx, &invoicing.BillCreateParams{SupplierID: id}, opts...)
+			return err
+		}},
+		{"Accounts.List", "GET", "/accounts", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.Accounts.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"Accounts.ListPage", "GET", "/accounts", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Accounts.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"Accounts.Get", "GET", "/accounts/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Accounts.Get(ctx, id, opts...)
+			return err
+		}},
+		{"TaxCodes.List", "GET", "/tax-codes", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.TaxCodes.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"TaxCodes.ListPage", "GET", "/tax-codes", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.TaxCodes.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"TaxCodes.Get", "GET", "/tax-codes/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.TaxCodes.Get(ctx, id, opts...)
+			return err
+		}},
+		{"BankAccounts.List", "GET", "/bank-accounts", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.BankAccounts.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"BankAccounts.ListPage", "GET", "/bank-accounts", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.BankAccounts.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"BankTransactions.List", "GET", "/bank-transactions", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return rangeErr(c.BankTransactions.List(ctx, nil, listOpts(opts)...))
+		}},
+		{"BankTransactions.ListPage", "GET", "/bank-transactions", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.BankTransactions.ListPage(ctx, nil, opts...)
+			return err
+		}},
+		{"BankTransactions.Get", "GET", "/bank-transactions/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.BankTransactions.Get(ctx, id, opts...)
+			return err
+		}},
+		{"Reports.TrialBalance", "GET", "/reports/trial-balance", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Reports.TrialBalance(ctx, nil, opts...)
+			return err
+		}},
+		{"Reports.ProfitAndLoss", "GET", "/reports/profit-loss", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Reports.ProfitAndLoss(ctx, nil, opts...)
+			return err
+		}},
+		{"Reports.BalanceSheet", "GET", "/reports/balance-sheet", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			_, err := c.Reports.BalanceSheet(ctx, nil, opts...)
+			return err
+		}},
+		{"Client.Do GET", "GET", "/invoices/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			var out map[string]any
+			return c.Do(ctx, "GET", "/invoices/"+id, nil, &out, opts...)
+		}},
+		{"Client.Do POST", "POST", "/credit-notes", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
+			return c.Do(ctx, "POST", "/credit-notes", map[string]any{"invoice_id": id}, nil, opts...)
+		}},
+	}
+}
+
+// endpointAPI answers every endpoint with a minimal valid body, and obeys
 // the test's instructions in the request's X-Test header (sent with
 // WithHeader, which this also tests): "fail=N" answers 503 to the first N
 // attempts of the request named by X-Test-Call, "stall" never answers the
-// first attempt (it ends when the client gives up on it), "notfound"
-// answers 404.
-type optionsAPI struct {
+// first attempt (it ends with its deadline), "notfound" answers 404. It is
+// an httpmock responder: a stalled attempt must fail with its context, not
+// race it with an empty answer.
+type endpointAPI struct {
 	mu       sync.Mutex
 	attempts map[string]int
+	reqs     []seenRequest
 }
 
-func (a *optionsAPI) handle(w http.ResponseWriter, r *http.Request) {
+func (a *endpointAPI) respond(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(r.Body)
+	}
 	a.mu.Lock()
 	call := r.Header.Get("X-Test-Call")
 	a.attempts[call]++
 	n := a.attempts[call]
+	a.reqs = append(a.reqs, seenRequest{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, prefix),
+		Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 	a.mu.Unlock()
+	if r.Header.Get("X-Test") == "stall" && n == 1 {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
+	w := httptest.NewRecorder()
+	a.answer(w, r, call, n)
+	resp := w.Result()
+	resp.Request = r
+	return resp, nil
+}
+
+func (a *endpointAPI) answer(w http.ResponseWriter, r *http.Request, call string, n int) {
 	w.Header().Set("X-Request-Id", "req-"+call+"-"+strconv.Itoa(n))
-	mode := r.Header.Get("X-Test")
-	switch {
+	switch mode := r.Header.Get("X-Test"); {
 	case strings.HasPrefix(mode, "fail="):
 		if limit, _ := strconv.Atoi(strings.TrimPrefix(mode, "fail=")); n <= limit {
 			reply(w, 503, `{"detail": "busy"}`)
-			return
-		}
-	case mode == "stall":
-		if n == 1 {
-			<-r.Context().Done()
 			return
 		}
 	case mode == "notfound":
@@ -252,28 +287,44 @@ func (a *optionsAPI) handle(w http.ResponseWriter, r *http.Request) {
 	case strings.Count(path, "/") == 1 && r.Method == http.MethodGet: // a list
 		reply(w, status, `{"items": [], "total": 0, "page": 1, "page_size": 100, "has_more": false}`)
 	default:
-		reply(w, status, `{"id": "`+invoiceID+`"}`)
+		reply(w, status, `{"id": "`+loopInvoiceID+`"}`)
 	}
 }
 
-func (a *optionsAPI) attemptsOf(call string) int {
+// lastOf returns the last request of the call named call (X-Test-Call).
+func (a *endpointAPI) lastOf(t *testing.T, call string) seenRequest {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := len(a.reqs) - 1; i >= 0; i-- {
+		if a.reqs[i].Header.Get("X-Test-Call") == call {
+			return a.reqs[i]
+		}
+	}
+	require.FailNow(t, "no request of "+call)
+	return seenRequest{}
+}
+
+func (a *endpointAPI) attemptsOf(call string) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.attempts[call]
 }
 
+// Every method takes RequestOptions and applies them the same way.
 func TestEveryMethodTakesRequestOptions(t *testing.T) {
-	api := &optionsAPI{attempts: map[string]int{}}
-	c, seen := newTestAPI(t, api.handle)
+	api := &endpointAPI{attempts: map[string]int{}}
+	c, _ := newMockResponder(t, api.respond)
+	stalling, _ := newMockResponder(t, api.respond, invoicing.WithTimeout(300*time.Millisecond))
 	ctx := context.Background()
-	for _, m := range everyMethod() {
+	for _, m := range allCalls() {
 		t.Run(m.name, func(t *testing.T) {
 			tag := func(s string) invoicing.RequestOption { return invoicing.WithHeader("X-Test-Call", m.name+"/"+s) }
 
-			// A header is sent, and the response is filled on success.
+			// Headers are sent, and the response is filled on success.
 			var resp invoicing.Response
 			require.NoError(t, m.call(ctx, c, tag("ok"), invoicing.WithHeader("X-Correlation-Id", "corr-7"), invoicing.WithResponseInto(&resp)))
-			last := seen.last(t)
+			last := api.lastOf(t, m.name+"/ok")
 			assert.Equal(t, m.verb, last.Method)
 			assert.Equal(t, m.path, last.Path)
 			assert.Equal(t, "corr-7", last.Header.Get("X-Correlation-Id"))
@@ -283,113 +334,373 @@ func TestEveryMethodTakesRequestOptions(t *testing.T) {
 			assert.Equal(t, "req-"+m.name+"/ok-1", resp.RequestID)
 			assert.NotNil(t, resp.Header)
 
-			// The response is filled on failure too, and matches the *Error.
+			// WithAPIKey sends another key.
+			require.NoError(t, m.call(ctx, c, tag("key"), invoicing.WithAPIKey("sk_tenant_"+strconv.Itoa(len(m.name)))))
+			assert.Equal(t, "Bearer sk_tenant_"+strconv.Itoa(len(m.name)), api.lastOf(t, m.name+"/key").Header.Get("Authorization"))
+
+			// The response is filled on failure too, and is the *Error's.
 			resp = invoicing.Response{}
 			err := m.call(ctx, c, tag("notfound"), invoicing.WithHeader("X-Test", "notfound"), invoicing.WithResponseInto(&resp))
-			var apiErr *invoicing.Error
-			require.ErrorAs(t, err, &apiErr)
+			e := apiError(t, err)
 			assert.Equal(t, 404, resp.StatusCode)
 			assert.Equal(t, "req-"+m.name+"/notfound-1", resp.RequestID)
-			assert.Equal(t, resp, apiErr.Response)
+			assert.Equal(t, resp, e.Response)
 
-			// WithRetries sets this call's budget; what is retried does not
-			// change (a create is not repeated after a 503 unless the
-			// caller says it is safe).
+			// What is repeated after a 503: reads, and creates only with
+			// WithIdempotentRetry.
 			resp = invoicing.Response{}
-			err = m.call(ctx, c, tag("fail"), invoicing.WithHeader("X-Test", "fail=5"), invoicing.WithRetries(2), invoicing.WithResponseInto(&resp))
+			err = m.call(ctx, c, tag("fail"), invoicing.WithHeader("X-Test", "fail=9"), invoicing.WithResponseInto(&resp))
 			require.ErrorIs(t, err, invoicing.ErrServer)
-			want := 3
+			want := 4
 			if m.create {
 				want = 1
 			}
 			assert.Equal(t, want, api.attemptsOf(m.name+"/fail"))
 			assert.Equal(t, want, resp.Attempts)
-			err = m.call(ctx, c, tag("fail0"), invoicing.WithHeader("X-Test", "fail=5"), invoicing.WithRetries(0))
-			require.ErrorIs(t, err, invoicing.ErrServer)
-			assert.Equal(t, 1, api.attemptsOf(m.name+"/fail0"), "WithRetries(0): no retries")
 			err = m.call(ctx, c, tag("idem"), invoicing.WithHeader("X-Test", "fail=1"), invoicing.WithIdempotentRetry(), invoicing.WithResponseInto(&resp))
 			require.NoError(t, err)
 			assert.Equal(t, 2, api.attemptsOf(m.name+"/idem"), "WithIdempotentRetry repeats after a 503")
 			assert.Equal(t, 2, resp.Attempts)
 
-			// WithRequestTimeout bounds each attempt: the stalled first one
-			// ends after the timeout and (where repeating is safe) the
-			// second succeeds.
-			resp = invoicing.Response{}
-			err = m.call(ctx, c, tag("stall"), invoicing.WithHeader("X-Test", "stall"), invoicing.WithRequestTimeout(100*time.Millisecond), invoicing.WithResponseInto(&resp))
-			if m.create {
-				require.ErrorIs(t, err, context.DeadlineExceeded)
-				assert.Contains(t, err.Error(), "per-attempt timeout")
-				assert.Equal(t, 1, resp.Attempts)
-				assert.Equal(t, 0, resp.StatusCode, "no response came")
-			} else {
-				require.NoError(t, err)
-				assert.Equal(t, 2, resp.Attempts)
-			}
-
-			// An invalid option fails before anything is sent.
-			before := api.attemptsOf(m.name + "/bad")
+			// An invalid option fails the call before anything is sent.
 			err = m.call(ctx, c, tag("bad"), invoicing.WithHeader("Authorization", "Bearer other"))
 			require.ErrorIs(t, err, invoicing.ErrInvalidOption)
-			assert.Equal(t, before, api.attemptsOf(m.name+"/bad"))
+			assert.Zero(t, api.attemptsOf(m.name+"/bad"))
 		})
+	}
+
+	// WithTimeout bounds each attempt: the stalled first one ends after it
+	// and (where repeating is safe) the second succeeds. (All at once: each
+	// waits out the timeout.)
+	calls := allCalls()
+	resps := make([]invoicing.Response, len(calls))
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, m := range calls {
+		wg.Go(func() {
+			errs[i] = m.call(ctx, stalling, invoicing.WithHeader("X-Test-Call", m.name+"/stall"), invoicing.WithHeader("X-Test", "stall"),
+				invoicing.WithResponseInto(&resps[i]))
+		})
+	}
+	wg.Wait()
+	for i, m := range calls {
+		if m.create {
+			if assert.ErrorIs(t, errs[i], context.DeadlineExceeded, m.name) {
+				assert.Contains(t, errs[i].Error(), "per-attempt timeout", m.name)
+			}
+			assert.Equal(t, 1, resps[i].Attempts, m.name)
+			assert.Equal(t, 0, resps[i].StatusCode, "%s: no response came", m.name)
+		} else {
+			assert.NoError(t, errs[i], m.name)
+			assert.Equal(t, 2, resps[i].Attempts, m.name)
+		}
+		assert.Equal(t, resps[i].Attempts, api.attemptsOf(m.name+"/stall"), m.name)
 	}
 }
 
-func TestRequestOptionsRefuseBadValues(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "invoice.json")))
-	for name, opt := range map[string]invoicing.RequestOption{
-		"authorization":     invoicing.WithHeader("authorization", "x"),
-		"content type":      invoicing.WithHeader("Content-Type", "text/plain"),
-		"CR in value":       invoicing.WithHeader("X-A", "a\r\nX-Injected: 1"),
-		"LF in name":        invoicing.WithHeader("X-A\nB", "a"),
-		"empty name":        invoicing.WithHeader("", "a"),
-		"space in name":     invoicing.WithHeader("X A", "a"),
-		"zero timeout":      invoicing.WithRequestTimeout(0),
-		"negative retries":  invoicing.WithRetries(-1),
-		"nil response":      invoicing.WithResponseInto(nil),
-		"prefetch 0":        invoicing.WithPrefetch(0),
-		"prefetch too many": invoicing.WithPrefetch(invoicing.MaxPrefetch + 1),
-		"empty query name":  invoicing.WithQuery("", "x"),
+// ------------------------------------------------------- client Options
+
+func TestOptionsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  invoicing.Option
+		want string
+	}{
+		{"zero timeout", invoicing.WithTimeout(0), "timeout 0s is not positive"},
+		{"negative timeout", invoicing.WithTimeout(-time.Second), "timeout -1s is not positive"},
+		{"negative retries", invoicing.WithMaxRetries(-1), "max retries -1 is negative"},
+		{"negative min wait", invoicing.WithRetryWait(-1, time.Second), "retry wait bounds"},
+		{"max below min", invoicing.WithRetryWait(2*time.Second, time.Second), "want 0 <= min <= max"},
+		{"zero rate", invoicing.WithRateLimit(0, 1), "rate limit"},
+		{"negative rate", invoicing.WithRateLimit(-5, 1), "rate limit"},
+		{"NaN rate", invoicing.WithRateLimit(math.NaN(), 1), "rate limit"},
+		{"zero burst", invoicing.WithRateLimit(5, 0), "burst of at least 1"},
+		{"nil middleware", invoicing.WithMiddleware(nil), "nil middleware"},
+		{"UA with LF", invoicing.WithUserAgent("a\nb"), "user agent must not contain line breaks"},
+		{"UA with CR", invoicing.WithUserAgent("a\rX-Evil: 1"), "user agent"},
+		{"zero body cap", invoicing.WithMaxResponseBytes(0), "max response bytes 0 is not positive"},
+		{"negative body cap", invoicing.WithMaxResponseBytes(-1), "max response bytes"},
 	} {
-		_, err := c.Invoices.Get(context.Background(), invoiceID, opt)
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := invoicing.NewClient(testURL, testKey, tc.opt)
+			assert.Nil(t, c)
+			require.ErrorIs(t, err, invoicing.ErrInvalidOption)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "invoicing: invalid option: "), err.Error())
+			assert.NotContains(t, err.Error(), testKey)
+		})
+	}
+	// The first invalid option is the one reported.
+	_, err := invoicing.NewClient(testURL, testKey, invoicing.WithTimeout(time.Second), invoicing.WithMaxRetries(-2), invoicing.WithTimeout(0))
+	assert.EqualError(t, err, "invoicing: invalid option: max retries -2 is negative")
+}
+
+func TestOptionsAcceptBoundaryValues(t *testing.T) {
+	for name, opts := range map[string][]invoicing.Option{
+		"nil option":               {nil},
+		"nil http.Client":          {invoicing.WithHTTPClient(nil)},
+		"no retries":               {invoicing.WithMaxRetries(0)},
+		"no wait":                  {invoicing.WithRetryWait(0, 0)},
+		"tiny timeout":             {invoicing.WithTimeout(time.Nanosecond)},
+		"burst of 1":               {invoicing.WithRateLimit(0.5, 1)},
+		"no middleware":            {invoicing.WithMiddleware()},
+		"nil logger":               {invoicing.WithLogger(nil)},
+		"empty user agent part":    {invoicing.WithUserAgent("")},
+		"one byte":                 {invoicing.WithMaxResponseBytes(1)},
+		"insecure http, but https": {invoicing.WithInsecureHTTP()},
+	} {
+		c, err := invoicing.NewClient(testURL, testKey, opts...)
+		require.NoError(t, err, name)
+		assert.Equal(t, testURL, c.BaseURL(), name)
+	}
+	// The values take effect: no retries and no wait.
+	c, api := newMock(t, always(503, `{"detail": "busy"}`), invoicing.WithMaxRetries(0), invoicing.WithRetryWait(0, 0))
+	require.ErrorIs(t, getInvoice(c), invoicing.ErrServer)
+	assert.Len(t, api.requests(), 1)
+}
+
+// ------------------------------------------------------ RequestOptions
+
+func TestRequestOptionsRefuseBadValuesBeforeSending(t *testing.T) {
+	c, api := newMock(t, always(200, fixture(t, "invoice.json")))
+	ctx := context.Background()
+	for name, opt := range map[string]invoicing.RequestOption{
+		"authorization":             invoicing.WithHeader("authorization", "x"),
+		"AUTHORIZATION":             invoicing.WithHeader("AUTHORIZATION", "x"),
+		"content type":              invoicing.WithHeader("Content-Type", "text/plain"),
+		"content type, lower":       invoicing.WithHeader("content-type", "text/plain"),
+		"CR LF in value":            invoicing.WithHeader("X-A", "a\r\nX-Injected: 1"),
+		"LF in value":               invoicing.WithHeader("X-A", "a\nb"),
+		"CR in value":               invoicing.WithHeader("X-A", "a\rb"),
+		"NUL in value":              invoicing.WithHeader("X-A", "a\x00b"),
+		"LF in name":                invoicing.WithHeader("X-A\nB", "a"),
+		"NUL in name":               invoicing.WithHeader("X-A\x00", "a"),
+		"empty name":                invoicing.WithHeader("", "a"),
+		"space in name":             invoicing.WithHeader("X A", "a"),
+		"colon in name":             invoicing.WithHeader("X-A:", "a"),
+		"non-ASCII name":            invoicing.WithHeader("X-Ä", "a"),
+		"nil response":              invoicing.WithResponseInto(nil),
+		"empty query name":          invoicing.WithQuery("", "x"),
+		"empty key":                 invoicing.WithAPIKey(""),
+		"blank key":                 invoicing.WithAPIKey(" \n"),
+		"Bearer key":                invoicing.WithAPIKey("Bearer sk_x"),
+		"key with a space":          invoicing.WithAPIKey("sk x"),
+		"key with control char":     invoicing.WithAPIKey("sk\x7fx"),
+		"key with a no-break space": invoicing.WithAPIKey("sk\u00a0x"),
+	} {
+		_, err := c.Invoices.Get(ctx, loopInvoiceID, opt)
+		require.ErrorIs(t, err, invoicing.ErrInvalidOption, name)
+		assert.True(t, strings.HasPrefix(err.Error(), "invoicing: invalid option: "), err.Error())
+		assert.ErrorIs(t, c.Do(ctx, "POST", "/x", map[string]int{"a": 1}, nil, opt), invoicing.ErrInvalidOption, name)
+		assert.ErrorIs(t, rangeErr(c.Invoices.List(ctx, nil, opt)), invoicing.ErrInvalidOption, name)
+		_, err = c.Invoices.PDF(ctx, loopInvoiceID, opt)
 		assert.ErrorIs(t, err, invoicing.ErrInvalidOption, name)
 	}
 	assert.Empty(t, api.requests())
 }
 
-func TestWithQueryAddsParametersButNotTwice(t *testing.T) {
-	c, api := newTestAPI(t, always(200, fixture(t, "contacts_client.json")))
-	_, err := c.Clients.Get(context.Background(), invoiceID, invoicing.WithQuery("include", "addresses"), invoicing.WithQuery("include", "tags"))
+func TestWithHeader(t *testing.T) {
+	c, api := newMock(t, always(200, fixture(t, "invoice.json")), invoicing.WithUserAgent("app/1"))
+	require.NoError(t, getInvoice(c, invoicing.WithHeader("x-correlation-id", "a"), invoicing.WithHeader("X-Correlation-Id", "b"),
+		invoicing.WithHeader("Idempotency-Key", "k-1"), invoicing.WithHeader("X-Empty", "")))
+	h := api.last(t).Header
+	assert.Equal(t, []string{"a", "b"}, h.Values("X-Correlation-Id"), "canonicalised; given twice, both sent")
+	assert.Equal(t, "k-1", h.Get("Idempotency-Key"))
+	assert.Equal(t, []string{""}, h.Values("X-Empty"))
+	assert.Equal(t, "application/json", h.Get("Accept"))
+	assert.True(t, strings.HasSuffix(h.Get("User-Agent"), " app/1"))
+
+	// User-Agent and Accept given here replace the SDK's.
+	require.NoError(t, getInvoice(c, invoicing.WithHeader("User-Agent", "mine/2"), invoicing.WithHeader("Accept", "application/json; q=1")))
+	h = api.last(t).Header
+	assert.Equal(t, []string{"mine/2"}, h.Values("User-Agent"))
+	assert.Equal(t, []string{"application/json; q=1"}, h.Values("Accept"))
+
+	// A call's headers are its own: the next call does not send them.
+	require.NoError(t, getInvoice(c))
+	h = api.last(t).Header
+	assert.Empty(t, h.Get("X-Correlation-Id"))
+	assert.True(t, strings.HasPrefix(h.Get("User-Agent"), "invoicing-go/"))
+	assert.Equal(t, "Bearer "+testKey, h.Get("Authorization"))
+}
+
+func TestWithQuery(t *testing.T) {
+	c, api := newMock(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/accounts") {
+			reply(w, 200, `{"accounts": [], "has_more": false}`)
+			return
+		}
+		reply(w, 200, fixture(t, "contacts_client.json"))
+	})
+	ctx := context.Background()
+	_, err := c.Clients.Get(ctx, loopInvoiceID, invoicing.WithQuery("include", "addresses"), invoicing.WithQuery("include", "tags"),
+		invoicing.WithQuery("page", "2"))
 	require.NoError(t, err)
-	assert.Equal(t, "include=addresses&include=tags", api.last(t).Query)
+	assert.Equal(t, "include=addresses&include=tags&page=2", api.last(t).Query, "both values; page means nothing to a Get")
 
-	_, err = c.Accounts.ListPage(context.Background(), &invoicing.AccountListParams{Type: invoicing.AccountTypeRevenue}, invoicing.WithQuery("type", "expense"))
+	_, err = c.Accounts.ListPage(ctx, &invoicing.AccountListParams{Type: invoicing.AccountTypeRevenue}, invoicing.WithQuery("status", "active"))
+	require.NoError(t, err)
+	assert.Equal(t, "status=active&type=revenue", api.last(t).Query)
+
+	sent := len(api.requests())
 	var pe *invoicing.ParamError
-	require.ErrorAs(t, err, &pe)
+	_, err = c.Accounts.ListPage(ctx, &invoicing.AccountListParams{Type: invoicing.AccountTypeRevenue}, invoicing.WithQuery("type", "expense"))
+	require.ErrorAs(t, err, &pe, "a typed filter is not set twice")
 	assert.Equal(t, "type", pe.Field)
-	_, err = c.Accounts.ListPage(context.Background(), nil, invoicing.WithQuery("page_size", "5"))
-	require.ErrorAs(t, err, &pe, "page_size belongs to ListParams")
-	assert.Len(t, api.requests(), 1)
+	assert.ErrorIs(t, err, invoicing.ErrInvalidParams)
+	for _, name := range []string{"page", "page_size"} {
+		_, err = c.Accounts.ListPage(ctx, nil, invoicing.WithQuery(name, "5"))
+		require.ErrorAs(t, err, &pe, "%s belongs to ListParams", name)
+		assert.Equal(t, name, pe.Field)
+		err = rangeErr(c.Accounts.List(ctx, nil, invoicing.WithQuery(name, "5")))
+		require.ErrorAs(t, err, &pe, "List: %s", name)
+	}
+	assert.Len(t, api.requests(), sent, "nothing sent")
 }
 
-func TestCallOptionsWinOverClientDefaults(t *testing.T) {
-	c, api := newTestAPI(t, always(503, `{"detail": "busy"}`), invoicing.WithMaxRetries(5))
-	_, err := c.Invoices.Get(context.Background(), invoiceID, invoicing.WithRetries(1))
-	require.ErrorIs(t, err, invoicing.ErrServer)
-	assert.Len(t, api.requests(), 2, "WithRetries(1) wins over WithMaxRetries(5)")
-	_, err = c.Invoices.Get(context.Background(), invoiceID)
-	require.ErrorIs(t, err, invoicing.ErrServer)
-	assert.Len(t, api.requests(), 2+6, "the Client's default applies to the next call")
+func TestWithAPIKey(t *testing.T) {
+	const tenant = "sk_tenant_a_0123456789"
+	c, api := newMock(t, always(200, fixture(t, "invoice.json")))
+	require.NoError(t, getInvoice(c, invoicing.WithAPIKey("  "+tenant+"\n")))
+	assert.Equal(t, "Bearer "+tenant, api.last(t).Header.Get("Authorization"), "trimmed, sent in place of the Client's")
+	require.NoError(t, getInvoice(c))
+	assert.Equal(t, "Bearer "+testKey, api.last(t).Header.Get("Authorization"), "the Client's key otherwise")
+
+	// A bad key is an invalid option, and the key is never shown.
+	for _, bad := range []string{"Bearer " + tenant, "bearer " + tenant, tenant + " x", tenant + "\x00", ""} {
+		err := getInvoice(c, invoicing.WithAPIKey(bad))
+		require.ErrorIs(t, err, invoicing.ErrInvalidOption, "%q", bad)
+		assert.True(t, strings.HasPrefix(err.Error(), "invoicing: invalid option: WithAPIKey: "), err.Error())
+		assert.NotContains(t, err.Error(), tenant)
+	}
+	opt := invoicing.WithAPIKey(tenant)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%T", "%p"} {
+		assert.NotContains(t, fmt.Sprintf(verb, opt), tenant, verb)
+	}
+	var lopt invoicing.ListOption = opt
+	assert.NotContains(t, fmt.Sprintf("%#v", lopt), tenant)
 }
 
-func TestResponseIntoOnNetworkFailure(t *testing.T) {
-	c, mt := mockClient(t, invoicing.WithMaxRetries(2))
-	mt.RegisterNoResponder(func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") })
+func TestWithResponseInto(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newMock(t, sequence(
+		always(503, `{"detail": "busy"}`),
+		always(200, fixture(t, "invoice.json"), "X-Request-Id", "req-2"),
+	))
 	var resp invoicing.Response
-	_, err := c.Invoices.Get(context.Background(), invoiceID, invoicing.WithResponseInto(&resp))
-	require.Error(t, err)
+	require.NoError(t, getInvoice(c, invoicing.WithResponseInto(&resp)))
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Equal(t, "req-2", resp.RequestID)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	assert.Equal(t, 2, resp.Attempts)
+	assert.Positive(t, resp.Duration)
+
+	// On failure it is the *Error's Response.
+	c, _ = newMock(t, always(409, `{"detail": "Invoice number exists"}`, "X-Request-Id", "req-409"))
+	_, err := c.Invoices.Create(ctx, loopInvoice(), invoicing.WithResponseInto(&resp))
+	e := apiError(t, err)
+	assert.Equal(t, e.Response, resp)
+	assert.Equal(t, 409, resp.StatusCode)
+	assert.Equal(t, "req-409", resp.RequestID)
+
+	// On a network failure: attempts, but no status and no header.
+	c, _ = newMockResponder(t, func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") },
+		invoicing.WithMaxRetries(2))
+	resp = invoicing.Response{StatusCode: 1, Header: http.Header{"X": nil}}
+	require.Error(t, getInvoice(c, invoicing.WithResponseInto(&resp)))
 	assert.Equal(t, 0, resp.StatusCode)
 	assert.Nil(t, resp.Header)
 	assert.Equal(t, 3, resp.Attempts, "1 try + 2 retries, all failed")
+
+	// For List it holds the response of the last page fetched.
+	c, _ = newMock(t, func(w http.ResponseWriter, r *http.Request) {
+		page := r.URL.Query().Get("page")
+		more := page == "1"
+		reply(w, 200, `{"invoices": [{"id": "00000000-0000-4000-8000-00000000000`+page+`"}], "total": 2, "page": `+page+
+			`, "page_size": 1, "has_more": `+strconv.FormatBool(more)+`}`, "X-Request-Id", "page-"+page)
+	})
+	n := 0
+	for inv, err := range c.Invoices.List(ctx, &invoicing.InvoiceListParams{ListParams: invoicing.ListParams{PageSize: 1}}, invoicing.WithResponseInto(&resp)) {
+		require.NoError(t, err)
+		n++
+		assert.Equal(t, "page-"+strconv.Itoa(n), resp.RequestID, "filled with each page, before its records")
+		assert.NotEmpty(t, inv.ID)
+	}
+	assert.Equal(t, 2, n)
+	assert.Equal(t, "page-2", resp.RequestID)
+}
+
+func TestWithPrefetchBounds(t *testing.T) {
+	c, api := newMock(t, always(200, `{"invoices": [], "total": 0, "has_more": false}`))
+	ctx := context.Background()
+	for _, n := range []int{0, -1, invoicing.MaxPrefetch + 1} {
+		err := rangeErr(c.Invoices.List(ctx, nil, invoicing.WithPrefetch(n)))
+		require.ErrorIs(t, err, invoicing.ErrInvalidOption, n)
+		assert.EqualError(t, err, fmt.Sprintf("invoicing: invalid option: prefetch %d is outside 1..%d", n, invoicing.MaxPrefetch))
+	}
+	assert.Empty(t, api.requests())
+	for _, n := range []int{1, invoicing.MaxPrefetch} {
+		require.NoError(t, rangeErr(c.Invoices.List(ctx, nil, invoicing.WithPrefetch(n), invoicing.WithHeader("X-A", "b"))), n)
+	}
+	assert.Len(t, api.requests(), 2)
+	assert.Equal(t, "b", api.last(t).Header.Get("X-A"), "RequestOptions are ListOptions")
+}
+
+// WithPrefetch means nothing to a call that fetches one response, so only
+// List takes it: elsewhere it does not compile. This type-checks small
+// programs against the package's export data (from `go list -export`,
+// cached by the go command): type-checking net/http and the rest from
+// source takes 3 s, 10 s under -race.
+func TestWithPrefetchCompilesOnlyForList(t *testing.T) {
+	t.Parallel() // runs the go command
+	goCmd, err := exec.LookPath("go")
+	require.NoError(t, err, "this test needs the go command on PATH")
+	const pkg = "github.com/invoicing-api/invoicing-go"
+	out, err := exec.Command(goCmd, "list", "-export", "-f", "{{.ImportPath}}\t{{.Export}}", "context", pkg).Output()
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		t.Fatalf("go list: %v\n%s", err, exitErr.Stderr)
+	}
+	require.NoError(t, err)
+	exports := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		path, file, _ := strings.Cut(line, "\t")
+		exports[path] = file
+	}
+	require.NotEmpty(t, exports[pkg])
+	typeErrors := func(stmt string) []string {
+		src := "package p\n\nimport (\n\t\"context\"\n\n\t\"" + pkg + "\"\n)\n\nfunc f(ctx context.Context, c *invoicing.Client) {\n\t" + stmt + "\n}\n"
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "p.go", src, 0)
+		require.NoError(t, err)
+		imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+			if exports[path] == "" {
+				return nil, fmt.Errorf("no export data for %s", path)
+			}
+			return os.Open(exports[path])
+		})
+		var errs []string
+		conf := types.Config{Importer: imp, Error: func(err error) { errs = append(errs, err.Error()) }}
+		_, _ = conf.Check("p", fset, []*ast.File{f}, nil)
+		return errs
+	}
+	for _, ok := range []string{
+		`c.Invoices.List(ctx, nil, invoicing.WithPrefetch(2), invoicing.WithHeader("a", "b"))`,
+		`c.Quotes.List(ctx, nil, invoicing.WithPrefetch(invoicing.MaxPrefetch), invoicing.WithResponseInto(nil), invoicing.WithIdempotentRetry())`,
+		`c.Invoices.Get(ctx, "id", invoicing.WithHeader("a", "b"), invoicing.WithQuery("a", "b"), invoicing.WithAPIKey("k"))`,
+	} {
+		assert.Empty(t, typeErrors(ok), ok)
+	}
+	for _, bad := range []string{
+		`c.Invoices.Get(ctx, "id", invoicing.WithPrefetch(2))`,
+		`c.Invoices.ListPage(ctx, nil, invoicing.WithPrefetch(2))`,
+		`c.Invoices.PDF(ctx, "id", invoicing.WithPrefetch(2))`,
+		`c.Do(ctx, "GET", "/invoices", nil, nil, invoicing.WithPrefetch(2))`,
+		`c.Items.Create(ctx, nil, invoicing.WithPrefetch(2))`,
+	} {
+		errs := typeErrors(bad)
+		if assert.Len(t, errs, 1, bad) {
+			assert.Contains(t, errs[0], "cannot use invoicing.WithPrefetch(2) (value of interface type invoicing.ListOption) as invoicing.RequestOption value", bad)
+		}
+	}
 }

@@ -151,6 +151,8 @@ func FuzzParse(f *testing.F) {
 	f.Add("invoice.paid", []byte(`{"invoice_id": "i", "paid_at": "2026-03-20T23:05:44.5+11:00"}`))
 	f.Add("bill.created", []byte(`{"bill_id": "", "created_at": "2026-03-20T23:05:44Z"}`))
 	f.Add("quote.viewed", []byte(`{"quote_id": "q", "viewed_at": null}`))
+	f.Add("\xb2", []byte(`{"a": 1}`))
+	f.Add("credit_note.created", []byte(`{"a": "\ud800", "b": ["\xff"]}`))
 
 	f.Fuzz(func(t *testing.T, eventType string, body []byte) {
 		original := bytes.Clone(body)
@@ -182,12 +184,75 @@ func FuzzParse(f *testing.F) {
 			require.False(t, strings.HasSuffix(key, "/0001-01-01T00:00:00Z"), "key %q", key)
 		}
 		// A parsed event can be stored again as JSON, with encoding/json/v2
-		// and with encoding/json (v1), which calls its MarshalJSON: the same
-		// JSON, though v1 also escapes <, > and & in strings.
-		b, err := jsonv2.Marshal(e)
-		require.NoError(t, err)
-		b1, err := json.Marshal(e)
-		require.NoError(t, err)
-		require.Equal(t, decodeAny(t, b), decodeAny(t, b1))
+		// and with encoding/json (v1), which calls its MarshalJSON, and
+		// marshals back to its body.
+		if raw, ok := e.(*webhooks.RawEvent); ok {
+			checkRawEventMarshalsBack(t, body, raw)
+			return
+		}
+		checkMarshalsBack(t, e.EventType(), body, e)
+	})
+}
+
+// checkRawEventMarshalsBack checks that the RawEvent e of body marshals,
+// with either API, to its Type and its body (a name given twice needs
+// jsontext.AllowDuplicateNames for encoding/json/v2), in valid UTF-8, and
+// unmarshals back to the same.
+func checkRawEventMarshalsBack(t *testing.T, body []byte, e *webhooks.RawEvent) {
+	t.Helper()
+	twice := hasDuplicateNames(body)
+	v1, err := json.Marshal(e)
+	require.NoError(t, err)
+	v2, err := jsonv2.Marshal(e)
+	if twice {
+		require.ErrorIs(t, err, jsontext.ErrDuplicateName)
+		v2, err = jsonv2.Marshal(e, jsontext.AllowDuplicateNames(true))
+	}
+	require.NoError(t, err)
+	require.True(t, validJSON(v1) && validJSON(v2), "%q", v2)
+	require.Equal(t, decodeAny(t, v2), decodeAny(t, v1))
+	typ, err := json.Marshal(string(e.Type)) // invalid UTF-8 as U+FFFD
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"Type": decodeAny(t, typ), "Body": decodeAny(t, body)}, decodeAny(t, v2))
+	var again webhooks.RawEvent
+	require.NoError(t, json.Unmarshal(v1, &again))
+	require.Equal(t, decodeAny(t, typ), string(again.Type))
+	require.Equal(t, decodeAny(t, body), decodeAny(t, again.Body))
+}
+
+// FuzzParseAsEveryType parses each body as every known event type and
+// checks every event Parse gives with checkMarshalsBack: it marshals back
+// to its body with either API, stably, and its fields hold the body's
+// values. (It replaces a comparison with encoding/json (v1) decoding into
+// copies of the event structs: the properties need no copy.)
+func FuzzParseAsEveryType(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(f, err)
+	for _, file := range files {
+		body, err := os.ReadFile(file)
+		require.NoError(f, err)
+		f.Add(body)
+		f.Add(withUnknownMembers(body))
+	}
+	const at = `"2026-03-05T09:14:21Z"`
+	f.Add([]byte(`{"invoice_id": "i", "Invoice_ID": "j", "created_at": ` + at + `, "total": 12.50}`))
+	f.Add([]byte(`{"invoice_id": "i", "invoice_id": null, "paid_at": "2026-03-05T09:14:21+11:00", "amount_paid": "-0.000"}`))
+	f.Add([]byte(`{"quote_id": "q", "viewed_at": "2026-03-05T09:14:21.5Z", "viewer": {"contact_name": "a"}, "viewer": null, "view_count": 0}`))
+	f.Add([]byte(`{"quote_id": "q", "accepted_at": ` + at + `, "line_items": [{"id": "a"}], "line_items": [{"title": "b"}]}`))
+	f.Add([]byte(`{"quote_id": "q", "accepted_at": ` + at + `, "interactive_selections": {"a": null, "b/~": [ 1 ]}, "previous_acceptance": null}`))
+	f.Add([]byte(`{"quote_id": "q", "sent_at": ` + at + `, "line_items": [null, {}], "issue_date": "", "total": 1e2, "client_address": null}`))
+	f.Add([]byte(`{"payment_id": "p", "received_at": "2026-03-05T09:14:21.000+00:00", "invoice_id": null, "amount": 0.10, "reference": null, "x": {"y": [1, 2]}}`))
+	f.Add([]byte("{\"a\": {\"b\": 1, \"b\": \"\xff\"}, \"event\": \"e\", \"event\": null}"))
+	f.Add([]byte("{\"event\": \"t\\u00e9st\xff\", \"timestamp\": \"2026-03-05T9:14:21,5+24:00\", \"message\": \"\\ud800\"}"))
+
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, eventType := range knownEventTypes {
+			e, err := webhooks.Parse(eventType, body)
+			if err != nil {
+				require.ErrorIs(t, err, webhooks.ErrInvalidPayload)
+				continue
+			}
+			checkMarshalsBack(t, eventType, body, e)
+		}
 	})
 }

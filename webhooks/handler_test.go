@@ -142,7 +142,7 @@ func TestHandlerStatuses(t *testing.T) {
 			require.Equal(t, tt.status, w.Code)
 			if tt.called {
 				require.Equal(t, 1, rec.calls())
-				assert.Equal(t, expectedEvents["quote.accepted.json"], rec.got[0].Event)
+				assertSameEvent(t, expectedEvents["quote.accepted.json"], rec.got[0].Event)
 			} else {
 				require.Zero(t, rec.calls())
 			}

@@ -102,3 +102,11 @@ func datetime(s string) time.Time {
 	}
 	return t
 }
+
+// mustParse parses body as eventType, failing t if Parse refuses it.
+func mustParse(t testing.TB, eventType webhooks.EventType, body []byte) webhooks.Event {
+	t.Helper()
+	e, err := webhooks.Parse(eventType, body)
+	require.NoError(t, err)
+	return e
+}

@@ -1,11 +1,17 @@
 package webhooks_test
 
 import (
+	"bytes"
 	v1json "encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -192,54 +198,145 @@ var expectedEvents = map[string]webhooks.Event{
 	},
 }
 
+// canonicalFixtures are the fixtures written exactly as their events write
+// themselves: every member present, none null where the field writes
+// something else, numbers and datetimes in their canonical form. The quote
+// fixtures are not: a quote just created has no quote_public_url, a line's
+// item_code is null, the accepted quote without an invoice lacks the
+// invoice fields, and so on; nor is payment.received.minimal.json, which
+// lacks the optional fields.
+var canonicalFixtures = map[string]bool{
+	"invoice.created.json": true, "invoice.sent.json": true, "invoice.updated.json": true,
+	"invoice.paid.json": true, "bill.created.json": true, "bill.approved.json": true,
+	"contact.created.json": true, "payment.received.json": true, "test.json": true,
+}
+
+// TestParseFixtures checks that every fixture parses into the event built
+// in code, field by field; and that the event is equal to the one built in
+// code (reflect.DeepEqual, assert.Equal) exactly when the fixture is the
+// event's canonical JSON.
 func TestParseFixtures(t *testing.T) {
 	require.Len(t, expectedEvents, len(fixtures))
 	for name, eventType := range fixtures {
 		t.Run(name, func(t *testing.T) {
 			want, ok := expectedEvents[name]
 			require.True(t, ok, "no expectation for %s", name)
-			got, err := webhooks.Parse(eventType, fixture(t, name))
+			body := fixture(t, name)
+			got, err := webhooks.Parse(eventType, body)
 			require.NoError(t, err)
 			require.Equal(t, eventType, got.EventType())
-			require.Equal(t, want, got)
+			requireSameEvent(t, want, got)
+
+			canonical, err := want.(v1json.Marshaler).MarshalJSON() // raw values as they are, where json.Marshal compacts them
+			require.NoError(t, err)
+			isCanonical := compactJSON(t, canonical) == compactJSON(t, body)
+			require.Equal(t, canonicalFixtures[name], isCanonical, "%s is the event's canonical JSON: %s", name, canonical)
+			if isCanonical {
+				require.Equal(t, want, got)
+			} else {
+				require.NotEqual(t, want, got, "the event remembers how its body differs from its canonical JSON")
+				require.Equal(t, want, mustParse(t, eventType, canonical), "but parsed from its canonical JSON, it is the event built in code")
+			}
 		})
 	}
 }
 
+// compactJSON returns the JSON document b without white space.
+func compactJSON(t testing.TB, b []byte) string {
+	t.Helper()
+	v := jsontext.Value(bytes.Clone(b))
+	require.NoError(t, v.Compact())
+	return string(v)
+}
+
+// TestBuiltEventsRoundTrip marshals each event built in code and parses it
+// back: an event built in code writes every field, and the JSON it writes
+// (its canonical JSON) parses into an event equal to it (assert.Equal).
+func TestBuiltEventsRoundTrip(t *testing.T) {
+	for name, want := range expectedEvents {
+		own, err := want.(v1json.Marshaler).MarshalJSON()
+		require.NoError(t, err, name)
+		got, err := webhooks.Parse(want.EventType(), own)
+		require.NoError(t, err, name)
+		require.Equal(t, want, got, "%s: %s", name, own)
+
+		var members map[string]any
+		require.NoError(t, v1json.Unmarshal(own, &members))
+		for _, f := range reflect.VisibleFields(reflect.TypeOf(want).Elem()) {
+			if tag := tagName(f); tag != "" && f.IsExported() {
+				require.Contains(t, members, tag, "%s: every field is written", name)
+			}
+		}
+
+		// Either API writes the same, its values kept as sent compacted.
+		for _, marshal := range []func(any) ([]byte, error){
+			v1json.Marshal,
+			func(v any) ([]byte, error) { return json.Marshal(v) },
+		} {
+			b, err := marshal(want)
+			require.NoError(t, err, name)
+			require.Equal(t, decodeAny(t, own), decodeAny(t, b), name)
+			got, err := webhooks.Parse(want.EventType(), b)
+			require.NoError(t, err, name)
+			requireSameEvent(t, builtCopy(got), got, name)
+		}
+	}
+}
+
 // TestFixturesCoverEveryField checks, per event type, that the fixtures and
-// the typed events name the same fields at every depth: a key that no struct
-// field decodes, or a struct field that no fixture exercises, is a mistake in
-// one or the other.
+// the typed events name the same fields at every depth: a member no field
+// decodes (it would land in an Extra), or a field no fixture exercises, is
+// a mistake in one or the other. The members of interactive_selections (a
+// map keyed by ids) and of previous_acceptance (raw JSON) are no fields.
 func TestFixturesCoverEveryField(t *testing.T) {
 	inFixtures := map[webhooks.EventType]map[string]bool{}
-	inStructs := map[webhooks.EventType]map[string]bool{}
 	for name, eventType := range fixtures {
 		if inFixtures[eventType] == nil {
-			inFixtures[eventType], inStructs[eventType] = map[string]bool{}, map[string]bool{}
+			inFixtures[eventType] = map[string]bool{}
 		}
 		body := fixture(t, name)
 		var decoded any
 		require.NoError(t, json.Unmarshal(body, &decoded))
 		jsonPaths("", decoded, inFixtures[eventType])
 
-		event, err := webhooks.Parse(eventType, body)
-		require.NoError(t, err)
-		reencoded, err := json.Marshal(event)
-		require.NoError(t, err)
-		decoded = nil
-		require.NoError(t, json.Unmarshal(reencoded, &decoded))
-		jsonPaths("", decoded, inStructs[eventType])
+		extras := map[string]invoicing.Extra{}
+		collectExtras(reflect.ValueOf(mustParse(t, eventType, body)).Elem(), "", extras)
+		for path, extra := range extras {
+			assert.Empty(t, extra.Names(), "%s: members of %s no field decodes", name, pathOrTop(path))
+		}
 	}
 	// A quote just created has no share link yet; the field is exercised
 	// by the other quote events.
 	inFixtures[webhooks.EventQuoteCreated][".quote_public_url"] = true
-	for eventType := range inFixtures {
-		assert.Equal(t, inFixtures[eventType], inStructs[eventType], eventType)
+
+	eventTypes := map[webhooks.EventType]reflect.Type{}
+	for _, e := range expectedEvents {
+		eventTypes[e.EventType()] = reflect.TypeOf(e).Elem()
+	}
+	for eventType, paths := range inFixtures {
+		// The event built in code with every slice of one element and every
+		// pointer set writes every field, at every depth.
+		full := reflect.New(eventTypes[eventType])
+		fillAll(full.Elem())
+		b, err := json.Marshal(full.Interface())
+		require.NoError(t, err)
+		var decoded any
+		require.NoError(t, json.Unmarshal(b, &decoded))
+		inStruct := map[string]bool{}
+		jsonPaths("", decoded, inStruct)
+		for path := range inStruct {
+			assert.True(t, paths[path], "%s: no fixture has %s", eventType, path)
+		}
+		for path := range paths {
+			if !strings.HasPrefix(path, ".interactive_selections.") && !strings.HasPrefix(path, ".previous_acceptance.") {
+				assert.True(t, inStruct[path], "%s: no field is %s", eventType, path)
+			}
+		}
 	}
 }
 
 // jsonPaths adds the path of every object key in v to paths, such as
-// "line_items[].optional".
+// ".line_items[].optional".
 func jsonPaths(prefix string, v any, paths map[string]bool) {
 	switch v := v.(type) {
 	case map[string]any:
@@ -250,6 +347,27 @@ func jsonPaths(prefix string, v any, paths map[string]bool) {
 	case []any:
 		for _, child := range v {
 			jsonPaths(prefix+"[]", child, paths)
+		}
+	}
+}
+
+// fillAll gives every pointer in v a value and every slice one element, at
+// every depth, so that the event writes a member for every field.
+func fillAll(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillAll(v.Elem())
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Struct {
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+			fillAll(v.Index(0))
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && v.Type().Field(i).Name != "Extra" {
+				fillAll(v.Field(i))
+			}
 		}
 	}
 }
@@ -305,10 +423,66 @@ func TestParseMoneyIsExact(t *testing.T) {
 	assert.Equal(t, "0.3", amount.Add(amount).Add(amount).String())
 	assert.Equal(t, "0.10", amount.StringFixed(2))
 
-	// A JSON number is accepted too (decimal.Decimal decodes both).
+	// A JSON number is accepted too.
 	e, err = webhooks.Parse(webhooks.EventInvoicePaid, []byte(`{"invoice_id": "i", "paid_at": "2026-03-05T09:14:21Z", "amount_paid": 12.5}`))
 	require.NoError(t, err)
 	assert.True(t, dec("12.5").Equal(e.(*webhooks.InvoicePaid).AmountPaid))
+}
+
+// TestMoneyKeepsItsJSONKind: the service sends money as JSON strings, and
+// an event built in code writes it so; money sent as a JSON number (in the
+// body, a line item, a nested object) is written back as that number, with
+// its digits, and money sent as a string stays that string. Both APIs agree.
+func TestMoneyKeepsItsJSONKind(t *testing.T) {
+	const ids = `"invoice_id": "i", "paid_at": "2026-03-05T09:14:21Z"`
+	for _, tc := range []struct {
+		eventType webhooks.EventType
+		body      string
+		member    func(any) any // the money member in the decoded JSON
+		want      any           // decodeAny of it
+	}{
+		{webhooks.EventInvoicePaid, `{` + ids + `, "amount_paid": 12.50}`, top("amount_paid"), v1json.Number("12.50")},
+		{webhooks.EventInvoicePaid, `{` + ids + `, "amount_paid": 1e3}`, top("amount_paid"), v1json.Number("1e3")},
+		{webhooks.EventInvoicePaid, `{` + ids + `, "amount_paid": -0}`, top("amount_paid"), v1json.Number("-0")},
+		{webhooks.EventInvoicePaid, `{` + ids + `, "amount_paid": "12.50"}`, top("amount_paid"), "12.50"},
+		{webhooks.EventInvoicePaid, `{` + ids + `, "amount_paid": "1e3"}`, top("amount_paid"), "1e3"},
+		{webhooks.EventInvoicePaid, `{` + ids + `, "amount_paid": "-0.00"}`, top("amount_paid"), "-0.00"},
+		{webhooks.EventQuoteSent, `{"quote_id": "q", "sent_at": "2026-03-05T09:14:21Z", "total": 4950.00,
+			"line_items": [{"id": "l-1", "unit_price": 4500, "total": "4950.00"}]}`, top("total"), v1json.Number("4950.00")},
+		{webhooks.EventQuoteSent, `{"quote_id": "q", "sent_at": "2026-03-05T09:14:21Z", "total": 4950.00,
+			"line_items": [{"id": "l-1", "unit_price": 4500, "total": "4950.00"}]}`, line("unit_price"), v1json.Number("4500")},
+		{webhooks.EventQuoteSent, `{"quote_id": "q", "sent_at": "2026-03-05T09:14:21Z", "total": 4950.00,
+			"line_items": [{"id": "l-1", "unit_price": 4500, "total": "4950.00"}]}`, line("total"), "4950.00"},
+	} {
+		e := mustParse(t, tc.eventType, []byte(tc.body))
+		for _, marshal := range []func(any) ([]byte, error){
+			v1json.Marshal,
+			func(v any) ([]byte, error) { return json.Marshal(v) },
+		} {
+			b, err := marshal(e)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, tc.member(decodeAny(t, b)), "%s: %s", tc.body, b)
+		}
+		// Built in code from the same values, the event writes strings.
+		b, err := json.Marshal(builtCopy(e))
+		require.NoError(t, err)
+		got := tc.member(decodeAny(t, b))
+		require.IsType(t, "", got, "%s", b)
+		amount, err := decimal.NewFromString(got.(string))
+		require.NoError(t, err)
+		want, _ := decimal.NewFromString(fmt.Sprint(tc.want))
+		assert.True(t, want.Equal(amount), "%s: %s", tc.body, b)
+	}
+}
+
+// top returns the member name of a decoded JSON object.
+func top(name string) func(any) any {
+	return func(v any) any { return v.(map[string]any)[name] }
+}
+
+// line returns the member name of the first line item of a decoded quote.
+func line(name string) func(any) any {
+	return func(v any) any { return v.(map[string]any)["line_items"].([]any)[0].(map[string]any)[name] }
 }
 
 func TestParseUnknownEventType(t *testing.T) {
@@ -332,25 +506,71 @@ func TestParseUnknownEventType(t *testing.T) {
 }
 
 // TestRawEventMarshals: a RawEvent marshals, with either API, as its Type
-// and its Body (compacted), even a Body with a name given twice, and
-// decodes back.
+// and its Body (compacted), and decodes back. A Body with a name given
+// twice keeps it; encoding/json/v2 writes and reads that only when allowed
+// (jsontext.AllowDuplicateNames), as for any JSON. Invalid UTF-8 is written
+// as U+FFFD.
 func TestRawEventMarshals(t *testing.T) {
-	body := []byte(`{"credit_note_id": "cn-1", "total": "10.00", "total": "11.00"}`)
-	e, err := webhooks.Parse("credit_note.created", body)
-	require.NoError(t, err)
-	const compact = `{"credit_note_id":"cn-1","total":"10.00","total":"11.00"}`
-	want := `{"Type":"credit_note.created","Body":` + compact + `}`
-	for _, marshal := range []func(any) ([]byte, error){
-		v1json.Marshal,
-		func(v any) ([]byte, error) { return json.Marshal(v) },
-	} {
-		b, err := marshal(e)
-		require.NoError(t, err)
-		require.Equal(t, want, string(b))
-		var again webhooks.RawEvent
-		require.NoError(t, json.Unmarshal(b, &again))
-		require.Equal(t, webhooks.RawEvent{Type: "credit_note.created", Body: jsontext.Value(compact)}, again)
+	marshals := map[string]func(any) ([]byte, error){
+		"encoding/json":    v1json.Marshal,
+		"encoding/json/v2": func(v any) ([]byte, error) { return json.Marshal(v) },
+		"encoding/json/v2, names twice allowed": func(v any) ([]byte, error) {
+			return json.Marshal(v, jsontext.AllowDuplicateNames(true))
+		},
 	}
+	unmarshals := map[string]func([]byte, any) error{
+		"encoding/json":    v1json.Unmarshal,
+		"encoding/json/v2": func(b []byte, v any) error { return json.Unmarshal(b, v) },
+	}
+	for _, tc := range []struct {
+		body, compact string
+		twice         bool
+	}{
+		{`{"credit_note_id": "cn-1", "total": "10.00", "lines": [ 1, {"a": null} ]}`, `{"credit_note_id":"cn-1","total":"10.00","lines":[1,{"a":null}]}`, false},
+		{`{"credit_note_id": "cn-1", "total": "10.00", "total": "11.00"}`, `{"credit_note_id":"cn-1","total":"10.00","total":"11.00"}`, true},
+		{"{\"note\": \"caf\xe9 <&>\", \"caf\xe9\": 1, \"lone\": \"\\ud800\"}", `{"note":"caf\ufffd <&>","caf\ufffd":1,"lone":"\ufffd"}`, false},
+	} {
+		e, err := webhooks.Parse("credit_note.created", []byte(tc.body))
+		require.NoError(t, err)
+		require.Equal(t, []byte(tc.body), []byte(e.(*webhooks.RawEvent).Body), "Body is the body as received")
+		for mname, marshal := range marshals {
+			b, err := marshal(e)
+			if tc.twice && mname == "encoding/json/v2" {
+				require.ErrorIs(t, err, jsontext.ErrDuplicateName)
+				continue
+			}
+			require.NoError(t, err, mname)
+			require.Equal(t, decodeAny(t, []byte(`{"Type":"credit_note.created","Body":`+tc.compact+`}`)), decodeAny(t, b), mname)
+			require.True(t, validJSON(b), "%s wrote invalid JSON: %q", mname, b)
+			require.Equal(t, compactJSON(t, b), string(b), "%s: compact", mname)
+			if tc.twice {
+				require.Contains(t, string(b), `"total":"10.00","total":"11.00"`, "%s: the name given twice stays twice", mname)
+			}
+			for uname, unmarshal := range unmarshals {
+				var again webhooks.RawEvent
+				err := unmarshal(b, &again)
+				if tc.twice && uname == "encoding/json/v2" {
+					require.ErrorIs(t, err, jsontext.ErrDuplicateName)
+					err = json.Unmarshal(b, &again, jsontext.AllowDuplicateNames(true))
+				}
+				require.NoError(t, err, "%s, then %s", mname, uname)
+				require.Equal(t, "credit_note.created", string(again.Type))
+				require.Equal(t, decodeAny(t, []byte(tc.compact)), decodeAny(t, again.Body), "%s, then %s", mname, uname)
+			}
+		}
+	}
+
+	// A RawEvent built in code without a Body, and null.
+	b, err := json.Marshal(webhooks.RawEvent{Type: "x"})
+	require.NoError(t, err)
+	require.Equal(t, `{"Type":"x","Body":null}`, string(b))
+	var again webhooks.RawEvent
+	require.NoError(t, json.Unmarshal(b, &again))
+	require.Equal(t, webhooks.RawEvent{Type: "x"}, again)
+	require.NoError(t, json.Unmarshal([]byte(`null`), &again))
+	require.Equal(t, webhooks.RawEvent{Type: "x"}, again, "null leaves it unchanged")
+	require.Error(t, v1json.Unmarshal([]byte(`{"Type": 1}`), &again))
+	require.Error(t, v1json.Unmarshal([]byte(`[]`), &again))
 }
 
 func TestParseKeepsUnknownFields(t *testing.T) {
@@ -501,4 +721,91 @@ func TestEventTypeKnown(t *testing.T) {
 	}
 	assert.False(t, webhooks.EventType("credit_note.created").Known())
 	assert.False(t, webhooks.EventType("").Known())
+}
+
+// TestParseNameGivenTwice: the last member of a name wins, whole, null
+// included (see the package documentation, JSON); the event writes the
+// name once, as its last member was sent.
+func TestParseNameGivenTwice(t *testing.T) {
+	const head = `{"quote_id": "q", "viewed_at": "2026-03-05T09:14:21Z", `
+	type viewed = *webhooks.QuoteViewed
+	for _, tc := range []struct {
+		members string
+		check   func(t *testing.T, e viewed)
+		written string // the member in what the event writes
+	}{
+		// A later null empties the field, whatever its type.
+		{`"title": "a", "title": null`, func(t *testing.T, e viewed) { assert.Equal(t, "", e.Title) }, `"title":null`},
+		{`"status": "sent", "status": null`, func(t *testing.T, e viewed) { assert.Equal(t, invoicing.QuoteStatus(""), e.Status) }, `"status":null`},
+		{`"total": "1.50", "total": null`, func(t *testing.T, e viewed) { assert.True(t, e.Total.IsZero()) }, `"total":null`},
+		{`"view_count": 3, "view_count": null`, func(t *testing.T, e viewed) { assert.Zero(t, e.ViewCount) }, `"view_count":null`},
+		{`"last_viewed_at": "2026-03-05T09:14:21Z", "last_viewed_at": null`, func(t *testing.T, e viewed) { assert.True(t, e.LastViewedAt.IsZero()) }, `"last_viewed_at":null`},
+		{`"line_items": [{"id": "l", "optional": true, "optional": null}]`, func(t *testing.T, e viewed) { assert.False(t, e.LineItems[0].Optional) }, `"line_items":[{"id":"l","optional":null}]`},
+		{`"viewer": {"contact_name": "a"}, "viewer": null`, func(t *testing.T, e viewed) { assert.Equal(t, webhooks.Viewer{}, builtCopy(e.Viewer)) }, `"viewer":null`},
+		{`"quote_public_url": "u", "quote_public_url": null`, func(t *testing.T, e viewed) { assert.Nil(t, e.QuotePublicURL) }, `"quote_public_url":null`},
+		{`"issue_date": "2026-03-05", "issue_date": null`, func(t *testing.T, e viewed) { assert.True(t, e.IssueDate.IsZero()) }, `"issue_date":null`},
+		{`"line_items": [{"id": "l"}], "line_items": null`, func(t *testing.T, e viewed) { assert.Nil(t, e.LineItems) }, `"line_items":null`},
+		// A later value after null.
+		{`"title": null, "title": "b"`, func(t *testing.T, e viewed) { assert.Equal(t, "b", e.Title) }, `"title":"b"`},
+		// A later object or array replaces the earlier one whole.
+		{`"viewer": {"contact_name": "a"}, "viewer": {"contact_email": "b"}`, func(t *testing.T, e viewed) {
+			assert.Equal(t, webhooks.Viewer{ContactEmail: "b"}, builtCopy(e.Viewer))
+		}, `"viewer":{"contact_email":"b"}`},
+		{`"line_items": [{"id": "a", "title": "t"}, {"id": "b"}], "line_items": [{"title": "c"}]`, func(t *testing.T, e viewed) {
+			require.Len(t, e.LineItems, 1)
+			assert.Equal(t, webhooks.QuoteLineItem{Title: "c"}, builtCopy(e.LineItems[0]))
+		}, `"line_items":[{"title":"c"}]`},
+		// Extra keeps the last member.
+		{`"future": 1, "future": [2]`, func(t *testing.T, e viewed) {
+			assert.Equal(t, invoicing.Extra{"future": jsontext.Value(`[2]`)}, e.Extra)
+		}, `"future":[2]`},
+	} {
+		body := head + tc.members + `}`
+		e := mustParse(t, webhooks.EventQuoteViewed, []byte(body)).(viewed)
+		tc.check(t, e)
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		assert.Contains(t, string(b), tc.written, body)
+		name, _, _ := strings.Cut(tc.written, ":")
+		assert.Equal(t, 1, strings.Count(string(b), name+":"), "%s: written once: %s", body, b)
+	}
+}
+
+// TestSetFieldIsWritten: a field set after parsing is written with its new
+// value, as the field writes it, whatever the body had.
+func TestSetFieldIsWritten(t *testing.T) {
+	body := `{"invoice_id": "i", "paid_at": "2026-03-05T09:14:21+00:00", "amount_paid": 12.50, "reference": null, "x": 1}`
+	e := mustParse(t, webhooks.EventInvoicePaid, []byte(body)).(*webhooks.InvoicePaid)
+	b, err := e.MarshalJSON()
+	require.NoError(t, err)
+	require.JSONEq(t, body, string(b), "as parsed")
+
+	e.AmountPaid = dec("13.00")
+	e.Reference = "R-1"
+	e.PaidAt = e.PaidAt.Add(time.Second)
+	e.ClientID = "c-1"
+	b, err = e.MarshalJSON()
+	require.NoError(t, err)
+	require.JSONEq(t, `{"invoice_id": "i", "paid_at": "2026-03-05T09:14:22Z", "amount_paid": "13.00", "reference": "R-1", "client_id": "c-1", "x": 1}`, string(b))
+
+	e.ClientID = "" // back to empty: absent again, as in the body
+	b, err = e.MarshalJSON()
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "client_id")
+}
+
+// TestNameTwiceInAKeptValue: a value kept as sent keeps a name given twice
+// inside it; encoding/json writes it, encoding/json/v2 only when allowed.
+func TestNameTwiceInAKeptValue(t *testing.T) {
+	body := `{"event": "test", "future": {"a": 1, "a": 2}}`
+	e := mustParse(t, webhooks.EventTest, []byte(body))
+	const kept = `"future":{"a":1,"a":2}`
+	b, err := v1json.Marshal(e)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), kept)
+	_, err = json.Marshal(e)
+	require.ErrorIs(t, err, jsontext.ErrDuplicateName)
+	b, err = json.Marshal(e, jsontext.AllowDuplicateNames(true))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), kept)
 }

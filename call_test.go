@@ -1,0 +1,1461 @@
+package invoicing_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go"
+)
+
+// ------------------------------------------------------------- helpers
+//
+// These serve the tests of call.go, client.go, options.go, do.go,
+// download.go and errors.go.
+
+const (
+	loopInvoiceID = "3f2c9a4e-8b1d-4c7a-9e55-0a1b2c3d4e5f" // testdata/invoice.json
+	loopItemID    = "9d7e6f5a-4b3c-4d2e-8f10-112233445566" // testdata/item.json
+)
+
+func loopDec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// loopInvoice, loopQuote and loopItem are valid create params.
+func loopInvoice() *invoicing.InvoiceCreateParams {
+	return &invoicing.InvoiceCreateParams{
+		ClientID: "c0ffee00-1111-4222-8333-444455556666", DefaultAccountID: "4000", DefaultTaxCodeID: "GST",
+		LineItems: []invoicing.LineItemParams{{UnitPrice: loopDec("100")}},
+	}
+}
+
+func loopQuote() *invoicing.QuoteCreateParams {
+	return &invoicing.QuoteCreateParams{
+		ClientID:  "c0ffee00-1111-4222-8333-444455556666",
+		LineItems: []invoicing.LineItemParams{{UnitPrice: loopDec("100"), AccountID: "4000", TaxCodeID: "ONE"}},
+	}
+}
+
+func loopItem() *invoicing.ItemCreateParams {
+	return &invoicing.ItemCreateParams{Name: "Widget", AccountID: "4000", TaxCodeID: "GST", UnitPrice: invoicing.Ptr(loopDec("19.999"))}
+}
+
+// newMockVia is newMock with the http.Client shape(mt) built around the
+// mock transport mt, as a caller would pass it to WithHTTPClient.
+func newMockVia(t *testing.T, h http.HandlerFunc, shape func(http.RoundTripper) *http.Client, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
+	t.Helper()
+	a := &mockAPI{handler: h}
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(a.respond)
+	opts = append([]invoicing.Option{
+		invoicing.WithHTTPClient(shape(mt)),
+		invoicing.WithRetryWait(time.Millisecond, 20*time.Millisecond),
+	}, opts...)
+	c, err := invoicing.NewClient(testURL, testKey, opts...)
+	require.NoError(t, err)
+	return c, a
+}
+
+// newMockResponder returns a Client whose requests r answers: for
+// responses no handler can give (a transport error, a body that breaks or
+// stalls).
+func newMockResponder(t *testing.T, r httpmock.Responder, opts ...invoicing.Option) (*invoicing.Client, *httpmock.MockTransport) {
+	t.Helper()
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(r)
+	opts = append([]invoicing.Option{
+		invoicing.WithHTTPClient(&http.Client{Transport: mt}),
+		invoicing.WithRetryWait(time.Millisecond, 20*time.Millisecond),
+	}, opts...)
+	c, err := invoicing.NewClient(testURL, testKey, opts...)
+	require.NoError(t, err)
+	return c, mt
+}
+
+// responders answers the n-th request with the n-th responder, repeating
+// the last (unlike httpmock's Then, it holds no lock while one runs).
+func responders(rs ...httpmock.Responder) httpmock.Responder {
+	var n atomic.Int32
+	return func(r *http.Request) (*http.Response, error) {
+		i := int(n.Add(1)) - 1
+		return rs[min(i, len(rs)-1)](r)
+	}
+}
+
+// stallingBody returns first, then blocks until ctx ends and fails with
+// its error, as a connection does whose peer stopped sending.
+type stallingBody struct {
+	ctx   context.Context
+	first []byte
+}
+
+func (b *stallingBody) Read(p []byte) (int, error) {
+	if len(b.first) > 0 {
+		n := copy(p, b.first)
+		b.first = b.first[n:]
+		return n, nil
+	}
+	<-b.ctx.Done()
+	return 0, b.ctx.Err()
+}
+
+func (b *stallingBody) Close() error { return nil }
+
+// stallAfter answers status with a body that sends first and then stalls.
+func stallAfter(status int, contentType, first string) httpmock.Responder {
+	return func(r *http.Request) (*http.Response, error) {
+		resp := httpmock.NewStringResponse(status, "")
+		resp.Header.Set("Content-Type", contentType)
+		resp.Body = &stallingBody{ctx: r.Context(), first: []byte(first)}
+		resp.Request = r
+		return resp, nil
+	}
+}
+
+// stallHeaders never answers: the request ends with its context.
+func stallHeaders(r *http.Request) (*http.Response, error) {
+	<-r.Context().Done()
+	return nil, r.Context().Err()
+}
+
+// arrivals records when each request reached a handler.
+type arrivals struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (a *arrivals) wrap(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		a.at = append(a.at, time.Now())
+		a.mu.Unlock()
+		h(w, r)
+	}
+}
+
+func (a *arrivals) times() []time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]time.Time(nil), a.at...)
+}
+
+// logRecorder is a slog.Handler keeping every record (and a line of text
+// for each); on, when set before use, sees each record as it is logged.
+type logRecorder struct {
+	mu    sync.Mutex
+	recs  []slog.Record
+	lines []string
+	on    func(slog.Record)
+}
+
+func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %q", r.Level, r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%q", a.Key, a.Value.String())
+		return true
+	})
+	l.mu.Lock()
+	l.recs = append(l.recs, r.Clone())
+	l.lines = append(l.lines, b.String())
+	l.mu.Unlock()
+	if l.on != nil {
+		l.on(r)
+	}
+	return nil
+}
+
+func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
+
+func (l *logRecorder) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// waits returns the "wait" of every "invoicing: retrying" record: the
+// longest the wait before that retry could be.
+func (l *logRecorder) waits() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ws []time.Duration
+	for _, r := range l.recs {
+		if r.Message == "invoicing: retrying" {
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == "wait" {
+					ws = append(ws, a.Value.Duration())
+				}
+				return true
+			})
+		}
+	}
+	return ws
+}
+
+func (l *logRecorder) logger() invoicing.Option { return invoicing.WithLogger(slog.New(l)) }
+
+// getInvoice is the call most tests make: a GET, safe to repeat.
+func getInvoice(c *invoicing.Client, opts ...invoicing.RequestOption) error {
+	_, err := c.Invoices.Get(context.Background(), loopInvoiceID, opts...)
+	return err
+}
+
+// apiError returns err's *Error, failing the test when there is none.
+func apiError(t *testing.T, err error) *invoicing.Error {
+	t.Helper()
+	var apiErr *invoicing.Error
+	require.ErrorAs(t, err, &apiErr)
+	return apiErr
+}
+
+// ------------------------------------------- which failures are retried
+
+func TestRetriedOnlyWhenRepeatingIsSafe(t *testing.T) {
+	ctx := context.Background()
+	idem := []invoicing.RequestOption{invoicing.WithIdempotentRetry()}
+	calls := map[string]func(*invoicing.Client, []invoicing.RequestOption) error{
+		"GET": func(c *invoicing.Client, o []invoicing.RequestOption) error { return getInvoice(c, o...) },
+		"invoice create": func(c *invoicing.Client, o []invoicing.RequestOption) error {
+			_, err := c.Invoices.Create(ctx, loopInvoice(), o...)
+			return err
+		},
+		"invoice create with reference": func(c *invoicing.Client, o []invoicing.RequestOption) error {
+			p := loopInvoice()
+			p.Reference = "ERP-7781"
+			_, err := c.Invoices.Create(ctx, p, o...)
+			return err
+		},
+		"quote create": func(c *invoicing.Client, o []invoicing.RequestOption) error {
+			_, err := c.Quotes.Create(ctx, loopQuote(), o...)
+			return err
+		},
+		"item create": func(c *invoicing.Client, o []invoicing.RequestOption) error {
+			_, err := c.Items.Create(ctx, loopItem(), o...)
+			return err
+		},
+	}
+	for _, tc := range []struct {
+		call   string
+		status int
+		opts   []invoicing.RequestOption
+		sends  int // with WithMaxRetries(2)
+	}{
+		{"GET", 500, nil, 3}, {"GET", 502, nil, 3}, {"GET", 503, nil, 3}, {"GET", 504, nil, 3}, {"GET", 599, nil, 3},
+		{"GET", 501, nil, 1},
+		{"GET", 400, nil, 1}, {"GET", 401, nil, 1}, {"GET", 403, nil, 1}, {"GET", 404, nil, 1}, {"GET", 409, nil, 1}, {"GET", 422, nil, 1},
+		{"GET", 429, nil, 3},
+		{"invoice create", 500, nil, 1}, {"invoice create", 503, nil, 1}, {"invoice create", 429, nil, 3},
+		{"invoice create with reference", 500, nil, 3}, {"invoice create with reference", 409, nil, 1},
+		{"invoice create with reference", 501, nil, 1},
+		{"quote create", 500, nil, 1}, {"quote create", 429, nil, 3}, {"item create", 502, nil, 1},
+		{"quote create", 503, idem, 3}, {"item create", 500, idem, 3},
+		{"invoice create", 409, idem, 1}, {"item create", 422, idem, 1}, {"quote create", 501, idem, 1},
+	} {
+		t.Run(fmt.Sprintf("%s %d %d", tc.call, tc.status, len(tc.opts)), func(t *testing.T) {
+			c, api := newMock(t, always(tc.status, `{"detail": "no"}`), invoicing.WithMaxRetries(2))
+			var resp invoicing.Response
+			err := calls[tc.call](c, append(tc.opts, invoicing.WithResponseInto(&resp)))
+			e := apiError(t, err)
+			assert.Equal(t, tc.status, e.StatusCode)
+			assert.Len(t, api.requests(), tc.sends)
+			assert.Equal(t, tc.sends, e.Attempts)
+			assert.Equal(t, tc.sends, resp.Attempts)
+		})
+	}
+}
+
+func TestRetriesDisabled(t *testing.T) {
+	c, api := newMock(t, always(503, `{"detail": "x"}`), invoicing.WithMaxRetries(0))
+	require.ErrorIs(t, getInvoice(c), invoicing.ErrServer)
+	assert.Len(t, api.requests(), 1)
+}
+
+func TestInvoiceCreateWithReferenceIsRepeatedWithTheSameBody(t *testing.T) {
+	c, api := newMock(t, sequence(always(500, `{"detail": "oops"}`), always(200, fixture(t, "invoice.json"))))
+	p := loopInvoice()
+	p.Reference = "ERP-7781"
+	res, err := c.Invoices.Create(context.Background(), p)
+	require.NoError(t, err)
+	assert.False(t, res.Created, "200: the existing invoice")
+	reqs := api.requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, reqs[0].Body, reqs[1].Body, "the same body is sent again")
+	assert.Contains(t, string(reqs[1].Body), `"reference":"ERP-7781"`)
+}
+
+func TestCreateRepeatedAfter429(t *testing.T) {
+	c, api := newMock(t, sequence(always(429, `{"detail": "Rate limit exceeded"}`), always(201, fixture(t, "quote.json"))))
+	q, err := c.Quotes.Create(context.Background(), loopQuote())
+	require.NoError(t, err)
+	assert.Equal(t, "QU-0007", q.QuoteNumber)
+	assert.Len(t, api.requests(), 2, "a 429 means the request was not processed")
+}
+
+func TestNetworkErrorsRetriedOnlyWhenSafe(t *testing.T) {
+	ctx := context.Background()
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}
+	invoice := httpmock.NewStringResponder(200, fixture(t, "invoice.json"))
+
+	t.Run("GET", func(t *testing.T) {
+		c, mt := newMockResponder(t, responders(httpmock.NewErrorResponder(reset), invoice))
+		inv, err := c.Invoices.Get(ctx, loopInvoiceID)
+		require.NoError(t, err)
+		assert.Equal(t, "INV-0042", inv.InvoiceNumber)
+		assert.Equal(t, 2, mt.GetTotalCallCount())
+	})
+	t.Run("create", func(t *testing.T) {
+		c, mt := newMockResponder(t, httpmock.NewErrorResponder(reset))
+		var resp invoicing.Response
+		_, err := c.Invoices.Create(ctx, loopInvoice(), invoicing.WithResponseInto(&resp))
+		var opErr *net.OpError
+		require.ErrorAs(t, err, &opErr, "the transport error is wrapped, not swallowed")
+		assert.Contains(t, err.Error(), "invoicing: POST /invoices: ")
+		assert.Contains(t, err.Error(), "connection reset by peer")
+		assert.Equal(t, 1, mt.GetTotalCallCount())
+		assert.Equal(t, invoicing.Response{Attempts: 1, Duration: resp.Duration}, resp, "no status, no header")
+	})
+	t.Run("create with reference", func(t *testing.T) {
+		c, mt := newMockResponder(t, httpmock.NewErrorResponder(reset), invoicing.WithMaxRetries(2))
+		p := loopInvoice()
+		p.Reference = "r-9"
+		_, err := c.Invoices.Create(ctx, p)
+		require.ErrorContains(t, err, "connection reset by peer")
+		assert.True(t, strings.HasSuffix(err.Error(), "(after 3 attempts)"), err.Error())
+		assert.Equal(t, 3, mt.GetTotalCallCount())
+	})
+	t.Run("create with WithIdempotentRetry", func(t *testing.T) {
+		c, mt := newMockResponder(t, httpmock.NewErrorResponder(reset))
+		_, err := c.Bills.Create(ctx, &invoicing.BillCreateParams{SupplierID: loopInvoiceID}, invoicing.WithIdempotentRetry())
+		require.Error(t, err)
+		assert.Equal(t, 1+3, mt.GetTotalCallCount(), "1 try + the default 3 retries")
+	})
+	t.Run("body cut short", func(t *testing.T) {
+		cut := func(r *http.Request) (*http.Response, error) {
+			resp := httpmock.NewStringResponse(200, "")
+			resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(`{"id": "`), iotestErr{io.ErrUnexpectedEOF}))
+			return resp, nil
+		}
+		c, mt := newMockResponder(t, responders(cut, invoice))
+		inv, err := c.Invoices.Get(ctx, loopInvoiceID)
+		require.NoError(t, err, "a broken body is a network error: a GET is repeated")
+		assert.Equal(t, "INV-0042", inv.InvoiceNumber)
+		assert.Equal(t, 2, mt.GetTotalCallCount())
+
+		c, mt = newMockResponder(t, responders(cut, invoice))
+		_, err = c.Invoices.Create(ctx, loopInvoice())
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		assert.Contains(t, err.Error(), "invoicing: reading POST /invoices response")
+		assert.Equal(t, 1, mt.GetTotalCallCount(), "a create is not")
+	})
+}
+
+type iotestErr struct{ err error }
+
+func (r iotestErr) Read([]byte) (int, error) { return 0, r.err }
+
+// Failures that a second try cannot mend are not retried, even for a GET.
+func TestPermanentTransportErrorsAreNotRetried(t *testing.T) {
+	for name, failure := range map[string]error{
+		"certificate":      &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}},
+		"unknown CA":       x509.UnknownAuthorityError{},
+		"invalid cert":     x509.CertificateInvalidError{Reason: x509.Expired},
+		"host name":        x509.HostnameError{Host: "api.invoicing.test", Certificate: &x509.Certificate{}},
+		"not TLS":          tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"},
+		"scheme mismatch":  http.ErrSchemeMismatch,
+		"response too big": fmt.Errorf("middleware: %w", invoicing.ErrResponseTooLarge),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, mt := newMockResponder(t, httpmock.NewErrorResponder(failure))
+			err := getInvoice(c)
+			require.Error(t, err)
+			assert.Equal(t, 1, mt.GetTotalCallCount())
+		})
+	}
+}
+
+// ------------------------------------------------------------------ waits
+
+func TestBackoffGrowsFromASmallFirstWait(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		min, max time.Duration
+		want     []time.Duration
+	}{
+		{"min set", 10 * time.Millisecond, 80 * time.Millisecond, []time.Duration{10, 20, 40, 80, 80}},
+		{"min zero: a 32nd of max", 0, 320 * time.Millisecond, []time.Duration{10, 20, 40, 80, 160}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &logRecorder{}
+			var arr arrivals
+			c, _ := newMock(t, arr.wrap(always(503, `{"detail": "busy"}`)),
+				invoicing.WithRetryWait(tc.min, tc.max), invoicing.WithMaxRetries(5), logs.logger())
+			require.ErrorIs(t, getInvoice(c), invoicing.ErrServer)
+			for i := range tc.want {
+				tc.want[i] *= time.Millisecond
+			}
+			assert.Equal(t, tc.want, logs.waits(), "exponential, capped at max")
+			// Equal jitter: the wait before retry n is at least half its bound.
+			at := arr.times()
+			require.Len(t, at, 6)
+			for i, w := range tc.want {
+				assert.GreaterOrEqual(t, at[i+1].Sub(at[i]), w/2, "retry %d", i+1)
+			}
+		})
+	}
+}
+
+func TestRetryAfterSecondsIsHonouredWithAtMostTenPercentJitter(t *testing.T) {
+	t.Parallel() // waits a second
+	logs := &logRecorder{}
+	var arr arrivals
+	c, _ := newMock(t, arr.wrap(sequence(
+		always(429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "1"),
+		always(200, fixture(t, "invoice.json")),
+	)), invoicing.WithRetryWait(time.Millisecond, 5*time.Second), logs.logger())
+	inv, err := c.Invoices.Get(context.Background(), loopInvoiceID)
+	require.NoError(t, err)
+	assert.Equal(t, "INV-0042", inv.InvoiceNumber)
+	at := arr.times()
+	require.Len(t, at, 2)
+	assert.GreaterOrEqual(t, at[1].Sub(at[0]), time.Second, "Retry-After: 1 is honoured")
+	assert.Equal(t, []time.Duration{1100 * time.Millisecond}, logs.waits(), "plus at most 10%")
+}
+
+func TestRetryAfterHTTPDateIsHonoured(t *testing.T) {
+	t.Parallel() // waits one to two seconds
+	logs := &logRecorder{}
+	var arr arrivals
+	c, _ := newMock(t, arr.wrap(sequence(
+		func(w http.ResponseWriter, _ *http.Request) {
+			reply(w, 429, `{"detail": "slow down"}`, "Retry-After", time.Now().Add(2*time.Second).UTC().Format(http.TimeFormat))
+		},
+		always(200, fixture(t, "invoice.json")),
+	)), invoicing.WithRetryWait(time.Millisecond, 5*time.Second), logs.logger())
+	require.NoError(t, getInvoice(c))
+	at := arr.times()
+	require.Len(t, at, 2)
+	// The date has 1-second resolution: it is more than 1 s after the 429.
+	assert.Greater(t, at[1].Sub(at[0]), time.Second)
+	waits := logs.waits()
+	require.Len(t, waits, 1)
+	assert.Positive(t, waits[0])
+	assert.LessOrEqual(t, waits[0], 2200*time.Millisecond)
+}
+
+func TestRetryAfterBeyondTheMaximumWaitReturnsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		status   int
+		header   string
+		want     time.Duration
+		sentinel error
+	}{
+		{429, "120", 120 * time.Second, invoicing.ErrRateLimited},
+		{429, "99999999999999999999", 365 * 24 * time.Hour, invoicing.ErrRateLimited}, // too large to parse: longer than any wait
+		{503, "120", 120 * time.Second, invoicing.ErrServer},
+	} {
+		t.Run(strconv.Itoa(tc.status)+" "+tc.header, func(t *testing.T) {
+			logs := &logRecorder{}
+			c, api := newMock(t, always(tc.status, `{"detail": "Rate limit exceeded"}`, "Retry-After", tc.header),
+				invoicing.WithRetryWait(time.Millisecond, 10*time.Second), logs.logger())
+			err := getInvoice(c)
+			require.ErrorIs(t, err, tc.sentinel)
+			e := apiError(t, err)
+			assert.Equal(t, tc.want, e.RetryAfter)
+			assert.Equal(t, 1, e.Attempts)
+			assert.Contains(t, err.Error(), "retry after "+tc.want.String())
+			assert.Empty(t, logs.waits(), "no wait at all")
+			assert.Len(t, api.requests(), 1)
+		})
+	}
+}
+
+func TestRetryAfterBeyondTheDeadlineReturnsAtOnce(t *testing.T) {
+	logs := &logRecorder{}
+	c, api := newMock(t, always(429, `{"detail": "x"}`, "Retry-After", "5"),
+		invoicing.WithRetryWait(time.Millisecond, time.Minute), logs.logger())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, 5*time.Second, apiError(t, err).RetryAfter)
+	assert.Empty(t, logs.waits())
+	assert.Len(t, api.requests(), 1)
+}
+
+func TestRateLimitStormReturnsTheLastTypedError(t *testing.T) {
+	logs := &logRecorder{}
+	c, api := newMock(t, always(429, `{"detail": "Rate limit exceeded"}`, "X-Request-Id", "req-9"),
+		invoicing.WithMaxRetries(3), logs.logger())
+	err := getInvoice(c)
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	e := apiError(t, err)
+	assert.Equal(t, http.StatusTooManyRequests, e.StatusCode)
+	assert.Equal(t, "Rate limit exceeded", e.Detail)
+	assert.Equal(t, 4, e.Attempts)
+	assert.Equal(t, "req-9", e.RequestID)
+	assert.NotContains(t, err.Error(), "giving up")
+	assert.Equal(t, "invoicing: GET /invoices/"+loopInvoiceID+`: 429 Too Many Requests: "Rate limit exceeded" (after 4 attempts)`, err.Error())
+	assert.Len(t, api.requests(), 4, "1 try + 3 retries")
+	assert.Len(t, logs.waits(), 3)
+}
+
+// ------------------------------------------------ the pause after a 429
+
+// A 429 pauses every call made with its key until its Retry-After has
+// passed; a call whose deadline comes first sends nothing and gets the
+// 429's error at once; calls with other keys go on.
+func TestA429PausesTheCallsOfTheClientsKey(t *testing.T) {
+	t.Parallel() // waits a second
+	const tenant = "sk_tenant_b_9876543210"
+	type arrival struct {
+		at   time.Time
+		auth string
+	}
+	var mu sync.Mutex
+	var seen []arrival
+	c, _ := newMock(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, arrival{time.Now(), r.Header.Get("Authorization")})
+		mu.Unlock()
+		if r.Header.Get("X-Test") == "limit" {
+			reply(w, 429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "1", "X-Request-Id", "req-429")
+			return
+		}
+		reply(w, 200, fixture(t, "invoice.json"))
+	}, invoicing.WithRetryWait(time.Millisecond, 10*time.Second))
+	short := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		t.Cleanup(cancel)
+		return ctx
+	}
+
+	// The call that meets the 429 cannot wait a second: it returns at once.
+	_, err := c.Invoices.Get(short(), loopInvoiceID, invoicing.WithHeader("X-Test", "limit"))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	assert.Equal(t, 1, apiError(t, err).Attempts)
+	mu.Lock()
+	limited := seen[0].at
+	mu.Unlock()
+
+	// The next call with the same key, whose deadline comes before the
+	// pause ends, sends nothing and gets the 429 at once.
+	var resp invoicing.Response
+	_, err = c.Items.Get(short(), loopItemID, invoicing.WithResponseInto(&resp))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	e := apiError(t, err)
+	assert.Equal(t, http.StatusTooManyRequests, e.StatusCode)
+	assert.Equal(t, "GET", e.Method)
+	assert.Equal(t, "/items/"+loopItemID, e.Path, "the call's own request")
+	assert.Equal(t, "Rate limit exceeded", e.Detail, "the detail of the 429 that paused the key")
+	assert.Positive(t, e.RetryAfter)
+	assert.LessOrEqual(t, e.RetryAfter, time.Second, "what is left of the pause")
+	assert.Zero(t, e.Attempts, "nothing was sent")
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Zero(t, resp.Attempts)
+
+	// Another key is not paused: with the same short deadline, it succeeds.
+	_, err = c.Invoices.Get(short(), loopInvoiceID, invoicing.WithAPIKey(tenant))
+	require.NoError(t, err)
+
+	// Calls with the paused key and room to wait, wait the pause out.
+	const callers = 8
+	var wg sync.WaitGroup
+	errs := make([]error, callers)
+	for i := range callers {
+		wg.Go(func() { errs[i] = getInvoice(c) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 1+1+callers)
+	assert.Equal(t, "Bearer "+tenant, seen[1].auth)
+	for _, a := range seen[2:] {
+		assert.Equal(t, "Bearer "+testKey, a.auth)
+		assert.GreaterOrEqual(t, a.at.Sub(limited), time.Second, "no request of the paused key inside its Retry-After")
+	}
+}
+
+// A 429 met with WithAPIKey pauses that key only, not the Client's own.
+func TestA429PausesOnlyItsAPIKey(t *testing.T) {
+	t.Parallel() // waits a second
+	const tenantA, tenantB = "sk_tenant_a_0123456789", "sk_tenant_b_9876543210"
+	var arr arrivals
+	var sent atomic.Int32
+	c, api := newMock(t, arr.wrap(func(w http.ResponseWriter, r *http.Request) {
+		sent.Add(1)
+		if r.Header.Get("X-Test") == "limit" {
+			reply(w, 429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "1")
+			return
+		}
+		reply(w, 200, fixture(t, "invoice.json"))
+	}), invoicing.WithRetryWait(time.Millisecond, 10*time.Second))
+	short := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	_, err := c.Invoices.Get(short(), loopInvoiceID, invoicing.WithAPIKey(tenantA), invoicing.WithHeader("X-Test", "limit"))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	limited := arr.times()[0]
+
+	_, err = c.Invoices.Get(short(), loopInvoiceID, invoicing.WithAPIKey(tenantA))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited, "A is paused")
+	assert.Zero(t, apiError(t, err).Attempts)
+	assert.EqualValues(t, 1, sent.Load())
+
+	_, err = c.Invoices.Get(short(), loopInvoiceID, invoicing.WithAPIKey(tenantB))
+	require.NoError(t, err, "B is not")
+	_, err = c.Invoices.Get(short(), loopInvoiceID)
+	require.NoError(t, err, "nor is the Client's own key")
+	assert.Equal(t, "Bearer "+testKey, api.last(t).Header.Get("Authorization"))
+
+	_, err = c.Invoices.Get(context.Background(), loopInvoiceID, invoicing.WithAPIKey(tenantA))
+	require.NoError(t, err, "A, with room to wait, waits the pause out")
+	at := arr.times()
+	require.Len(t, at, 4)
+	assert.GreaterOrEqual(t, at[3].Sub(limited), time.Second)
+	assert.Equal(t, "Bearer "+tenantA, api.last(t).Header.Get("Authorization"))
+}
+
+func TestPauseWaitEndsWithTheContext(t *testing.T) {
+	c, api := newMock(t, sequence(always(429, `{"detail": "x"}`, "Retry-After", "30"), always(200, fixture(t, "invoice.json"))),
+		invoicing.WithRetryWait(time.Millisecond, time.Minute))
+	short, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := c.Invoices.Get(short, loopInvoiceID)
+	require.ErrorIs(t, err, invoicing.ErrRateLimited, "30 s do not fit in its deadline")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err = c.Invoices.Get(ctx, loopInvoiceID)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Len(t, api.requests(), 1, "nothing sent inside the pause")
+}
+
+// ------------------------------------------------------------ rate limit
+
+func TestRateLimitSpacesRequests(t *testing.T) {
+	var arr arrivals
+	c, _ := newMock(t, arr.wrap(always(200, fixture(t, "invoice.json"))), invoicing.WithRateLimit(20, 2))
+	start := time.Now()
+	for range 6 {
+		require.NoError(t, getInvoice(c))
+	}
+	at := arr.times()
+	require.Len(t, at, 6)
+	// A burst of 2, then one request every 50 ms.
+	for k := 2; k < 6; k++ {
+		assert.GreaterOrEqual(t, at[k].Sub(start), time.Duration(k-1)*50*time.Millisecond-time.Millisecond, "request %d", k+1)
+	}
+
+	// Every attempt counts, retries included.
+	var arr2 arrivals
+	c, _ = newMock(t, arr2.wrap(sequence(always(503, `{"detail": "busy"}`), always(200, fixture(t, "invoice.json")))),
+		invoicing.WithRateLimit(20, 1), invoicing.WithRetryWait(0, 0))
+	start = time.Now()
+	require.NoError(t, getInvoice(c))
+	at = arr2.times()
+	require.Len(t, at, 2)
+	assert.GreaterOrEqual(t, at[1].Sub(start), 49*time.Millisecond)
+}
+
+func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
+	c, api := newMock(t, always(200, fixture(t, "invoice.json")), invoicing.WithRateLimit(0.01, 1))
+	require.NoError(t, getInvoice(c))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Len(t, api.requests(), 1)
+}
+
+// ------------------------------------------------- per-attempt deadline
+
+func TestStalledServerEndsEachAttempt(t *testing.T) {
+	c, mt := newMockResponder(t, stallHeaders, invoicing.WithTimeout(100*time.Millisecond), invoicing.WithMaxRetries(2))
+	var resp invoicing.Response
+	err := getInvoice(c, invoicing.WithResponseInto(&resp))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	var netErr net.Error
+	require.ErrorAs(t, err, &netErr)
+	assert.True(t, netErr.Timeout())
+	assert.Contains(t, err.Error(), "no complete response within 100ms (per-attempt timeout)")
+	assert.Equal(t, 3, mt.GetTotalCallCount(), "a stall is a network error: a GET is repeated")
+	assert.Equal(t, 3, resp.Attempts)
+	assert.Zero(t, resp.StatusCode)
+
+	c, mt = newMockResponder(t, stallHeaders, invoicing.WithTimeout(100*time.Millisecond))
+	_, err = c.Quotes.Create(context.Background(), loopQuote(), invoicing.WithResponseInto(&resp))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, 1, mt.GetTotalCallCount(), "a create without a reference is not repeated")
+	assert.Equal(t, 1, resp.Attempts)
+}
+
+// The deadline covers the JSON body as well as the headers: a body that
+// stalls is a network error, repeated for a GET and not for a POST.
+func TestStalledJSONBodyEndsTheAttempt(t *testing.T) {
+	ctx := context.Background()
+	stall := stallAfter(200, "application/json", `{"id": "`)
+	invoice := httpmock.NewStringResponder(200, fixture(t, "invoice.json"))
+
+	c, mt := newMockResponder(t, responders(stall, invoice), invoicing.WithTimeout(100*time.Millisecond))
+	inv, err := c.Invoices.Get(ctx, loopInvoiceID)
+	require.NoError(t, err)
+	assert.Equal(t, "INV-0042", inv.InvoiceNumber)
+	assert.Equal(t, 2, mt.GetTotalCallCount())
+
+	c, mt = newMockResponder(t, stall, invoicing.WithTimeout(100*time.Millisecond), invoicing.WithMaxRetries(1))
+	err = getInvoice(c)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "invoicing: reading GET /invoices/"+loopInvoiceID+" response: no complete response within 100ms")
+	assert.Equal(t, 2, mt.GetTotalCallCount())
+
+	c, mt = newMockResponder(t, responders(stall, invoice), invoicing.WithTimeout(100*time.Millisecond))
+	_, err = c.Invoices.Create(ctx, loopInvoice())
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, 1, mt.GetTotalCallCount(), "a POST is not repeated")
+}
+
+// dripBody sends a byte every 10 ms until its context ends.
+type dripBody struct{ ctx context.Context }
+
+func (b dripBody) Read(p []byte) (int, error) {
+	select {
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	case <-time.After(10 * time.Millisecond):
+		p[0] = ' '
+		return 1, nil
+	}
+}
+
+func (dripBody) Close() error { return nil }
+
+func TestDrippingBodyEndsAtTheAttemptDeadline(t *testing.T) {
+	drip := func(r *http.Request) (*http.Response, error) {
+		resp := httpmock.NewStringResponse(200, "")
+		resp.Body = dripBody{r.Context()}
+		return resp, nil
+	}
+	c, mt := newMockResponder(t, drip, invoicing.WithTimeout(200*time.Millisecond), invoicing.WithMaxRetries(1))
+	start := time.Now()
+	err := getInvoice(c)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the deadline covers the whole body, not each byte")
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Equal(t, 2, mt.GetTotalCallCount())
+}
+
+// A context deadline shorter than WithTimeout ends the call with the
+// context's error, and nothing is repeated after it.
+func TestContextDeadlineBeforeTheAttemptDeadline(t *testing.T) {
+	c, mt := newMockResponder(t, stallHeaders, invoicing.WithTimeout(time.Minute))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotContains(t, err.Error(), "per-attempt")
+	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+loopInvoiceID+": context deadline exceeded")
+	assert.Equal(t, 1, mt.GetTotalCallCount())
+}
+
+// ------------------------------------------------------------- contexts
+
+func TestEndedContextSendsNothing(t *testing.T) {
+	c, api := newMock(t, always(200, fixture(t, "invoice.json")))
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	var resp invoicing.Response
+	_, err := c.Invoices.Get(cancelled, loopInvoiceID, invoicing.WithResponseInto(&resp))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Zero(t, resp.Attempts)
+
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	_, err = c.Invoices.Create(expired, loopInvoice())
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, c.Do(expired, "GET", "/invoices", nil, nil), context.DeadlineExceeded)
+	assert.Empty(t, api.requests())
+
+	var none context.Context
+	_, err = c.Invoices.Get(none, loopInvoiceID)
+	assert.EqualError(t, err, "invoicing: nil context")
+}
+
+func TestContextCancelledDuringARequest(t *testing.T) {
+	arrived := make(chan struct{})
+	c, mt := newMockResponder(t, func(r *http.Request) (*http.Response, error) {
+		close(arrived)
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+loopInvoiceID+": ")
+	assert.Equal(t, 1, mt.GetTotalCallCount(), "not repeated")
+}
+
+func TestContextCancelledDuringBackoff(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &logRecorder{on: func(r slog.Record) {
+		if r.Message == "invoicing: retrying" {
+			cancel() // the client is about to wait before its retry
+		}
+	}}
+	c, api := newMock(t, always(503, `{"detail": "busy"}`, "Retry-After", "10"),
+		invoicing.WithRetryWait(time.Millisecond, 30*time.Second), logs.logger())
+	start := time.Now()
+	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), 5*time.Second, "the wait ended with the context")
+	require.Len(t, logs.waits(), 1)
+	assert.GreaterOrEqual(t, logs.waits()[0], 10*time.Second, "the wait was Retry-After's")
+	assert.Len(t, api.requests(), 1, "nothing more is sent")
+	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+loopInvoiceID)
+}
+
+// ---------------------------------------------------------- response cap
+
+func TestResponseOverTheCapIsNotRetried(t *testing.T) {
+	big := `{"invoice_number": "` + strings.Repeat("9", 4096) + `"}`
+	for name, header := range map[string][]string{
+		"with Content-Length":    {"Content-Length", strconv.Itoa(len(big))},
+		"without Content-Length": nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, api := newMock(t, always(200, big, header...), invoicing.WithMaxResponseBytes(1024))
+			err := getInvoice(c)
+			require.ErrorIs(t, err, invoicing.ErrResponseTooLarge)
+			assert.Contains(t, err.Error(), "invoicing: reading GET /invoices/"+loopInvoiceID+" response")
+			assert.Len(t, api.requests(), 1, "never retried, even for a GET")
+		})
+	}
+	// The cap is inclusive.
+	exact := `"` + strings.Repeat("x", 1022) + `"`
+	c, _ := newMock(t, always(200, exact), invoicing.WithMaxResponseBytes(1024))
+	var raw []byte
+	require.NoError(t, c.Do(context.Background(), "GET", "/x", nil, &raw))
+	assert.Equal(t, exact, string(raw))
+	c, _ = newMock(t, always(200, exact+" "), invoicing.WithMaxResponseBytes(1024))
+	require.ErrorIs(t, c.Do(context.Background(), "GET", "/x", nil, &raw), invoicing.ErrResponseTooLarge)
+}
+
+// A Content-Length is a hint, not a promise: a 32 MiB claim allocates no
+// 32 MiB.
+func TestContentLengthIsOnlyAHint(t *testing.T) {
+	c, _ := newMockResponder(t, func(*http.Request) (*http.Response, error) {
+		resp := httpmock.NewStringResponse(200, fixture(t, "item.json"))
+		resp.ContentLength = 32 << 20 // claimed, not sent
+		return resp, nil
+	})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := c.Items.Get(context.Background(), loopItemID)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(2<<20))
+}
+
+// ------------------------------------------------- error and odd bodies
+
+func TestHTMLErrorPageGivesAUsefulError(t *testing.T) {
+	html := fixture(t, "error_502.html")
+	c, api := newMock(t, always(502, html, "Content-Type", "text/html"), invoicing.WithMaxRetries(1))
+	err := getInvoice(c)
+	require.ErrorIs(t, err, invoicing.ErrServer)
+	e := apiError(t, err)
+	assert.Equal(t, 502, e.StatusCode)
+	assert.Equal(t, "Bad Gateway", e.Detail, "the status text, not the page")
+	assert.Equal(t, html, string(e.Body), "the page is kept")
+	assert.Equal(t, "text/html", e.Header.Get("Content-Type"))
+	assert.Equal(t, "invoicing: GET /invoices/"+loopInvoiceID+": 502 Bad Gateway (after 2 attempts)", err.Error())
+	assert.Len(t, api.requests(), 2, "a GET is retried after a 5xx")
+}
+
+func TestMalformedSuccessBodyIsADecodeErrorNotRetried(t *testing.T) {
+	for name, body := range map[string]string{
+		"truncated": `{"id": "3f2c9a4e-8b1d-4c7a-9e55-0a1b2c3d4e5f", "total": 1`,
+		"html":      `<html>ok</html>`,
+		"bad money": `{"total": "twelve"}`,
+		"bad date":  `{"issue_date": "01/11/2026"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, api := newMock(t, always(200, body))
+			err := getInvoice(c)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "invoicing: decoding GET /invoices/"+loopInvoiceID+" response: ")
+			var e *invoicing.Error
+			assert.False(t, errors.As(err, &e), "a decode failure is not an API error")
+			assert.Len(t, api.requests(), 1)
+		})
+	}
+	// A record must be a JSON object.
+	for _, body := range []string{`null`, `[]`, `"invoice"`, `42`, `true`, ``, `   `} {
+		c, api := newMock(t, always(200, body))
+		inv, err := c.Invoices.Get(context.Background(), loopInvoiceID)
+		assert.Nil(t, inv, "body %q", body)
+		assert.ErrorContains(t, err, "want a JSON object", "body %q", body)
+		assert.Len(t, api.requests(), 1)
+	}
+}
+
+// ------------------------------------------------------------ middleware
+
+func TestMiddlewareSeesEveryAttemptInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var order, seen []string
+	outer := func(name string) invoicing.Middleware {
+		return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			return next(req)
+		}
+	}
+	// record sees the response with its body unread, and reads it itself
+	// (the SDK reads the body the middleware returns).
+	record := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		req.Header.Set("X-Trace", "t-1")
+		resp, err := next(req)
+		if err != nil {
+			return nil, err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s #%d %d %s", invoicing.Route(req), invoicing.Attempt(req), resp.StatusCode, body[:min(len(body), 12)]))
+		mu.Unlock()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	c, api := newMock(t, sequence(always(503, `{"detail": "busy"}`), always(200, fixture(t, "invoice.json"))),
+		invoicing.WithMiddleware(outer("first"), outer("second")), invoicing.WithMiddleware(record))
+	inv, err := c.Invoices.Get(context.Background(), loopInvoiceID)
+	require.NoError(t, err)
+	assert.Equal(t, "INV-0042", inv.InvoiceNumber, "the body the middleware returned is decoded")
+	assert.Equal(t, []string{
+		"GET /invoices/{id} #1 503 {\"detail\": \"",
+		"GET /invoices/{id} #2 200 {\n  \"id\": \"3",
+	}, seen)
+	assert.Equal(t, []string{"first", "second", "first", "second"}, order, "in the order given, on every attempt")
+	assert.Equal(t, "t-1", api.last(t).Header.Get("X-Trace"))
+}
+
+// countingBody counts what is read of a body.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+func TestMiddlewareGetsTheBodyUnread(t *testing.T) {
+	var read atomic.Int64
+	var atReturn int64 = -1
+	mw := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		resp, err := next(req)
+		if err != nil {
+			return nil, err
+		}
+		atReturn = read.Load()
+		resp.Body = countingBody{resp.Body, &read}
+		return resp, nil
+	}
+	body := fixture(t, "invoice.json")
+	c, _ := newMock(t, always(200, body), invoicing.WithMiddleware(mw))
+	require.NoError(t, getInvoice(c))
+	assert.Zero(t, atReturn, "nothing was read when next returned")
+	assert.EqualValues(t, len(body), read.Load(), "the SDK read the whole body through the middleware's wrapper")
+}
+
+func TestMiddlewareCanAnswerWithoutSending(t *testing.T) {
+	cached := func(req *http.Request, _ func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{},
+			Body: io.NopCloser(strings.NewReader(`{"id": "` + loopItemID + `", "item_code": "CACHED"}`)), Request: req}, nil
+	}
+	c, api := newMock(t, always(500, ""), invoicing.WithMiddleware(cached))
+	it, err := c.Items.Get(context.Background(), loopItemID)
+	require.NoError(t, err)
+	assert.Equal(t, "CACHED", it.ItemCode)
+	assert.Empty(t, api.requests())
+}
+
+func TestMiddlewareErrorIsANetworkError(t *testing.T) {
+	var calls atomic.Int32
+	fail := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if calls.Add(1) == 1 {
+			return nil, errors.New("circuit open")
+		}
+		return next(req)
+	}
+	c, api := newMock(t, always(200, fixture(t, "invoice.json")), invoicing.WithMiddleware(fail))
+	require.NoError(t, getInvoice(c), "a GET is repeated")
+	assert.Len(t, api.requests(), 1)
+	calls.Store(0)
+	_, err := c.Quotes.Create(context.Background(), loopQuote())
+	require.ErrorContains(t, err, "invoicing: POST /quotes: circuit open")
+}
+
+func TestRouteAndAttemptInMiddleware(t *testing.T) {
+	var mu sync.Mutex
+	routes := map[string]bool{}
+	mw := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		mu.Lock()
+		routes[invoicing.Route(req)] = true
+		mu.Unlock()
+		return next(req)
+	}
+	api := &endpointAPI{attempts: map[string]int{}}
+	c, _ := newMockResponder(t, api.respond, invoicing.WithMiddleware(mw))
+	for _, m := range allCalls() {
+		require.NoError(t, m.call(context.Background(), c), m.name)
+	}
+	for _, want := range []string{
+		"GET /invoices", "GET /invoices/{id}", "GET /invoices/{id}/pdf", "POST /invoices", "GET /quotes/{id}/pdf",
+		"GET /bank-transactions/{id}", "GET /reports/trial-balance", "POST /credit-notes", "GET /items/{id}",
+	} {
+		assert.True(t, routes[want], want)
+	}
+	for r := range routes {
+		assert.NotContains(t, r, loopInvoiceID, "no raw id in a route")
+	}
+	req, err := http.NewRequest("GET", "https://example.test/", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "", invoicing.Route(req), "not a request of the SDK")
+	assert.Equal(t, 0, invoicing.Attempt(req))
+}
+
+// Attempts are numbered 1..n, and a redirect keeps its attempt's number.
+func TestAttemptNumbersThroughRetriesAndRedirects(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	mw := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s #%d %s", invoicing.Route(req), invoicing.Attempt(req), strings.TrimPrefix(req.URL.Path, prefix)))
+		mu.Unlock()
+		return next(req)
+	}
+	path := "/things/" + loopInvoiceID
+	c, _ := newMock(t, sequence(
+		always(503, `{"detail": "busy"}`),
+		always(502, `{"detail": "busy"}`),
+		func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, prefix+path+"/moved", http.StatusFound)
+		},
+		always(200, `{}`),
+	), invoicing.WithMiddleware(mw))
+	require.NoError(t, c.Do(context.Background(), "GET", path, nil, nil))
+	assert.Equal(t, []string{
+		"GET /things/{id} #1 " + path,
+		"GET /things/{id} #2 " + path,
+		"GET /things/{id} #3 " + path,
+		"GET /things/{id} #3 " + path + "/moved",
+	}, seen)
+}
+
+// --------------------------------------------------------------- logging
+
+func TestLoggingShowsRoutesNeverKeysNorIDs(t *testing.T) {
+	const tenant = "sk_tenant_secret_55555"
+	logs := &logRecorder{}
+	c, _ := newMock(t, sequence(always(429, `{"detail": "x"}`), always(503, `{"detail": "down"}`), always(401, `{"detail": "Invalid API key"}`)),
+		logs.logger())
+	err := getInvoice(c)
+	require.ErrorIs(t, err, invoicing.ErrUnauthorized)
+	require.ErrorIs(t, c.Do(context.Background(), "GET", "/x", nil, nil, invoicing.WithAPIKey(tenant)), invoicing.ErrUnauthorized)
+	out := logs.text()
+	assert.Contains(t, out, `DEBUG "invoicing: attempt" route="GET /invoices/{id}" attempt="1" status="429"`)
+	assert.Contains(t, out, `INFO "invoicing: retrying" route="GET /invoices/{id}" retry="1" status="429" wait=`)
+	assert.Contains(t, out, `INFO "invoicing: retrying" route="GET /invoices/{id}" retry="2" status="503" wait=`)
+	assert.Contains(t, out, `DEBUG "invoicing: call" route="GET /invoices/{id}" attempts="3" status="401" took=`)
+	assert.Contains(t, out, `DEBUG "invoicing: call" route="GET /x" attempts="1" status="401" took=`)
+	assert.NotContains(t, out, loopInvoiceID)
+	assert.NotContains(t, out, testKey)
+	assert.NotContains(t, out, tenant)
+	assert.NotContains(t, out, "Bearer")
+	assert.NotContains(t, err.Error(), testKey)
+
+	// A transport failure is logged with its error, still without the key.
+	logs = &logRecorder{}
+	c, _ = newMockResponder(t, httpmock.NewErrorResponder(errors.New("dial tcp: connection refused")), logs.logger(), invoicing.WithMaxRetries(1))
+	err = getInvoice(c)
+	require.ErrorContains(t, err, "connection refused")
+	assert.Contains(t, logs.text(), `error="Get \"`+testURL+`/invoices/`)
+	assert.NotContains(t, err.Error(), testKey)
+	assert.NotContains(t, logs.text(), testKey)
+}
+
+// -------------------------------------------------------------- redirects
+
+func TestRedirects(t *testing.T) {
+	ctx := context.Background()
+	var hits atomic.Int32
+	target := prefix + "/items/" + loopItemID
+	h := func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		switch strings.TrimPrefix(r.URL.Path, prefix) {
+		case "/to-http":
+			http.Redirect(w, r, "http://api.invoicing.test"+target, http.StatusFound)
+		case "/to-other-http":
+			http.Redirect(w, r, "http://10.0.0.5"+target, http.StatusMovedPermanently)
+		case "/to-loopback":
+			http.Redirect(w, r, "http://127.0.0.1:9"+target, http.StatusTemporaryRedirect)
+		case "/moved":
+			http.Redirect(w, r, target, http.StatusFound)
+		case "/loop":
+			http.Redirect(w, r, prefix+"/loop", http.StatusFound)
+		default:
+			reply(w, 200, fixture(t, "item.json"))
+		}
+	}
+	var policy atomic.Int32
+	callers := func(rt http.RoundTripper) *http.Client {
+		return &http.Client{Transport: rt, CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+			policy.Add(1)
+			if len(via) >= 3 {
+				return errors.New("my policy: 3 redirects at most")
+			}
+			return nil
+		}}
+	}
+	plain := func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt} }
+
+	t.Run("https to plain http is refused", func(t *testing.T) {
+		for _, path := range []string{"/to-http", "/to-other-http"} {
+			for name, shape := range map[string]func(http.RoundTripper) *http.Client{"plain": plain, "caller's policy": callers} {
+				hits.Store(0)
+				policy.Store(0)
+				c, _ := newMockVia(t, h, shape)
+				err := c.Do(ctx, "GET", path, nil, nil)
+				require.Error(t, err)
+				assert.Equal(t, "invoicing: GET "+path+": refusing to follow a redirect to plain http (the API key would travel in clear text)", err.Error(), name)
+				assert.NotContains(t, err.Error(), testKey)
+				assert.EqualValues(t, 1, hits.Load(), "not followed, not retried (%s)", name)
+				assert.Zero(t, policy.Load(), "the SDK's rule runs first (%s)", name)
+			}
+		}
+	})
+	t.Run("unless WithInsecureHTTP", func(t *testing.T) {
+		c, api := newMockVia(t, h, plain, invoicing.WithInsecureHTTP())
+		require.NoError(t, c.Do(ctx, "GET", "/to-http", nil, nil))
+		assert.Equal(t, "/items/"+loopItemID, api.last(t).Path)
+	})
+	t.Run("plain http to loopback is allowed", func(t *testing.T) {
+		c, api := newMockVia(t, h, plain)
+		require.NoError(t, c.Do(ctx, "GET", "/to-loopback", nil, nil))
+		assert.Equal(t, "/items/"+loopItemID, api.last(t).Path)
+	})
+	t.Run("caller's policy runs after the SDK's", func(t *testing.T) {
+		policy.Store(0)
+		c, _ := newMockVia(t, h, callers)
+		it := map[string]any{}
+		require.NoError(t, c.Do(ctx, "GET", "/moved", nil, &it))
+		assert.Equal(t, "WIDGET-01", it["item_code"])
+		assert.EqualValues(t, 1, policy.Load())
+		hits.Store(0)
+		err := c.Do(ctx, "GET", "/loop", nil, nil)
+		require.ErrorContains(t, err, "my policy: 3 redirects at most", "the caller's policy, not net/http's limit")
+		assert.Equal(t, "invoicing: GET /loop: my policy: 3 redirects at most", err.Error())
+		assert.EqualValues(t, 3, hits.Load(), "a refused redirect is not retried")
+	})
+	t.Run("at most 10 redirects", func(t *testing.T) {
+		hits.Store(0)
+		c, _ := newMockVia(t, h, plain)
+		err := c.Do(ctx, "GET", "/loop", nil, nil)
+		assert.Equal(t, "invoicing: GET /loop: stopped after 10 redirects", err.Error())
+		assert.EqualValues(t, 10, hits.Load(), "the first request and 9 redirects, the 10th refused; not retried")
+	})
+	t.Run("the caller's policy may return the redirect", func(t *testing.T) {
+		c, _ := newMockVia(t, h, func(rt http.RoundTripper) *http.Client {
+			return &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		})
+		err := c.Do(ctx, "GET", "/moved", nil, nil)
+		e := apiError(t, err)
+		assert.Equal(t, http.StatusFound, e.StatusCode, "a 3xx the caller keeps is an *Error")
+		assert.Equal(t, target, e.Header.Get("Location"))
+	})
+}
+
+// The caller's http.Client is used as given and left as it was.
+func TestCallersHTTPClientIsNotModified(t *testing.T) {
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(httpmock.NewStringResponder(200, fixture(t, "item.json")))
+	var policyCalls atomic.Int32
+	check := func(*http.Request, []*http.Request) error { policyCalls.Add(1); return nil }
+	mine := &http.Client{Transport: mt, Timeout: 30 * time.Second, CheckRedirect: check}
+	c, err := invoicing.NewClient(testURL, testKey, invoicing.WithHTTPClient(mine))
+	require.NoError(t, err)
+	_, err = c.Items.Get(context.Background(), loopItemID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, mt.GetTotalCallCount(), "its transport sent the request")
+	assert.Same(t, mt, mine.Transport.(*httpmock.MockTransport))
+	assert.Equal(t, 30*time.Second, mine.Timeout)
+	require.NoError(t, mine.CheckRedirect(nil, nil))
+	assert.EqualValues(t, 1, policyCalls.Load(), "its own policy, unwrapped")
+}
+
+// ------------------------------------- typed errors under every http.Client
+
+// wrappingTransport is a caller's RoundTripper wrapping another, as tracing
+// and logging transports do.
+type wrappingTransport struct{ next http.RoundTripper }
+
+func (w wrappingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return w.next.RoundTrip(req)
+}
+
+// clientShapes are the ways callers pass an http.Client, each built around
+// the transport rt: every typed error must come back the same through each.
+// (net/http wraps the response body of a client with a Timeout; the SDK
+// once lost the error body then.)
+func clientShapes(t *testing.T) map[string]func(http.RoundTripper) *http.Client {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	follow := func(*http.Request, []*http.Request) error { return nil }
+	return map[string]func(http.RoundTripper) *http.Client{
+		"Transport only":     func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt} },
+		"Timeout":            func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt, Timeout: 30 * time.Second} },
+		"wrapping Transport": func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: wrappingTransport{rt}} },
+		"Jar":                func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt, Jar: jar} },
+		"CheckRedirect":      func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt, CheckRedirect: follow} },
+		"all of them at once": func(rt http.RoundTripper) *http.Client {
+			return &http.Client{Transport: wrappingTransport{rt}, Timeout: time.Minute, Jar: jar, CheckRedirect: follow}
+		},
+	}
+}
+
+// newShapedClient returns a Client for h through shape, or, for the shapes
+// "default" and "empty http.Client" (net/http's own transports, which only
+// a real connection exercises), through an httptest server.
+func newShapedClient(t *testing.T, shape string, h http.HandlerFunc, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
+	t.Helper()
+	switch shape {
+	case "default", "empty http.Client":
+		a := &mockAPI{handler: h}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			a.mu.Lock()
+			a.reqs = append(a.reqs, seenRequest{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, prefix), Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
+			a.mu.Unlock()
+			h(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		opts = append([]invoicing.Option{invoicing.WithRetryWait(time.Millisecond, 20*time.Millisecond)}, opts...)
+		if shape == "empty http.Client" {
+			opts = append(opts, invoicing.WithHTTPClient(&http.Client{}))
+		}
+		c, err := invoicing.NewClient(srv.URL+prefix, testKey, opts...)
+		require.NoError(t, err)
+		return c, a
+	}
+	return newMockVia(t, h, clientShapes(t)[shape], opts...)
+}
+
+func shapeNames(t *testing.T) []string {
+	names := []string{"default", "empty http.Client"}
+	for name := range clientShapes(t) {
+		names = append(names, name)
+	}
+	return names
+}
+
+func TestTypedErrorsThroughEveryHTTPClientShape(t *testing.T) {
+	ctx := context.Background()
+	createItem := func(c *invoicing.Client) error { _, err := c.Items.Create(ctx, loopItem()); return err }
+	cases := []struct {
+		name     string
+		status   int
+		body     string
+		header   []string
+		call     func(*invoicing.Client) error
+		is       []error
+		detail   string
+		problems int
+		retry    time.Duration
+	}{
+		{name: "400", status: 400, body: `{"detail":"page must be >= 1"}`, is: []error{invoicing.ErrBadRequest}, detail: "page must be >= 1"},
+		{name: "401", status: 401, body: `{"detail":"Invalid API key"}`, is: []error{invoicing.ErrUnauthorized}, detail: "Invalid API key"},
+		{name: "403", status: 403, body: `{"detail":"Missing scope invoices:read"}`, is: []error{invoicing.ErrForbidden}, detail: "Missing scope invoices:read"},
+		{name: "404", status: 404, body: `{"detail":"Invoice not found"}`, is: []error{invoicing.ErrNotFound}, detail: "Invoice not found"},
+		{name: "409 item code", status: 409, body: `{"detail":"Item code already exists"}`, call: createItem,
+			is: []error{invoicing.ErrConflict, invoicing.ErrItemCodeExists}, detail: "Item code already exists"},
+		{name: "422 unit price", status: 422, body: `{"detail":"unit_price is required for SALES and PURCHASE items"}`, call: createItem,
+			is: []error{invoicing.ErrValidation, invoicing.ErrUnitPriceRequired}, detail: "unit_price is required for SALES and PURCHASE items"},
+		{name: "422 item type", status: 422, body: `{"detail":"item_type must be one of: SALES, PURCHASE, TEXT"}`, call: createItem,
+			is: []error{invoicing.ErrValidation, invoicing.ErrInvalidItemType}, detail: "item_type must be one of: SALES, PURCHASE, TEXT"},
+		{name: "422 problems", status: 422, body: fixture(t, "error_422_array.json"),
+			is: []error{invoicing.ErrValidation}, detail: "line_items.0.unit_price: field required; client_id: field required", problems: 2},
+		{name: "429 beyond the maximum wait", status: 429, body: `{"detail":"Too many requests"}`, header: []string{"Retry-After", "3600"},
+			is: []error{invoicing.ErrRateLimited}, detail: "Too many requests", retry: time.Hour},
+		{name: "500", status: 500, body: `{"detail":"database unavailable"}`, is: []error{invoicing.ErrServer}, detail: "database unavailable"},
+		{name: "502 HTML", status: 502, body: fixture(t, "error_502.html"), is: []error{invoicing.ErrServer}, detail: "Bad Gateway"},
+	}
+	for _, shape := range shapeNames(t) {
+		for _, tc := range cases {
+			t.Run(shape+"/"+tc.name, func(t *testing.T) {
+				c, _ := newShapedClient(t, shape, always(tc.status, tc.body, tc.header...), invoicing.WithMaxRetries(0))
+				call := tc.call
+				if call == nil {
+					call = func(c *invoicing.Client) error { return getInvoice(c) }
+				}
+				err := call(c)
+				e := apiError(t, err)
+				assert.Equal(t, tc.status, e.StatusCode)
+				assert.Equal(t, tc.detail, e.Detail)
+				assert.Equal(t, tc.body, string(e.Body))
+				assert.Len(t, e.Problems, tc.problems)
+				assert.Equal(t, tc.retry, e.RetryAfter)
+				for _, s := range tc.is {
+					assert.ErrorIs(t, err, s)
+				}
+			})
+		}
+	}
+}
+
+// A record decodes the same through every http.Client shape, and so does
+// an error after a retry (the last response's body is the one kept), and
+// an error body a middleware replaced.
+func TestSuccessAndRetriedErrorThroughEveryHTTPClientShape(t *testing.T) {
+	rewrite := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		resp, err := next(req)
+		if err == nil && resp.StatusCode == 404 {
+			resp.Body.Close()
+			resp.Body = io.NopCloser(strings.NewReader(`{"detail":"rewritten by middleware"}`))
+		}
+		return resp, err
+	}
+	for _, shape := range shapeNames(t) {
+		t.Run(shape, func(t *testing.T) {
+			c, api := newShapedClient(t, shape, sequence(
+				always(200, fixture(t, "invoice.json")),
+				always(503, `{"detail":"try later"}`),
+				always(500, `{"detail":"still down"}`),
+				always(404, `{"detail":"Invoice not found"}`),
+			), invoicing.WithMaxRetries(1), invoicing.WithMiddleware(rewrite))
+			inv, err := c.Invoices.Get(context.Background(), loopInvoiceID)
+			require.NoError(t, err)
+			assert.Equal(t, "INV-0042", inv.InvoiceNumber)
+			assert.Equal(t, "1357.95", inv.Total.String())
+
+			err = getInvoice(c)
+			e := apiError(t, err)
+			assert.Equal(t, 500, e.StatusCode)
+			assert.Equal(t, "still down", e.Detail)
+			assert.Equal(t, `{"detail":"still down"}`, string(e.Body))
+			assert.Equal(t, 2, e.Attempts)
+			assert.Len(t, api.requests(), 3)
+
+			err = getInvoice(c)
+			require.ErrorIs(t, err, invoicing.ErrNotFound)
+			assert.Equal(t, "rewritten by middleware", apiError(t, err).Detail)
+		})
+	}
+}
+
+// ------------------------------------------------------------ buffer pool
+
+// Response bodies are read into pooled buffers: no call may see another's
+// data, nor a record keep bytes a later call overwrites. Run under -race.
+func TestConcurrentCallsKeepTheirOwnBodies(t *testing.T) {
+	body := func(n int) string {
+		pad := strings.Repeat(strconv.Itoa(n%10), (n*397)%9000) // sizes vary, so buffers are reused across sizes
+		return `{"id": "` + loopInvoiceID + `", "invoice_number": "INV-` + strconv.Itoa(n) + `", "notes": "` + pad +
+			`", "total": ` + strconv.Itoa(n) + `.25, "custom_` + strconv.Itoa(n) + `": {"seq": ` + strconv.Itoa(n) + `}}`
+	}
+	c, _ := newMock(t, func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.Header.Get("X-Seq"))
+		assert.NoError(t, err)
+		if n%5 == 0 {
+			reply(w, 404, `{"detail": "missing `+strconv.Itoa(n)+`", "pad": "`+strings.Repeat("p", n*31)+`"}`)
+			return
+		}
+		reply(w, 200, body(n))
+	})
+	type result struct {
+		inv *invoicing.Invoice
+		raw []byte
+		msg json.RawMessage
+		err error
+	}
+	const workers, each = 8, 40
+	results := make([]result, workers*each)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				n := w*each + i
+				seq := invoicing.WithHeader("X-Seq", strconv.Itoa(n))
+				r := &results[n]
+				switch n % 3 {
+				case 0:
+					r.inv, r.err = c.Invoices.Get(context.Background(), loopInvoiceID, seq)
+				case 1:
+					r.err = c.Do(context.Background(), "GET", "/invoices/"+loopInvoiceID, nil, &r.raw, seq)
+				case 2:
+					r.err = c.Do(context.Background(), "GET", "/invoices/"+loopInvoiceID, nil, &r.msg, seq)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for n, r := range results {
+		seq := strconv.Itoa(n)
+		if n%5 == 0 {
+			e := apiError(t, r.err)
+			assert.Equal(t, "missing "+seq, e.Detail)
+			assert.Equal(t, `{"detail": "missing `+seq+`", "pad": "`+strings.Repeat("p", n*31)+`"}`, string(e.Body))
+			continue
+		}
+		require.NoError(t, r.err, n)
+		switch n % 3 {
+		case 0:
+			assert.Equal(t, "INV-"+seq, r.inv.InvoiceNumber)
+			assert.Equal(t, seq+".25", r.inv.Total.String())
+			assert.Len(t, r.inv.Notes, (n*397)%9000)
+			assert.JSONEq(t, body(n), string(rawJSON(t, r.inv)), "the record and its Extra are its own")
+		case 1:
+			assert.Equal(t, body(n), string(r.raw))
+		case 2:
+			assert.Equal(t, body(n), string(r.msg))
+		}
+	}
+}
