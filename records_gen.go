@@ -19,13 +19,13 @@ func (v *Account) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, accountShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "code":
-			return 1, codec.ReadString(d, &v.Code)
+			return 1, d.String(&v.Code)
 		case "name":
-			return 2, codec.ReadString(d, &v.Name)
+			return 2, d.String(&v.Name)
 		case "type":
-			return 3, codec.ReadString(d, &v.Type)
+			return 3, d.String((*string)(&v.Type))
 		case "is_active":
 			return 4, d.BoolPtr(&v.IsActive)
 		}
@@ -37,10 +37,10 @@ func (v *Account) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "code", v.Code, 0)
-	codec.WriteString(e, 2, "name", v.Name, 0)
-	codec.WriteString(e, 3, "type", v.Type, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "code", v.Code, 0)
+	e.String(2, "name", v.Name, 0)
+	e.String(3, "type", string(v.Type), 0)
 	e.BoolPtr(4, "is_active", v.IsActive, 0)
 	e.End(v.Extra)
 }
@@ -75,15 +75,15 @@ func (v *TaxCode) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, taxCodeShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "code":
-			return 1, codec.ReadString(d, &v.Code)
+			return 1, d.String(&v.Code)
 		case "name":
-			return 2, codec.ReadString(d, &v.Name)
+			return 2, d.String(&v.Name)
 		case "rate":
 			return 3, d.Decimal(&v.Rate, 0)
 		case "region":
-			return 4, codec.ReadString(d, &v.Region)
+			return 4, d.String(&v.Region)
 		}
 		return -1, nil
 	})
@@ -93,11 +93,11 @@ func (v *TaxCode) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "code", v.Code, 0)
-	codec.WriteString(e, 2, "name", v.Name, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "code", v.Code, 0)
+	e.String(2, "name", v.Name, 0)
 	e.Decimal(3, "rate", v.Rate, 0)
-	codec.WriteString(e, 4, "region", v.Region, 0)
+	e.String(4, "region", v.Region, 0)
 	e.End(v.Extra)
 }
 
@@ -131,13 +131,13 @@ func (v *BankAccount) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, bankAccountShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "name":
-			return 1, codec.ReadString(d, &v.Name)
+			return 1, d.String(&v.Name)
 		case "account_number":
-			return 2, codec.ReadString(d, &v.AccountNumber)
+			return 2, d.Unique(&v.AccountNumber)
 		case "currency":
-			return 3, codec.ReadString(d, &v.Currency)
+			return 3, d.String(&v.Currency)
 		case "balance":
 			return 4, d.Decimal(&v.Balance, 0)
 		}
@@ -149,10 +149,10 @@ func (v *BankAccount) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "name", v.Name, 0)
-	codec.WriteString(e, 2, "account_number", v.AccountNumber, 0)
-	codec.WriteString(e, 3, "currency", v.Currency, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "name", v.Name, 0)
+	e.String(2, "account_number", v.AccountNumber, 0)
+	e.String(3, "currency", v.Currency, 0)
 	e.Decimal(4, "balance", v.Balance, 0)
 	e.End(v.Extra)
 }
@@ -187,19 +187,19 @@ func (v *BankTransaction) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, bankTransactionShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "bank_account_id":
-			return 1, codec.ReadString(d, &v.BankAccountID)
+			return 1, d.String(&v.BankAccountID)
 		case "date":
 			return 2, d.Date((*codec.Date)(&v.Date))
 		case "description":
-			return 3, codec.ReadString(d, &v.Description)
+			return 3, d.String(&v.Description)
 		case "amount":
 			return 4, d.Decimal(&v.Amount, 0)
 		case "reference":
-			return 5, codec.ReadString(d, &v.Reference)
+			return 5, d.String(&v.Reference)
 		case "status":
-			return 6, codec.ReadString(d, &v.Status)
+			return 6, d.String(&v.Status)
 		}
 		return -1, nil
 	})
@@ -209,13 +209,13 @@ func (v *BankTransaction) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "bank_account_id", v.BankAccountID, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "bank_account_id", v.BankAccountID, 0)
 	e.Date(2, "date", codec.Date(v.Date), 0)
-	codec.WriteString(e, 3, "description", v.Description, 0)
+	e.String(3, "description", v.Description, 0)
 	e.Decimal(4, "amount", v.Amount, 0)
-	codec.WriteString(e, 5, "reference", v.Reference, 0)
-	codec.WriteString(e, 6, "status", v.Status, 0)
+	e.String(5, "reference", v.Reference, 0)
+	e.String(6, "status", v.Status, 0)
 	e.End(v.Extra)
 }
 
@@ -253,21 +253,21 @@ func (v *Bill) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, billShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "bill_number":
-			return 1, codec.ReadString(d, &v.BillNumber)
+			return 1, d.Unique(&v.BillNumber)
 		case "supplier_id":
-			return 2, codec.ReadString(d, &v.SupplierID)
+			return 2, d.String(&v.SupplierID)
 		case "supplier_name":
-			return 3, codec.ReadString(d, &v.SupplierName)
+			return 3, d.String(&v.SupplierName)
 		case "status":
-			return 4, codec.ReadString(d, &v.Status)
+			return 4, d.String((*string)(&v.Status))
 		case "issue_date":
 			return 5, d.Date((*codec.Date)(&v.IssueDate))
 		case "due_date":
 			return 6, d.Date((*codec.Date)(&v.DueDate))
 		case "currency":
-			return 7, codec.ReadString(d, &v.Currency)
+			return 7, d.String(&v.Currency)
 		case "subtotal":
 			return 8, d.Decimal(&v.Subtotal, 0)
 		case "tax_total":
@@ -289,14 +289,14 @@ func (v *Bill) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "bill_number", v.BillNumber, 0)
-	codec.WriteString(e, 2, "supplier_id", v.SupplierID, 0)
-	codec.WriteString(e, 3, "supplier_name", v.SupplierName, 0)
-	codec.WriteString(e, 4, "status", v.Status, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "bill_number", v.BillNumber, 0)
+	e.String(2, "supplier_id", v.SupplierID, 0)
+	e.String(3, "supplier_name", v.SupplierName, 0)
+	e.String(4, "status", string(v.Status), 0)
 	e.Date(5, "issue_date", codec.Date(v.IssueDate), 0)
 	e.Date(6, "due_date", codec.Date(v.DueDate), 0)
-	codec.WriteString(e, 7, "currency", v.Currency, 0)
+	e.String(7, "currency", v.Currency, 0)
 	e.Decimal(8, "subtotal", v.Subtotal, 0)
 	e.Decimal(9, "tax_total", v.TaxTotal, 0)
 	e.Decimal(10, "total", v.Total, 0)
@@ -336,9 +336,9 @@ func (v *BillLineItem) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, billLineItemShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "description":
-			return 1, codec.ReadString(d, &v.Description)
+			return 1, d.String(&v.Description)
 		case "quantity":
 			return 2, d.Decimal(&v.Quantity, 0)
 		case "unit_price":
@@ -360,8 +360,8 @@ func (v *BillLineItem) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "description", v.Description, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "description", v.Description, 0)
 	e.Decimal(2, "quantity", v.Quantity, 0)
 	e.Decimal(3, "unit_price", v.UnitPrice, 0)
 	e.Decimal(4, "amount", v.Amount, 0)
@@ -394,14 +394,14 @@ func (v BillLineItem) MismatchedFields() []string {
 
 func (v *BillCreateParams) encodeJSON(e *codec.Encoder) {
 	e.BeginParams()
-	codec.WriteString(e, 0, "supplier_id", v.SupplierID, codec.OmitEmpty)
-	codec.WriteString(e, 1, "bill_number", v.BillNumber, codec.OmitEmpty)
+	e.String(0, "supplier_id", v.SupplierID, codec.OmitEmpty)
+	e.String(1, "bill_number", v.BillNumber, codec.OmitEmpty)
 	e.Date(2, "issue_date", codec.Date(v.IssueDate), codec.OmitEmpty)
 	e.Date(3, "due_date", codec.Date(v.DueDate), codec.OmitEmpty)
-	codec.WriteString(e, 4, "currency", v.Currency, codec.OmitEmpty)
-	codec.WriteString(e, 5, "default_account_id", v.DefaultAccountID, codec.OmitEmpty)
-	codec.WriteString(e, 6, "default_tax_code_id", v.DefaultTaxCodeID, codec.OmitEmpty)
-	codec.WriteString(e, 7, "status", v.Status, codec.OmitEmpty)
+	e.String(4, "currency", v.Currency, codec.OmitEmpty)
+	e.String(5, "default_account_id", v.DefaultAccountID, codec.OmitEmpty)
+	e.String(6, "default_tax_code_id", v.DefaultTaxCodeID, codec.OmitEmpty)
+	e.String(7, "status", string(v.Status), codec.OmitEmpty)
 	codec.WriteRecords(e, 8, "line_items", v.LineItems, (*LineItemParams).encodeJSON, codec.OmitEmpty)
 	e.EndParams(v.Extra)
 }
@@ -422,13 +422,13 @@ func (v *Contact) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, contactShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "name":
-			return 1, codec.ReadString(d, &v.Name)
+			return 1, d.String(&v.Name)
 		case "email":
-			return 2, codec.ReadString(d, &v.Email)
+			return 2, d.String(&v.Email)
 		case "phone":
-			return 3, codec.ReadString(d, &v.Phone)
+			return 3, d.String(&v.Phone)
 		case "created_at":
 			return 4, d.Time(&v.CreatedAt)
 		case "updated_at":
@@ -442,10 +442,10 @@ func (v *Contact) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "name", v.Name, 0)
-	codec.WriteString(e, 2, "email", v.Email, 0)
-	codec.WriteString(e, 3, "phone", v.Phone, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "name", v.Name, 0)
+	e.String(2, "email", v.Email, 0)
+	e.String(3, "phone", v.Phone, 0)
 	e.Time(4, "created_at", v.CreatedAt, 0)
 	e.TimePtr(5, "updated_at", v.UpdatedAt, 0)
 	e.End(v.Extra)
@@ -472,9 +472,9 @@ func (v Contact) MismatchedFields() []string { return codec.Mismatched(contactSh
 
 func (v *ContactCreateParams) encodeJSON(e *codec.Encoder) {
 	e.BeginParams()
-	codec.WriteString(e, 0, "name", v.Name, codec.OmitEmpty)
-	codec.WriteString(e, 1, "email", v.Email, codec.OmitEmpty)
-	codec.WriteString(e, 2, "phone", v.Phone, codec.OmitEmpty)
+	e.String(0, "name", v.Name, codec.OmitEmpty)
+	e.String(1, "email", v.Email, codec.OmitEmpty)
+	e.String(2, "phone", v.Phone, codec.OmitEmpty)
 	e.EndParams(v.Extra)
 }
 
@@ -494,15 +494,15 @@ func (v *Invoice) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, invoiceShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "invoice_number":
-			return 1, codec.ReadString(d, &v.InvoiceNumber)
+			return 1, d.Unique(&v.InvoiceNumber)
 		case "client_id":
-			return 2, codec.ReadString(d, &v.ClientID)
+			return 2, d.String(&v.ClientID)
 		case "client_name":
-			return 3, codec.ReadString(d, &v.ClientName)
+			return 3, d.String(&v.ClientName)
 		case "status":
-			return 4, codec.ReadString(d, &v.Status)
+			return 4, d.String((*string)(&v.Status))
 		case "issue_date":
 			return 5, d.Date((*codec.Date)(&v.IssueDate))
 		case "due_date":
@@ -518,11 +518,11 @@ func (v *Invoice) decodeJSON(d *codec.Decoder) error {
 		case "amount_due":
 			return 11, d.Decimal(&v.AmountDue, 0)
 		case "currency":
-			return 12, codec.ReadString(d, &v.Currency)
+			return 12, d.String(&v.Currency)
 		case "notes":
-			return 13, codec.ReadString(d, &v.Notes)
+			return 13, d.String(&v.Notes)
 		case "reference":
-			return 14, codec.ReadString(d, &v.Reference)
+			return 14, d.String(&v.Reference)
 		case "line_items":
 			return 15, codec.ReadRecords(d, &v.LineItems, (*InvoiceLineItem).decodeJSON)
 		case "created_at":
@@ -538,11 +538,11 @@ func (v *Invoice) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "invoice_number", v.InvoiceNumber, 0)
-	codec.WriteString(e, 2, "client_id", v.ClientID, 0)
-	codec.WriteString(e, 3, "client_name", v.ClientName, 0)
-	codec.WriteString(e, 4, "status", v.Status, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "invoice_number", v.InvoiceNumber, 0)
+	e.String(2, "client_id", v.ClientID, 0)
+	e.String(3, "client_name", v.ClientName, 0)
+	e.String(4, "status", string(v.Status), 0)
 	e.Date(5, "issue_date", codec.Date(v.IssueDate), 0)
 	e.Date(6, "due_date", codec.Date(v.DueDate), 0)
 	e.Decimal(7, "subtotal", v.Subtotal, 0)
@@ -550,9 +550,9 @@ func (v *Invoice) encodeJSON(e *codec.Encoder) {
 	e.Decimal(9, "total", v.Total, 0)
 	e.Decimal(10, "amount_paid", v.AmountPaid, 0)
 	e.Decimal(11, "amount_due", v.AmountDue, 0)
-	codec.WriteString(e, 12, "currency", v.Currency, 0)
-	codec.WriteString(e, 13, "notes", v.Notes, 0)
-	codec.WriteString(e, 14, "reference", v.Reference, codec.OmitEmpty)
+	e.String(12, "currency", v.Currency, 0)
+	e.String(13, "notes", v.Notes, 0)
+	e.String(14, "reference", v.Reference, codec.OmitEmpty)
 	codec.WriteRecords(e, 15, "line_items", v.LineItems, (*InvoiceLineItem).encodeJSON, 0)
 	e.Time(16, "created_at", v.CreatedAt, 0)
 	e.TimePtr(17, "updated_at", v.UpdatedAt, 0)
@@ -578,9 +578,9 @@ func (v *InvoiceLineItem) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, invoiceLineItemShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "description":
-			return 1, codec.ReadString(d, &v.Description)
+			return 1, d.String(&v.Description)
 		case "quantity":
 			return 2, d.Decimal(&v.Quantity, 0)
 		case "unit_price":
@@ -602,8 +602,8 @@ func (v *InvoiceLineItem) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "description", v.Description, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "description", v.Description, 0)
 	e.Decimal(2, "quantity", v.Quantity, 0)
 	e.Decimal(3, "unit_price", v.UnitPrice, 0)
 	e.Decimal(4, "amount", v.Amount, 0)
@@ -623,17 +623,17 @@ func (v InvoiceLineItem) MarshalJSON() ([]byte, error) { return codec.Marshal(v.
 
 func (v *InvoiceCreateParams) encodeJSON(e *codec.Encoder) {
 	e.BeginParams()
-	codec.WriteString(e, 0, "client_id", v.ClientID, 0)
+	e.String(0, "client_id", v.ClientID, 0)
 	e.Date(1, "issue_date", codec.Date(v.IssueDate), codec.OmitEmpty)
 	e.Date(2, "due_date", codec.Date(v.DueDate), codec.OmitEmpty)
 	e.IntPtr(3, "payment_terms_days", v.PaymentTermsDays, codec.OmitEmpty)
-	codec.WriteString(e, 4, "currency", v.Currency, codec.OmitEmpty)
-	codec.WriteString(e, 5, "notes", v.Notes, codec.OmitEmpty)
-	codec.WriteString(e, 6, "reference", v.Reference, codec.OmitEmpty)
-	codec.WriteString(e, 7, "invoice_number", v.InvoiceNumber, codec.OmitEmpty)
-	codec.WriteString(e, 8, "default_account_id", v.DefaultAccountID, codec.OmitEmpty)
-	codec.WriteString(e, 9, "default_tax_code_id", v.DefaultTaxCodeID, codec.OmitEmpty)
-	codec.WriteString(e, 10, "status", v.Status, codec.OmitEmpty)
+	e.String(4, "currency", v.Currency, codec.OmitEmpty)
+	e.String(5, "notes", v.Notes, codec.OmitEmpty)
+	e.String(6, "reference", v.Reference, codec.OmitEmpty)
+	e.String(7, "invoice_number", v.InvoiceNumber, codec.OmitEmpty)
+	e.String(8, "default_account_id", v.DefaultAccountID, codec.OmitEmpty)
+	e.String(9, "default_tax_code_id", v.DefaultTaxCodeID, codec.OmitEmpty)
+	e.String(10, "status", string(v.Status), codec.OmitEmpty)
 	codec.WriteRecords(e, 11, "line_items", v.LineItems, (*LineItemParams).encodeJSON, 0)
 	e.EndParams(v.Extra)
 }
@@ -654,23 +654,23 @@ func (v *Item) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, itemShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "item_code":
-			return 1, codec.ReadString(d, &v.ItemCode)
+			return 1, d.String(&v.ItemCode)
 		case "name":
-			return 2, codec.ReadString(d, &v.Name)
+			return 2, d.String(&v.Name)
 		case "description":
-			return 3, codec.ReadString(d, &v.Description)
+			return 3, d.String(&v.Description)
 		case "item_type":
-			return 4, codec.ReadString(d, &v.ItemType)
+			return 4, d.String((*string)(&v.ItemType))
 		case "unit_price":
 			return 5, d.Decimal(&v.UnitPrice, 0)
 		case "is_taxable":
 			return 6, d.Bool(&v.IsTaxable)
 		case "account_id":
-			return 7, codec.ReadString(d, &v.AccountID)
+			return 7, d.String(&v.AccountID)
 		case "tax_code_id":
-			return 8, codec.ReadString(d, &v.TaxCodeID)
+			return 8, d.String(&v.TaxCodeID)
 		case "is_active":
 			return 9, d.Bool(&v.IsActive)
 		case "created_at":
@@ -686,15 +686,15 @@ func (v *Item) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "item_code", v.ItemCode, 0)
-	codec.WriteString(e, 2, "name", v.Name, 0)
-	codec.WriteString(e, 3, "description", v.Description, 0)
-	codec.WriteString(e, 4, "item_type", v.ItemType, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "item_code", v.ItemCode, 0)
+	e.String(2, "name", v.Name, 0)
+	e.String(3, "description", v.Description, 0)
+	e.String(4, "item_type", string(v.ItemType), 0)
 	e.Decimal(5, "unit_price", v.UnitPrice, 0)
 	e.Bool(6, "is_taxable", v.IsTaxable, 0)
-	codec.WriteString(e, 7, "account_id", v.AccountID, 0)
-	codec.WriteString(e, 8, "tax_code_id", v.TaxCodeID, 0)
+	e.String(7, "account_id", v.AccountID, 0)
+	e.String(8, "tax_code_id", v.TaxCodeID, 0)
 	e.Bool(9, "is_active", v.IsActive, 0)
 	e.Time(10, "created_at", v.CreatedAt, 0)
 	e.TimePtr(11, "updated_at", v.UpdatedAt, 0)
@@ -711,14 +711,14 @@ func (v Item) MarshalJSON() ([]byte, error) { return codec.Marshal(v.encodeJSON)
 
 func (v *ItemCreateParams) encodeJSON(e *codec.Encoder) {
 	e.BeginParams()
-	codec.WriteString(e, 0, "name", v.Name, 0)
-	codec.WriteString(e, 1, "item_code", v.ItemCode, codec.OmitEmpty)
-	codec.WriteString(e, 2, "description", v.Description, codec.OmitEmpty)
-	codec.WriteString(e, 3, "item_type", v.ItemType, codec.OmitEmpty)
+	e.String(0, "name", v.Name, 0)
+	e.String(1, "item_code", v.ItemCode, codec.OmitEmpty)
+	e.String(2, "description", v.Description, codec.OmitEmpty)
+	e.String(3, "item_type", string(v.ItemType), codec.OmitEmpty)
 	e.DecimalPtr(4, "unit_price", v.UnitPrice, codec.OmitEmpty)
 	e.BoolPtr(5, "is_taxable", v.IsTaxable, codec.OmitEmpty)
-	codec.WriteString(e, 6, "account_id", v.AccountID, 0)
-	codec.WriteString(e, 7, "tax_code_id", v.TaxCodeID, 0)
+	e.String(6, "account_id", v.AccountID, 0)
+	e.String(7, "tax_code_id", v.TaxCodeID, 0)
 	e.EndParams(v.Extra)
 }
 
@@ -729,12 +729,12 @@ func (v ItemCreateParams) MarshalJSON() ([]byte, error) { return marshalParams(v
 
 func (v *LineItemParams) encodeJSON(e *codec.Encoder) {
 	e.BeginParams()
-	codec.WriteString(e, 0, "description", v.Description, codec.OmitEmpty)
+	e.String(0, "description", v.Description, codec.OmitEmpty)
 	e.DecimalPtr(1, "quantity", v.Quantity, codec.OmitEmpty)
 	e.Decimal(2, "unit_price", v.UnitPrice, 0)
-	codec.WriteString(e, 3, "account_id", v.AccountID, codec.OmitEmpty)
-	codec.WriteString(e, 4, "tax_code_id", v.TaxCodeID, codec.OmitEmpty)
-	codec.WriteString(e, 5, "item_id", v.ItemID, codec.OmitEmpty)
+	e.String(3, "account_id", v.AccountID, codec.OmitEmpty)
+	e.String(4, "tax_code_id", v.TaxCodeID, codec.OmitEmpty)
+	e.String(5, "item_id", v.ItemID, codec.OmitEmpty)
 	e.EndParams(v.Extra)
 }
 
@@ -754,17 +754,17 @@ func (v *Quote) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, quoteShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "quote_number":
-			return 1, codec.ReadString(d, &v.QuoteNumber)
+			return 1, d.Unique(&v.QuoteNumber)
 		case "title":
-			return 2, codec.ReadString(d, &v.Title)
+			return 2, d.String(&v.Title)
 		case "client_id":
-			return 3, codec.ReadString(d, &v.ClientID)
+			return 3, d.String(&v.ClientID)
 		case "client_name":
-			return 4, codec.ReadString(d, &v.ClientName)
+			return 4, d.String(&v.ClientName)
 		case "status":
-			return 5, codec.ReadString(d, &v.Status)
+			return 5, d.String((*string)(&v.Status))
 		case "issue_date":
 			return 6, d.Date((*codec.Date)(&v.IssueDate))
 		case "valid_until":
@@ -776,9 +776,9 @@ func (v *Quote) decodeJSON(d *codec.Decoder) error {
 		case "total":
 			return 10, d.Decimal(&v.Total, 0)
 		case "currency":
-			return 11, codec.ReadString(d, &v.Currency)
+			return 11, d.String(&v.Currency)
 		case "notes":
-			return 12, codec.ReadString(d, &v.Notes)
+			return 12, d.String(&v.Notes)
 		case "line_items":
 			return 13, codec.ReadRecords(d, &v.LineItems, (*QuoteLineItem).decodeJSON)
 		case "created_at":
@@ -794,19 +794,19 @@ func (v *Quote) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "quote_number", v.QuoteNumber, 0)
-	codec.WriteString(e, 2, "title", v.Title, 0)
-	codec.WriteString(e, 3, "client_id", v.ClientID, 0)
-	codec.WriteString(e, 4, "client_name", v.ClientName, 0)
-	codec.WriteString(e, 5, "status", v.Status, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "quote_number", v.QuoteNumber, 0)
+	e.String(2, "title", v.Title, 0)
+	e.String(3, "client_id", v.ClientID, 0)
+	e.String(4, "client_name", v.ClientName, 0)
+	e.String(5, "status", string(v.Status), 0)
 	e.Date(6, "issue_date", codec.Date(v.IssueDate), 0)
 	e.Date(7, "valid_until", codec.Date(v.ValidUntil), 0)
 	e.Decimal(8, "subtotal", v.Subtotal, 0)
 	e.Decimal(9, "tax_total", v.TaxTotal, 0)
 	e.Decimal(10, "total", v.Total, 0)
-	codec.WriteString(e, 11, "currency", v.Currency, 0)
-	codec.WriteString(e, 12, "notes", v.Notes, 0)
+	e.String(11, "currency", v.Currency, 0)
+	e.String(12, "notes", v.Notes, 0)
 	codec.WriteRecords(e, 13, "line_items", v.LineItems, (*QuoteLineItem).encodeJSON, 0)
 	e.Time(14, "created_at", v.CreatedAt, 0)
 	e.TimePtr(15, "updated_at", v.UpdatedAt, 0)
@@ -832,15 +832,15 @@ func (v *QuoteLineItem) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, quoteLineItemShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "item_id":
-			return 1, codec.ReadString(d, &v.ItemID)
+			return 1, d.String(&v.ItemID)
 		case "item_code":
-			return 2, codec.ReadString(d, &v.ItemCode)
+			return 2, d.String(&v.ItemCode)
 		case "item_name":
-			return 3, codec.ReadString(d, &v.ItemName)
+			return 3, d.String(&v.ItemName)
 		case "description":
-			return 4, codec.ReadString(d, &v.Description)
+			return 4, d.String(&v.Description)
 		case "quantity":
 			return 5, d.Decimal(&v.Quantity, 0)
 		case "unit_price":
@@ -858,11 +858,11 @@ func (v *QuoteLineItem) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "item_id", v.ItemID, codec.OmitEmpty)
-	codec.WriteString(e, 2, "item_code", v.ItemCode, codec.OmitEmpty)
-	codec.WriteString(e, 3, "item_name", v.ItemName, codec.OmitEmpty)
-	codec.WriteString(e, 4, "description", v.Description, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "item_id", v.ItemID, codec.OmitEmpty)
+	e.String(2, "item_code", v.ItemCode, codec.OmitEmpty)
+	e.String(3, "item_name", v.ItemName, codec.OmitEmpty)
+	e.String(4, "description", v.Description, 0)
 	e.Decimal(5, "quantity", v.Quantity, 0)
 	e.Decimal(6, "unit_price", v.UnitPrice, 0)
 	e.Decimal(7, "amount", v.Amount, 0)
@@ -880,15 +880,15 @@ func (v QuoteLineItem) MarshalJSON() ([]byte, error) { return codec.Marshal(v.en
 
 func (v *QuoteCreateParams) encodeJSON(e *codec.Encoder) {
 	e.BeginParams()
-	codec.WriteString(e, 0, "client_id", v.ClientID, 0)
-	codec.WriteString(e, 1, "title", v.Title, codec.OmitEmpty)
+	e.String(0, "client_id", v.ClientID, 0)
+	e.String(1, "title", v.Title, codec.OmitEmpty)
 	e.Date(2, "issue_date", codec.Date(v.IssueDate), codec.OmitEmpty)
 	e.Date(3, "valid_until", codec.Date(v.ValidUntil), codec.OmitEmpty)
 	e.IntPtr(4, "valid_days", v.ValidDays, codec.OmitEmpty)
-	codec.WriteString(e, 5, "currency", v.Currency, codec.OmitEmpty)
-	codec.WriteString(e, 6, "notes", v.Notes, codec.OmitEmpty)
-	codec.WriteString(e, 7, "default_account_id", v.DefaultAccountID, codec.OmitEmpty)
-	codec.WriteString(e, 8, "default_tax_code_id", v.DefaultTaxCodeID, codec.OmitEmpty)
+	e.String(5, "currency", v.Currency, codec.OmitEmpty)
+	e.String(6, "notes", v.Notes, codec.OmitEmpty)
+	e.String(7, "default_account_id", v.DefaultAccountID, codec.OmitEmpty)
+	e.String(8, "default_tax_code_id", v.DefaultTaxCodeID, codec.OmitEmpty)
 	codec.WriteRecords(e, 9, "line_items", v.LineItems, (*LineItemParams).encodeJSON, 0)
 	e.EndParams(v.Extra)
 }
@@ -909,7 +909,7 @@ func (v *Report) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, reportShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "report":
-			return 0, codec.ReadString(d, &v.Name)
+			return 0, d.String(&v.Name)
 		case "as_at":
 			return 1, d.Date((*codec.Date)(&v.AsAt))
 		case "from_date":
@@ -917,7 +917,7 @@ func (v *Report) decodeJSON(d *codec.Decoder) error {
 		case "to_date":
 			return 3, d.Date((*codec.Date)(&v.ToDate))
 		case "currency":
-			return 4, codec.ReadString(d, &v.Currency)
+			return 4, d.String(&v.Currency)
 		case "lines":
 			return 5, codec.ReadRecords(d, &v.Lines, (*ReportLine).decodeJSON)
 		case "totals":
@@ -931,11 +931,11 @@ func (v *Report) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "report", v.Name, 0)
+	e.String(0, "report", v.Name, 0)
 	e.Date(1, "as_at", codec.Date(v.AsAt), 0)
 	e.Date(2, "from_date", codec.Date(v.FromDate), 0)
 	e.Date(3, "to_date", codec.Date(v.ToDate), 0)
-	codec.WriteString(e, 4, "currency", v.Currency, 0)
+	e.String(4, "currency", v.Currency, 0)
 	codec.WriteRecords(e, 5, "lines", v.Lines, (*ReportLine).encodeJSON, 0)
 	e.Custom(6, "totals", v.Totals, 0)
 	e.End(v.Extra)
@@ -971,13 +971,13 @@ func (v *ReportLine) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, reportLineShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "account_id":
-			return 0, codec.ReadString(d, &v.AccountID)
+			return 0, d.String(&v.AccountID)
 		case "account_code":
-			return 1, codec.ReadString(d, &v.AccountCode)
+			return 1, d.String(&v.AccountCode)
 		case "account_name":
-			return 2, codec.ReadString(d, &v.AccountName)
+			return 2, d.String(&v.AccountName)
 		case "account_type":
-			return 3, codec.ReadString(d, &v.AccountType)
+			return 3, d.String((*string)(&v.AccountType))
 		case "debit":
 			return 4, d.Decimal(&v.Debit, 0)
 		case "credit":
@@ -993,10 +993,10 @@ func (v *ReportLine) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "account_id", v.AccountID, 0)
-	codec.WriteString(e, 1, "account_code", v.AccountCode, 0)
-	codec.WriteString(e, 2, "account_name", v.AccountName, 0)
-	codec.WriteString(e, 3, "account_type", v.AccountType, 0)
+	e.String(0, "account_id", v.AccountID, 0)
+	e.String(1, "account_code", v.AccountCode, 0)
+	e.String(2, "account_name", v.AccountName, 0)
+	e.String(3, "account_type", string(v.AccountType), 0)
 	e.Decimal(4, "debit", v.Debit, 0)
 	e.Decimal(5, "credit", v.Credit, 0)
 	e.Decimal(6, "balance", v.Balance, 0)

@@ -19,17 +19,17 @@ func (v *InvoiceCreated) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, invoiceCreatedShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "invoice_id":
-			return 0, codec.ReadString(d, &v.InvoiceID)
+			return 0, d.String(&v.InvoiceID)
 		case "invoice_number":
-			return 1, codec.ReadString(d, &v.InvoiceNumber)
+			return 1, d.Unique(&v.InvoiceNumber)
 		case "client_id":
-			return 2, codec.ReadString(d, &v.ClientID)
+			return 2, d.String(&v.ClientID)
 		case "reference":
-			return 3, codec.ReadString(d, &v.Reference)
+			return 3, d.String(&v.Reference)
 		case "total":
 			return 4, d.Decimal(&v.Total, codec.AsString)
 		case "status":
-			return 5, codec.ReadString(d, &v.Status)
+			return 5, d.String((*string)(&v.Status))
 		case "created_at":
 			return 6, d.Time(&v.CreatedAt)
 		}
@@ -41,12 +41,12 @@ func (v *InvoiceCreated) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "invoice_id", v.InvoiceID, 0)
-	codec.WriteString(e, 1, "invoice_number", v.InvoiceNumber, 0)
-	codec.WriteString(e, 2, "client_id", v.ClientID, 0)
-	codec.WriteString(e, 3, "reference", v.Reference, 0)
+	e.String(0, "invoice_id", v.InvoiceID, 0)
+	e.String(1, "invoice_number", v.InvoiceNumber, 0)
+	e.String(2, "client_id", v.ClientID, 0)
+	e.String(3, "reference", v.Reference, 0)
 	e.Decimal(4, "total", v.Total, codec.AsString)
-	codec.WriteString(e, 5, "status", v.Status, 0)
+	e.String(5, "status", string(v.Status), 0)
 	e.Time(6, "created_at", v.CreatedAt, 0)
 	e.End(v.Extra)
 }
@@ -70,11 +70,11 @@ func (v *InvoiceSent) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, invoiceSentShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "invoice_id":
-			return 0, codec.ReadString(d, &v.InvoiceID)
+			return 0, d.String(&v.InvoiceID)
 		case "invoice_number":
-			return 1, codec.ReadString(d, &v.InvoiceNumber)
+			return 1, d.Unique(&v.InvoiceNumber)
 		case "client_id":
-			return 2, codec.ReadString(d, &v.ClientID)
+			return 2, d.String(&v.ClientID)
 		case "sent_at":
 			return 3, d.Time(&v.SentAt)
 		}
@@ -86,9 +86,9 @@ func (v *InvoiceSent) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "invoice_id", v.InvoiceID, 0)
-	codec.WriteString(e, 1, "invoice_number", v.InvoiceNumber, 0)
-	codec.WriteString(e, 2, "client_id", v.ClientID, 0)
+	e.String(0, "invoice_id", v.InvoiceID, 0)
+	e.String(1, "invoice_number", v.InvoiceNumber, 0)
+	e.String(2, "client_id", v.ClientID, 0)
 	e.Time(3, "sent_at", v.SentAt, 0)
 	e.End(v.Extra)
 }
@@ -112,17 +112,17 @@ func (v *InvoiceUpdated) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, invoiceUpdatedShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "invoice_id":
-			return 0, codec.ReadString(d, &v.InvoiceID)
+			return 0, d.String(&v.InvoiceID)
 		case "invoice_number":
-			return 1, codec.ReadString(d, &v.InvoiceNumber)
+			return 1, d.Unique(&v.InvoiceNumber)
 		case "client_id":
-			return 2, codec.ReadString(d, &v.ClientID)
+			return 2, d.String(&v.ClientID)
 		case "reference":
-			return 3, codec.ReadString(d, &v.Reference)
+			return 3, d.String(&v.Reference)
 		case "total":
 			return 4, d.Decimal(&v.Total, codec.AsString)
 		case "status":
-			return 5, codec.ReadString(d, &v.Status)
+			return 5, d.String((*string)(&v.Status))
 		case "updated_at":
 			return 6, d.Time(&v.UpdatedAt)
 		}
@@ -134,12 +134,12 @@ func (v *InvoiceUpdated) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "invoice_id", v.InvoiceID, 0)
-	codec.WriteString(e, 1, "invoice_number", v.InvoiceNumber, 0)
-	codec.WriteString(e, 2, "client_id", v.ClientID, 0)
-	codec.WriteString(e, 3, "reference", v.Reference, 0)
+	e.String(0, "invoice_id", v.InvoiceID, 0)
+	e.String(1, "invoice_number", v.InvoiceNumber, 0)
+	e.String(2, "client_id", v.ClientID, 0)
+	e.String(3, "reference", v.Reference, 0)
 	e.Decimal(4, "total", v.Total, codec.AsString)
-	codec.WriteString(e, 5, "status", v.Status, 0)
+	e.String(5, "status", string(v.Status), 0)
 	e.Time(6, "updated_at", v.UpdatedAt, 0)
 	e.End(v.Extra)
 }
@@ -163,13 +163,13 @@ func (v *InvoicePaid) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, invoicePaidShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "invoice_id":
-			return 0, codec.ReadString(d, &v.InvoiceID)
+			return 0, d.String(&v.InvoiceID)
 		case "invoice_number":
-			return 1, codec.ReadString(d, &v.InvoiceNumber)
+			return 1, d.Unique(&v.InvoiceNumber)
 		case "client_id":
-			return 2, codec.ReadString(d, &v.ClientID)
+			return 2, d.String(&v.ClientID)
 		case "reference":
-			return 3, codec.ReadString(d, &v.Reference)
+			return 3, d.String(&v.Reference)
 		case "amount_paid":
 			return 4, d.Decimal(&v.AmountPaid, codec.AsString)
 		case "paid_at":
@@ -183,10 +183,10 @@ func (v *InvoicePaid) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "invoice_id", v.InvoiceID, 0)
-	codec.WriteString(e, 1, "invoice_number", v.InvoiceNumber, 0)
-	codec.WriteString(e, 2, "client_id", v.ClientID, 0)
-	codec.WriteString(e, 3, "reference", v.Reference, 0)
+	e.String(0, "invoice_id", v.InvoiceID, 0)
+	e.String(1, "invoice_number", v.InvoiceNumber, 0)
+	e.String(2, "client_id", v.ClientID, 0)
+	e.String(3, "reference", v.Reference, 0)
 	e.Decimal(4, "amount_paid", v.AmountPaid, codec.AsString)
 	e.Time(5, "paid_at", v.PaidAt, 0)
 	e.End(v.Extra)
@@ -211,15 +211,15 @@ func (v *BillCreated) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, billCreatedShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "bill_id":
-			return 0, codec.ReadString(d, &v.BillID)
+			return 0, d.String(&v.BillID)
 		case "bill_number":
-			return 1, codec.ReadString(d, &v.BillNumber)
+			return 1, d.Unique(&v.BillNumber)
 		case "supplier_id":
-			return 2, codec.ReadString(d, &v.SupplierID)
+			return 2, d.String(&v.SupplierID)
 		case "total":
 			return 3, d.Decimal(&v.Total, codec.AsString)
 		case "status":
-			return 4, codec.ReadString(d, &v.Status)
+			return 4, d.String(&v.Status)
 		case "created_at":
 			return 5, d.Time(&v.CreatedAt)
 		}
@@ -231,11 +231,11 @@ func (v *BillCreated) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "bill_id", v.BillID, 0)
-	codec.WriteString(e, 1, "bill_number", v.BillNumber, 0)
-	codec.WriteString(e, 2, "supplier_id", v.SupplierID, 0)
+	e.String(0, "bill_id", v.BillID, 0)
+	e.String(1, "bill_number", v.BillNumber, 0)
+	e.String(2, "supplier_id", v.SupplierID, 0)
 	e.Decimal(3, "total", v.Total, codec.AsString)
-	codec.WriteString(e, 4, "status", v.Status, 0)
+	e.String(4, "status", v.Status, 0)
 	e.Time(5, "created_at", v.CreatedAt, 0)
 	e.End(v.Extra)
 }
@@ -259,11 +259,11 @@ func (v *BillApproved) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, billApprovedShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "bill_id":
-			return 0, codec.ReadString(d, &v.BillID)
+			return 0, d.String(&v.BillID)
 		case "bill_number":
-			return 1, codec.ReadString(d, &v.BillNumber)
+			return 1, d.Unique(&v.BillNumber)
 		case "supplier_id":
-			return 2, codec.ReadString(d, &v.SupplierID)
+			return 2, d.String(&v.SupplierID)
 		case "approved_at":
 			return 3, d.Time(&v.ApprovedAt)
 		}
@@ -275,9 +275,9 @@ func (v *BillApproved) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "bill_id", v.BillID, 0)
-	codec.WriteString(e, 1, "bill_number", v.BillNumber, 0)
-	codec.WriteString(e, 2, "supplier_id", v.SupplierID, 0)
+	e.String(0, "bill_id", v.BillID, 0)
+	e.String(1, "bill_number", v.BillNumber, 0)
+	e.String(2, "supplier_id", v.SupplierID, 0)
 	e.Time(3, "approved_at", v.ApprovedAt, 0)
 	e.End(v.Extra)
 }
@@ -301,13 +301,13 @@ func (v *ContactCreated) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, contactCreatedShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "contact_id":
-			return 0, codec.ReadString(d, &v.ContactID)
+			return 0, d.String(&v.ContactID)
 		case "contact_type":
-			return 1, codec.ReadString(d, &v.ContactType)
+			return 1, d.String((*string)(&v.ContactType))
 		case "name":
-			return 2, codec.ReadString(d, &v.Name)
+			return 2, d.String(&v.Name)
 		case "email":
-			return 3, codec.ReadString(d, &v.Email)
+			return 3, d.String(&v.Email)
 		case "created_at":
 			return 4, d.Time(&v.CreatedAt)
 		}
@@ -319,10 +319,10 @@ func (v *ContactCreated) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "contact_id", v.ContactID, 0)
-	codec.WriteString(e, 1, "contact_type", v.ContactType, 0)
-	codec.WriteString(e, 2, "name", v.Name, 0)
-	codec.WriteString(e, 3, "email", v.Email, 0)
+	e.String(0, "contact_id", v.ContactID, 0)
+	e.String(1, "contact_type", string(v.ContactType), 0)
+	e.String(2, "name", v.Name, 0)
+	e.String(3, "email", v.Email, 0)
 	e.Time(4, "created_at", v.CreatedAt, 0)
 	e.End(v.Extra)
 }
@@ -346,13 +346,13 @@ func (v *PaymentReceived) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, paymentReceivedShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "payment_id":
-			return 0, codec.ReadString(d, &v.PaymentID)
+			return 0, d.String(&v.PaymentID)
 		case "invoice_id":
-			return 1, codec.ReadString(d, &v.InvoiceID)
+			return 1, d.String(&v.InvoiceID)
 		case "amount":
 			return 2, d.Decimal(&v.Amount, codec.AsString)
 		case "payment_method":
-			return 3, codec.ReadString(d, &v.PaymentMethod)
+			return 3, d.String((*string)(&v.PaymentMethod))
 		case "received_at":
 			return 4, d.Time(&v.ReceivedAt)
 		case "invoice_number":
@@ -368,10 +368,10 @@ func (v *PaymentReceived) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "payment_id", v.PaymentID, 0)
-	codec.WriteString(e, 1, "invoice_id", v.InvoiceID, 0)
+	e.String(0, "payment_id", v.PaymentID, 0)
+	e.String(1, "invoice_id", v.InvoiceID, 0)
 	e.Decimal(2, "amount", v.Amount, codec.AsString)
-	codec.WriteString(e, 3, "payment_method", v.PaymentMethod, 0)
+	e.String(3, "payment_method", string(v.PaymentMethod), 0)
 	e.Time(4, "received_at", v.ReceivedAt, 0)
 	codec.WriteStringPtr(e, 5, "invoice_number", v.InvoiceNumber, 0)
 	codec.WriteStringPtr(e, 6, "reference", v.Reference, 0)
@@ -397,17 +397,17 @@ func (v *Address) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, addressShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "address_line1":
-			return 0, codec.ReadString(d, &v.AddressLine1)
+			return 0, d.String(&v.AddressLine1)
 		case "address_line2":
-			return 1, codec.ReadString(d, &v.AddressLine2)
+			return 1, d.String(&v.AddressLine2)
 		case "city":
-			return 2, codec.ReadString(d, &v.City)
+			return 2, d.String(&v.City)
 		case "state":
-			return 3, codec.ReadString(d, &v.State)
+			return 3, d.String(&v.State)
 		case "postcode":
-			return 4, codec.ReadString(d, &v.Postcode)
+			return 4, d.String(&v.Postcode)
 		case "country":
-			return 5, codec.ReadString(d, &v.Country)
+			return 5, d.String(&v.Country)
 		}
 		return -1, nil
 	})
@@ -417,12 +417,12 @@ func (v *Address) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "address_line1", v.AddressLine1, 0)
-	codec.WriteString(e, 1, "address_line2", v.AddressLine2, 0)
-	codec.WriteString(e, 2, "city", v.City, 0)
-	codec.WriteString(e, 3, "state", v.State, 0)
-	codec.WriteString(e, 4, "postcode", v.Postcode, 0)
-	codec.WriteString(e, 5, "country", v.Country, 0)
+	e.String(0, "address_line1", v.AddressLine1, 0)
+	e.String(1, "address_line2", v.AddressLine2, 0)
+	e.String(2, "city", v.City, 0)
+	e.String(3, "state", v.State, 0)
+	e.String(4, "postcode", v.Postcode, 0)
+	e.String(5, "country", v.Country, 0)
 	e.End(v.Extra)
 }
 
@@ -445,13 +445,13 @@ func (v *QuoteLineItem) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, quoteLineItemShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "item_code":
-			return 1, codec.ReadString(d, &v.ItemCode)
+			return 1, d.String(&v.ItemCode)
 		case "title":
-			return 2, codec.ReadString(d, &v.Title)
+			return 2, d.String(&v.Title)
 		case "description":
-			return 3, codec.ReadString(d, &v.Description)
+			return 3, d.String(&v.Description)
 		case "quantity":
 			return 4, d.Decimal(&v.Quantity, codec.AsString)
 		case "unit_price":
@@ -475,10 +475,10 @@ func (v *QuoteLineItem) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
-	codec.WriteString(e, 1, "item_code", v.ItemCode, 0)
-	codec.WriteString(e, 2, "title", v.Title, 0)
-	codec.WriteString(e, 3, "description", v.Description, 0)
+	e.String(0, "id", v.ID, 0)
+	e.String(1, "item_code", v.ItemCode, 0)
+	e.String(2, "title", v.Title, 0)
+	e.String(3, "description", v.Description, 0)
 	e.Decimal(4, "quantity", v.Quantity, codec.AsString)
 	e.Decimal(5, "unit_price", v.UnitPrice, codec.AsString)
 	e.Decimal(6, "subtotal", v.Subtotal, codec.AsString)
@@ -537,31 +537,31 @@ func (v QuoteCreated) MarshalJSON() ([]byte, error) { return codec.Marshal(v.enc
 func (v *Quote) decodeInline(d *codec.Decoder, name []byte, at int) (int, error) {
 	switch string(name) {
 	case "quote_id":
-		return at + 0, codec.ReadString(d, &v.QuoteID)
+		return at + 0, d.String(&v.QuoteID)
 	case "quote_number":
-		return at + 1, codec.ReadString(d, &v.QuoteNumber)
+		return at + 1, d.Unique(&v.QuoteNumber)
 	case "title":
-		return at + 2, codec.ReadString(d, &v.Title)
+		return at + 2, d.String(&v.Title)
 	case "client_id":
-		return at + 3, codec.ReadString(d, &v.ClientID)
+		return at + 3, d.String(&v.ClientID)
 	case "client_name":
-		return at + 4, codec.ReadString(d, &v.ClientName)
+		return at + 4, d.String(&v.ClientName)
 	case "client_email":
-		return at + 5, codec.ReadString(d, &v.ClientEmail)
+		return at + 5, d.String(&v.ClientEmail)
 	case "client_address":
 		return at + 6, codec.ReadRecord(d, &v.ClientAddress, (*Address).decodeJSON)
 	case "quote_public_url":
 		return at + 7, codec.ReadStringPtr(d, &v.QuotePublicURL)
 	case "quote_admin_url":
-		return at + 8, codec.ReadString(d, &v.QuoteAdminURL)
+		return at + 8, d.String(&v.QuoteAdminURL)
 	case "status":
-		return at + 9, codec.ReadString(d, &v.Status)
+		return at + 9, d.String((*string)(&v.Status))
 	case "issue_date":
 		return at + 10, d.Date((*codec.Date)(&v.IssueDate))
 	case "valid_until":
 		return at + 11, d.Date((*codec.Date)(&v.ValidUntil))
 	case "currency":
-		return at + 12, codec.ReadString(d, &v.Currency)
+		return at + 12, d.String(&v.Currency)
 	case "subtotal":
 		return at + 13, d.Decimal(&v.Subtotal, codec.AsString)
 	case "tax_amount":
@@ -575,19 +575,19 @@ func (v *Quote) decodeInline(d *codec.Decoder, name []byte, at int) (int, error)
 }
 
 func (v *Quote) encodeInline(e *codec.Encoder, at int) {
-	codec.WriteString(e, at+0, "quote_id", v.QuoteID, 0)
-	codec.WriteString(e, at+1, "quote_number", v.QuoteNumber, 0)
-	codec.WriteString(e, at+2, "title", v.Title, 0)
-	codec.WriteString(e, at+3, "client_id", v.ClientID, 0)
-	codec.WriteString(e, at+4, "client_name", v.ClientName, 0)
-	codec.WriteString(e, at+5, "client_email", v.ClientEmail, 0)
+	e.String(at+0, "quote_id", v.QuoteID, 0)
+	e.String(at+1, "quote_number", v.QuoteNumber, 0)
+	e.String(at+2, "title", v.Title, 0)
+	e.String(at+3, "client_id", v.ClientID, 0)
+	e.String(at+4, "client_name", v.ClientName, 0)
+	e.String(at+5, "client_email", v.ClientEmail, 0)
 	codec.WriteRecord(e, at+6, "client_address", &v.ClientAddress, (*Address).encodeJSON, 0)
 	codec.WriteStringPtr(e, at+7, "quote_public_url", v.QuotePublicURL, 0)
-	codec.WriteString(e, at+8, "quote_admin_url", v.QuoteAdminURL, 0)
-	codec.WriteString(e, at+9, "status", v.Status, 0)
+	e.String(at+8, "quote_admin_url", v.QuoteAdminURL, 0)
+	e.String(at+9, "status", string(v.Status), 0)
 	e.Date(at+10, "issue_date", codec.Date(v.IssueDate), 0)
 	e.Date(at+11, "valid_until", codec.Date(v.ValidUntil), 0)
-	codec.WriteString(e, at+12, "currency", v.Currency, 0)
+	e.String(at+12, "currency", v.Currency, 0)
 	e.Decimal(at+13, "subtotal", v.Subtotal, codec.AsString)
 	e.Decimal(at+14, "tax_amount", v.TaxAmount, codec.AsString)
 	e.Decimal(at+15, "total", v.Total, codec.AsString)
@@ -644,11 +644,11 @@ func (v *Viewer) decodeJSON(d *codec.Decoder) error {
 		case "contact_id":
 			return 0, codec.ReadStringPtr(d, &v.ContactID)
 		case "contact_name":
-			return 1, codec.ReadString(d, &v.ContactName)
+			return 1, d.String(&v.ContactName)
 		case "contact_email":
-			return 2, codec.ReadString(d, &v.ContactEmail)
+			return 2, d.String(&v.ContactEmail)
 		case "contact_type":
-			return 3, codec.ReadString(d, &v.ContactType)
+			return 3, d.String((*string)(&v.ContactType))
 		}
 		return -1, nil
 	})
@@ -659,9 +659,9 @@ func (v *Viewer) encodeJSON(e *codec.Encoder) {
 		return
 	}
 	codec.WriteStringPtr(e, 0, "contact_id", v.ContactID, 0)
-	codec.WriteString(e, 1, "contact_name", v.ContactName, 0)
-	codec.WriteString(e, 2, "contact_email", v.ContactEmail, 0)
-	codec.WriteString(e, 3, "contact_type", v.ContactType, 0)
+	e.String(1, "contact_name", v.ContactName, 0)
+	e.String(2, "contact_email", v.ContactEmail, 0)
+	e.String(3, "contact_type", string(v.ContactType), 0)
 	e.End(v.Extra)
 }
 
@@ -730,15 +730,15 @@ func (v *Recipient) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, recipientShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "quote_contact_id":
-			return 0, codec.ReadString(d, &v.QuoteContactID)
+			return 0, d.String(&v.QuoteContactID)
 		case "contact_id":
-			return 1, codec.ReadString(d, &v.ContactID)
+			return 1, d.String(&v.ContactID)
 		case "contact_name":
-			return 2, codec.ReadString(d, &v.ContactName)
+			return 2, d.String(&v.ContactName)
 		case "contact_email":
-			return 3, codec.ReadString(d, &v.ContactEmail)
+			return 3, d.String(&v.ContactEmail)
 		case "contact_type":
-			return 4, codec.ReadString(d, &v.ContactType)
+			return 4, d.String((*string)(&v.ContactType))
 		}
 		return -1, nil
 	})
@@ -748,11 +748,11 @@ func (v *Recipient) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "quote_contact_id", v.QuoteContactID, 0)
-	codec.WriteString(e, 1, "contact_id", v.ContactID, 0)
-	codec.WriteString(e, 2, "contact_name", v.ContactName, 0)
-	codec.WriteString(e, 3, "contact_email", v.ContactEmail, 0)
-	codec.WriteString(e, 4, "contact_type", v.ContactType, 0)
+	e.String(0, "quote_contact_id", v.QuoteContactID, 0)
+	e.String(1, "contact_id", v.ContactID, 0)
+	e.String(2, "contact_name", v.ContactName, 0)
+	e.String(3, "contact_email", v.ContactEmail, 0)
+	e.String(4, "contact_type", string(v.ContactType), 0)
 	e.End(v.Extra)
 }
 
@@ -775,13 +775,13 @@ func (v *AcceptingContact) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, acceptingContactShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "contact_id":
-			return 0, codec.ReadString(d, &v.ContactID)
+			return 0, d.String(&v.ContactID)
 		case "contact_name":
-			return 1, codec.ReadString(d, &v.ContactName)
+			return 1, d.String(&v.ContactName)
 		case "contact_email":
-			return 2, codec.ReadString(d, &v.ContactEmail)
+			return 2, d.String(&v.ContactEmail)
 		case "contact_type":
-			return 3, codec.ReadString(d, &v.ContactType)
+			return 3, d.String((*string)(&v.ContactType))
 		}
 		return -1, nil
 	})
@@ -791,10 +791,10 @@ func (v *AcceptingContact) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "contact_id", v.ContactID, 0)
-	codec.WriteString(e, 1, "contact_name", v.ContactName, 0)
-	codec.WriteString(e, 2, "contact_email", v.ContactEmail, 0)
-	codec.WriteString(e, 3, "contact_type", v.ContactType, 0)
+	e.String(0, "contact_id", v.ContactID, 0)
+	e.String(1, "contact_name", v.ContactName, 0)
+	e.String(2, "contact_email", v.ContactEmail, 0)
+	e.String(3, "contact_type", string(v.ContactType), 0)
 	e.End(v.Extra)
 }
 
@@ -821,13 +821,13 @@ func (v *QuoteAccepted) decodeJSON(d *codec.Decoder) error {
 		case "accepting_contact":
 			return 18, codec.ReadRecordPtr(d, &v.AcceptingContact, (*AcceptingContact).decodeJSON)
 		case "accepted_by":
-			return 19, codec.ReadString(d, &v.AcceptedBy)
+			return 19, d.String(&v.AcceptedBy)
 		case "accepted_at":
 			return 20, d.Time(&v.AcceptedAt)
 		case "acceptance_comments":
-			return 21, codec.ReadString(d, &v.AcceptanceComments)
+			return 21, d.String(&v.AcceptanceComments)
 		case "acceptance_order_number":
-			return 22, codec.ReadString(d, &v.AcceptanceOrderNumber)
+			return 22, d.Unique(&v.AcceptanceOrderNumber)
 		case "interactive_selections":
 			return 23, d.RawMap(&v.InteractiveSelections)
 		case "invoice_id":
@@ -855,10 +855,10 @@ func (v *QuoteAccepted) encodeJSON(e *codec.Encoder) {
 	v.Quote.encodeInline(e, 0)
 	codec.WriteRecords(e, 17, "recipients", v.Recipients, (*Recipient).encodeJSON, 0)
 	codec.WriteRecordPtr(e, 18, "accepting_contact", v.AcceptingContact, (*AcceptingContact).encodeJSON, 0)
-	codec.WriteString(e, 19, "accepted_by", v.AcceptedBy, 0)
+	e.String(19, "accepted_by", v.AcceptedBy, 0)
 	e.Time(20, "accepted_at", v.AcceptedAt, 0)
-	codec.WriteString(e, 21, "acceptance_comments", v.AcceptanceComments, 0)
-	codec.WriteString(e, 22, "acceptance_order_number", v.AcceptanceOrderNumber, 0)
+	e.String(21, "acceptance_comments", v.AcceptanceComments, 0)
+	e.String(22, "acceptance_order_number", v.AcceptanceOrderNumber, 0)
 	e.RawMap(23, "interactive_selections", v.InteractiveSelections, 0)
 	codec.WriteStringPtr(e, 24, "invoice_id", v.InvoiceID, 0)
 	codec.WriteStringPtr(e, 25, "invoice_number", v.InvoiceNumber, 0)
@@ -887,7 +887,7 @@ func (v *QuoteUnaccepted) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, quoteUnacceptedShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "previous_status":
-			return 17, codec.ReadString(d, &v.PreviousStatus)
+			return 17, d.String((*string)(&v.PreviousStatus))
 		case "unaccepted_at":
 			return 18, d.Time(&v.UnacceptedAt)
 		case "previous_acceptance":
@@ -905,7 +905,7 @@ func (v *QuoteUnaccepted) encodeJSON(e *codec.Encoder) {
 		return
 	}
 	v.Quote.encodeInline(e, 0)
-	codec.WriteString(e, 17, "previous_status", v.PreviousStatus, 0)
+	e.String(17, "previous_status", string(v.PreviousStatus), 0)
 	e.Time(18, "unaccepted_at", v.UnacceptedAt, 0)
 	e.Raw(19, "previous_acceptance", v.PreviousAcceptance, 0)
 	e.End(v.Extra)
@@ -930,13 +930,13 @@ func (v *Test) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, testShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "event":
-			return 0, codec.ReadString(d, &v.Event)
+			return 0, d.String(&v.Event)
 		case "timestamp":
 			return 1, d.Time(&v.Timestamp)
 		case "message":
-			return 2, codec.ReadString(d, &v.Message)
+			return 2, d.String(&v.Message)
 		case "business_id":
-			return 3, codec.ReadString(d, &v.BusinessID)
+			return 3, d.String(&v.BusinessID)
 		}
 		return -1, nil
 	})
@@ -946,10 +946,10 @@ func (v *Test) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "event", v.Event, 0)
+	e.String(0, "event", v.Event, 0)
 	e.Time(1, "timestamp", v.Timestamp, 0)
-	codec.WriteString(e, 2, "message", v.Message, 0)
-	codec.WriteString(e, 3, "business_id", v.BusinessID, 0)
+	e.String(2, "message", v.Message, 0)
+	e.String(3, "business_id", v.BusinessID, 0)
 	e.End(v.Extra)
 }
 

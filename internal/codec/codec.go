@@ -43,10 +43,23 @@ import (
 // code, and for one decoded from the JSON it writes, so that such a record
 // equals (==, reflect.DeepEqual) the same record built in code.
 type Meta struct {
+	d *metaData // nil when there is nothing to remember: the common case
+}
+
+// metaData is what a Meta remembers, when it remembers anything.
+type metaData struct {
 	null      bool       // decoded from a null element of an array of records
 	absent    bits       // fields written by default that had no member
 	present   bits       // fields left out by default (empty, omitempty) that had one
 	overrides []override // members whose text the field would not reproduce
+}
+
+// data returns what m remembers, allocating it on the first need.
+func (m *Meta) data() *metaData {
+	if m.d == nil {
+		m.d = new(metaData)
+	}
+	return m.d
 }
 
 // override is the text of a member as it was sent, for a field whose own
@@ -59,8 +72,9 @@ type override struct {
 // A Shape describes a record type: its fields' JSON names by index (as the
 // generated code numbers them) and which ones are left out when empty.
 type Shape struct {
-	names []string
-	omit  bits
+	names    []string
+	omit     bits
+	required bits // the others: a record writes them whatever their value
 }
 
 // NewShape returns the shape of a record with the fields names, of which
@@ -69,6 +83,11 @@ func NewShape(names []string, omit ...int) *Shape {
 	s := &Shape{names: names}
 	for _, i := range omit {
 		s.omit.set(i)
+	}
+	for i := range names {
+		if !s.omit.has(i) {
+			s.required.set(i)
+		}
 	}
 	return s
 }
@@ -82,7 +101,13 @@ func (m *Meta) Has(s *Shape, extra map[string]jsontext.Value, name string) bool 
 		return true
 	}
 	i := slices.Index(s.names, name)
-	return i >= 0 && !m.absent.has(i) && (!s.omit.has(i) || m.present.has(i))
+	if i < 0 {
+		return false
+	}
+	if m.d == nil {
+		return !s.omit.has(i)
+	}
+	return !m.d.absent.has(i) && (!s.omit.has(i) || m.d.present.has(i))
 }
 
 // Mismatched returns the names of the fields of shape s (in field order)
@@ -99,7 +124,10 @@ func Mismatched(s *Shape, extra map[string]jsontext.Value) []string {
 }
 
 func (m *Meta) override(i int) jsontext.Value {
-	for _, o := range m.overrides {
+	if m.d == nil {
+		return nil
+	}
+	for _, o := range m.d.overrides {
 		if o.field == i {
 			return o.raw
 		}
@@ -117,8 +145,12 @@ type bits struct {
 func (b *bits) set(i int) {
 	if i < 64 {
 		b.lo |= 1 << i
-		return
+	} else {
+		b.setMore(i)
 	}
+}
+
+func (b *bits) setMore(i int) {
 	w := i/64 - 1
 	for len(b.more) <= w {
 		b.more = append(b.more, 0)
@@ -140,6 +172,19 @@ func (b *bits) has(i int) bool {
 	}
 	w := i/64 - 1
 	return w < len(b.more) && b.more[w]&(1<<(i%64)) != 0
+}
+
+// covers reports whether b holds every index c holds.
+func (b *bits) covers(c *bits) bool {
+	if b.lo&c.lo != c.lo || len(b.more) < len(c.more) {
+		return false
+	}
+	for w, x := range c.more {
+		if b.more[w]&x != x {
+			return false
+		}
+	}
+	return true
 }
 
 // Flags are a field's encoding options, from its struct tag.

@@ -39,7 +39,8 @@ type Decoder struct {
 	share  bool
 	strs   map[string]string
 	coeffs map[int64]decimal.Decimal
-	ptrs   []string
+	ptrs   []string    // the *string fields of a page point into these slabs
+	times  []time.Time // and its *time.Time fields into these
 
 	// kept is set by a field decoder to the member's text when the field
 	// would not write the same text back, and empty when the value it
@@ -80,7 +81,7 @@ func Decode(b []byte, share bool, fn func(*Decoder) error) error {
 		d.top.Reset(&d.in, decodeOptions...)
 		clear(d.strs)
 		clear(d.coeffs)
-		d.ptrs, d.kept, d.nest = nil, nil, 0
+		d.ptrs, d.times, d.kept, d.nest = nil, nil, nil, 0
 		decoders.Put(d)
 	}()
 	err := fn(d)
@@ -143,7 +144,9 @@ func (d *Decoder) Begin(m *Meta) (bool, error) {
 	case '{':
 		return true, nil
 	case 'n':
-		m.null = m.null || element
+		if element {
+			m.data().null = true
+		}
 		_, err := d.dec.ReadToken()
 		return false, err
 	default:
@@ -163,20 +166,12 @@ func (d *Decoder) Begin(m *Meta) (bool, error) {
 func (d *Decoder) Members(m *Meta, s *Shape, extra *map[string]jsontext.Value, lenient any, member func(name []byte) (int, error)) error {
 	*m = Meta{}
 	var seen bits
-	read := func(name []byte) error {
-		d.kept, d.empty = nil, false
-		i, err := member(name)
-		switch {
-		case err != nil:
+	var read func(name []byte) error
+	if lenient == nil {
+		if err := d.strict(m, s, extra, &seen, member); err != nil {
 			return err
-		case i < 0:
-			return d.keep(extra, name)
 		}
-		seen.set(i)
-		d.mark(m, s, i)
-		return nil
-	}
-	if lenient != nil {
+	} else {
 		if len(d.subs) == d.nest {
 			sub := new(memberDecoder)
 			sub.dec = jsontext.NewDecoder(&sub.r, decodeOptions...)
@@ -202,8 +197,7 @@ func (d *Decoder) Members(m *Meta, s *Shape, extra *map[string]jsontext.Value, l
 					zeroField(lenient, s.names[i])
 				}
 				seen.set(i)
-				m.present.clear(i)
-				m.dropOverride(i)
+				m.forget(i)
 			}
 			if i >= 0 && err == nil {
 				d.mark(m, s, i)
@@ -215,21 +209,25 @@ func (d *Decoder) Members(m *Meta, s *Shape, extra *map[string]jsontext.Value, l
 			if *extra == nil { // no field, or a value that does not fit it: kept as sent
 				*extra = make(map[string]jsontext.Value)
 			}
-			(*extra)[string(name)] = keepRaw(raw)
+			(*extra)[string(name)] = CleanUTF8(raw)
 			return nil
 		}
-	}
-	if err := d.Object(read); err != nil {
-		return err
-	}
-	for i := range s.names {
-		if !seen.has(i) && !s.omit.has(i) {
-			m.absent.set(i)
+		if err := d.Object(read); err != nil {
+			return err
 		}
 	}
-	// In field order, so that two objects of the same members in another
-	// order give equal records.
-	slices.SortFunc(m.overrides, func(a, b override) int { return a.field - b.field })
+	if !seen.covers(&s.required) {
+		for i := range s.names {
+			if !seen.has(i) && s.required.has(i) {
+				m.data().absent.set(i)
+			}
+		}
+	}
+	if m.d != nil {
+		// In field order, so that two objects of the same members in
+		// another order give equal records.
+		slices.SortFunc(m.d.overrides, func(a, b override) int { return a.field - b.field })
+	}
 	return nil
 }
 
@@ -247,25 +245,67 @@ func zeroField(v any, name string) {
 	}
 }
 
+// strict reads the members of a record of shape s that does not decode
+// leniently (see Members), noting in seen the fields that had one.
+func (d *Decoder) strict(m *Meta, s *Shape, extra *map[string]jsontext.Value, seen *bits, member func(name []byte) (int, error)) error {
+	if _, err := d.dec.ReadToken(); err != nil {
+		return err
+	}
+	for d.dec.PeekKind() != '}' {
+		quoted, err := d.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		name := quoted[1 : len(quoted)-1]
+		if !verbatim(name) {
+			name = []byte(unquote(quoted))
+		}
+		d.kept, d.empty = nil, false
+		i, err := member(name)
+		switch {
+		case err != nil:
+			return err
+		case i < 0:
+			err = d.keep(extra, name)
+		default:
+			seen.set(i)
+			if m.d != nil || d.kept != nil || d.empty {
+				d.mark(m, s, i)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err := d.dec.ReadToken()
+	return err
+}
+
 // mark records what the Meta of a record of shape s needs to know of the
 // member of field i just decoded: present although empty and omitempty,
 // and its text when the field would write it otherwise (d.kept).
 func (d *Decoder) mark(m *Meta, s *Shape, i int) {
-	m.present.clear(i)
-	m.dropOverride(i) // a name given twice: the last member wins
+	if m.d != nil {
+		m.forget(i) // a name given twice: the last member wins
+	}
 	if d.empty && s.omit.has(i) {
-		m.present.set(i)
+		m.data().present.set(i)
 	}
 	if d.kept != nil {
-		m.overrides = append(m.overrides, override{field: i, raw: d.kept.Clone()})
+		m.data().overrides = append(m.data().overrides, override{field: i, raw: d.kept.Clone()})
 		d.kept = nil
 	}
 }
 
-func (m *Meta) dropOverride(i int) {
-	for j, o := range m.overrides {
+// forget drops what m remembers of field i's member.
+func (m *Meta) forget(i int) {
+	if m.d == nil {
+		return
+	}
+	m.d.present.clear(i)
+	for j, o := range m.d.overrides {
 		if o.field == i {
-			m.overrides = append(m.overrides[:j], m.overrides[j+1:]...)
+			m.d.overrides = append(m.d.overrides[:j], m.d.overrides[j+1:]...)
 			return
 		}
 	}
@@ -281,7 +321,7 @@ func (d *Decoder) keep(extra *map[string]jsontext.Value, name []byte) error {
 	if *extra == nil {
 		*extra = make(map[string]jsontext.Value)
 	}
-	(*extra)[key] = keepRaw(v)
+	(*extra)[key] = CleanUTF8(v)
 	return nil
 }
 
@@ -304,25 +344,37 @@ func (d *Decoder) value(want jsontext.Kind, name string) (jsontext.Value, error)
 	return nil, errKind(name, v.Kind())
 }
 
-// String decodes a JSON string into *dst.
-func ReadString[S ~string](d *Decoder, dst *S) error {
+// Unique decodes a JSON string that does not repeat from record to record
+// (an id, a document number) into *dst: a page does not try to share it.
+func (d *Decoder) Unique(dst *string) error {
 	v, err := d.value('"', "a string")
 	*dst = ""
 	if v != nil {
-		*dst = S(d.text(v))
+		*dst = unquote(v)
 	}
 	d.empty = *dst == ""
 	return err
 }
 
-// StringPtr decodes a JSON string or null (nil) into *dst.
+// String decodes a JSON string into *dst (a string type's, converted).
+func (d *Decoder) String(dst *string) error {
+	v, err := d.value('"', "a string")
+	*dst = ""
+	if v != nil {
+		*dst = d.text(v)
+	}
+	d.empty = *dst == ""
+	return err
+}
+
+// ReadStringPtr decodes a JSON string or null (nil) into *dst.
 func ReadStringPtr[S ~string](d *Decoder, dst **S) error {
 	if d.null() {
 		*dst = nil
 		return d.readNull()
 	}
 	var s string
-	if err := ReadString(d, &s); err != nil {
+	if err := d.String(&s); err != nil {
 		return err
 	}
 	if len(d.ptrs) == cap(d.ptrs) {
@@ -480,21 +532,37 @@ func (d *Decoder) Time(dst *time.Time) error {
 		return err
 	}
 	d.empty = dst.IsZero()
-	var buf [64]byte
-	if !bytes.Equal(appendTime(buf[:0], *dst), v) {
-		d.kept = v
+	if !canonicalTime(v) {
+		var buf [64]byte
+		if !bytes.Equal(appendTime(buf[:0], *dst), v) {
+			d.kept = v
+		}
 	}
 	return nil
 }
 
 // TimePtr decodes a datetime or null (nil) into *dst.
-func (d *Decoder) TimePtr(dst **time.Time) error { return readPtr(d, dst, d.Time) }
+func (d *Decoder) TimePtr(dst **time.Time) error {
+	if !d.share || d.null() {
+		return readPtr(d, dst, d.Time)
+	}
+	if len(d.times) == cap(d.times) {
+		d.times = make([]time.Time, 0, 32)
+	}
+	d.times = append(d.times, time.Time{})
+	t := &d.times[len(d.times)-1]
+	if err := d.Time(t); err != nil {
+		return err
+	}
+	*dst, d.empty = t, false
+	return nil
+}
 
 // Raw keeps the next value as it is (null as the text null).
 func (d *Decoder) Raw(dst *jsontext.Value) error {
 	v, err := d.dec.ReadValue()
 	if err == nil {
-		*dst = keepRaw(v)
+		*dst = CleanUTF8(v)
 	}
 	d.empty = len(*dst) == 0
 	return err
@@ -526,7 +594,7 @@ func (d *Decoder) RawMap(dst *map[string]jsontext.Value) error {
 		if err != nil {
 			return err
 		}
-		m[name] = keepRaw(v)
+		m[name] = CleanUTF8(v)
 	}
 	*dst = m
 	_, err := d.dec.ReadToken()
@@ -619,12 +687,12 @@ func ReadRecordsUpTo[T any](d *Decoder, dst *[]T, limit int, decode func(*T, *De
 	return err
 }
 
-// keepRaw returns a copy of v, a value kept as it was sent (an Extra
-// member, say), in which the strings are valid: invalid UTF-8 and escaped
-// lone surrogates become U+FFFD, as in every string the codec decodes, so
-// that the record writes valid JSON. Anything else stays as sent, names
-// given twice included.
-func keepRaw(v jsontext.Value) jsontext.Value {
+// CleanUTF8 returns a copy of v, a JSON value kept as it was sent (an
+// Extra member, say), in which the strings are valid: invalid UTF-8 and
+// escaped lone surrogates become U+FFFD, as in every string the codec
+// decodes, so that it is written back as valid JSON. Anything else stays as
+// sent, names given twice included.
+func CleanUTF8(v jsontext.Value) jsontext.Value {
 	if utf8.Valid(v) && !bytes.Contains(v, []byte(`\u`)) {
 		return v.Clone()
 	}

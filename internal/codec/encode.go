@@ -92,7 +92,7 @@ func (e *Encoder) failAt(name, reason string) {
 // reports false, having written null, for an element of an array of records
 // decoded from null.
 func (e *Encoder) Begin(m *Meta, extra map[string]jsontext.Value) bool {
-	if m.null {
+	if m.d != nil && m.d.null {
 		e.b = append(e.b, "null"...)
 		return false
 	}
@@ -175,7 +175,8 @@ func (e *Encoder) want(i int, name string, zero bool, f Flags) (ok bool, raw jso
 		return false, nil
 	}
 	write := !zero || f&OmitEmpty == 0
-	if m := fr.meta; m != nil {
+	if fr.meta != nil && fr.meta.d != nil {
+		m := fr.meta.d
 		if zero && m.absent.has(i) {
 			return false, nil
 		}
@@ -183,7 +184,7 @@ func (e *Encoder) want(i int, name string, zero bool, f Flags) (ok bool, raw jso
 			write = true
 		}
 		if write && len(m.overrides) > 0 {
-			raw = m.override(i)
+			raw = fr.meta.override(i)
 		}
 	}
 	return write, raw
@@ -205,19 +206,19 @@ func same[T comparable](e *Encoder, raw jsontext.Value, v T, decode func(*Decode
 	return true
 }
 
-// String writes a string field.
-func WriteString[S ~string](e *Encoder, i int, name string, v S, f Flags) {
+// String writes a string field (a string type's, converted).
+func (e *Encoder) String(i int, name string, v string, f Flags) {
 	ok, raw := e.want(i, name, v == "", f)
 	if !ok {
 		return
 	}
 	e.name(name)
-	if !same(e, raw, string(v), ReadString[string]) {
-		e.b, _ = jsontext.AppendQuote(e.b, string(v)) // invalid UTF-8 is written as U+FFFD
+	if !same(e, raw, v, (*Decoder).String) {
+		e.b, _ = jsontext.AppendQuote(e.b, v) // invalid UTF-8 is written as U+FFFD
 	}
 }
 
-// StringPtr writes a *string field (nil as null).
+// WriteStringPtr writes a *string field (nil as null).
 func WriteStringPtr[S ~string](e *Encoder, i int, name string, v *S, f Flags) {
 	if ok, _ := e.want(i, name, v == nil, f); !ok {
 		return

@@ -168,6 +168,21 @@ func ParseDecimal(s []byte) (decimal.Decimal, error) {
 	return x, nil
 }
 
+// canonicalTime reports, without formatting, that v (a datetime that
+// parsed) is what time.Time's MarshalJSON writes of it, in the common form
+// "YYYY-MM-DDTHH:MM:SS[.fraction]Z": no trailing zero in the fraction.
+// false means "format it and compare".
+func canonicalTime(v []byte) bool {
+	n := len(v)
+	if n < 22 || v[11] != 'T' || v[n-2] != 'Z' || v[n-1] != '"' {
+		return false
+	}
+	if n == 22 {
+		return true
+	}
+	return v[20] == '.' && v[n-3] != '0' && n > 23
+}
+
 // appendTime appends t as time.Time's MarshalJSON writes it.
 func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')

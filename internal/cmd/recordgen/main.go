@@ -209,6 +209,8 @@ type field struct {
 	name   string // JSON name
 	kind   string
 	elem   string // the record type of rec, recptr and recs kinds
+	unique bool   // a string that does not repeat across a page: an id, a number
+	named  bool   // a string type other than string, converted to it
 	flags  []string
 }
 
@@ -342,6 +344,10 @@ func (g *gen) fields(p *pkg, name, prefix string, params bool) ([]field, error) 
 				return nil, fmt.Errorf("field %s: Extra must be tagged json:\",embed\", and only Extra", n.Name)
 			}
 			fl.kind, fl.elem = kind, elem
+			// An id or a document number does not repeat from record to
+			// record: a page does not try to share it.
+			fl.named = kind == "str" && types(fd.Type) != "string"
+			fl.unique = kind == "str" && !fl.named && (fl.name == "id" || strings.HasSuffix(fl.name, "_number"))
 			out = append(out, fl)
 		}
 	}
@@ -595,7 +601,13 @@ func decodeCall(f field, prefix string) string {
 	v := "&v." + strings.TrimPrefix(f.goPath, prefix)
 	switch f.kind {
 	case "str":
-		return "codec.ReadString(d, " + v + ")"
+		if f.unique {
+			return "d.Unique(" + v + ")"
+		}
+		if f.named {
+			v = "(*string)(" + v + ")"
+		}
+		return "d.String(" + v + ")"
 	case "strptr":
 		return "codec.ReadStringPtr(d, " + v + ")"
 	case "bool", "boolptr", "int", "intptr", "time", "timeptr", "raw", "rawmap", "custom":
@@ -619,7 +631,10 @@ func encodeCall(i string, f field, prefix string) string {
 	args := fmt.Sprintf("%s, %q, ", i, f.name)
 	switch f.kind {
 	case "str":
-		return "codec.WriteString(e, " + args + v + ", " + flags(f) + ")"
+		if f.named {
+			v = "string(" + v + ")"
+		}
+		return "e.String(" + args + v + ", " + flags(f) + ")"
 	case "strptr":
 		return "codec.WriteStringPtr(e, " + args + v + ", " + flags(f) + ")"
 	case "bool", "boolptr", "int", "intptr", "time", "timeptr", "raw", "rawmap", "custom", "dec", "decptr":

@@ -19,7 +19,7 @@ func (v *Line) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, lineShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "id":
-			return 0, codec.ReadString(d, &v.ID)
+			return 0, d.Unique(&v.ID)
 		case "amount":
 			return 1, d.Decimal(&v.Amount, 0)
 		}
@@ -31,7 +31,7 @@ func (v *Line) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "id", v.ID, 0)
+	e.String(0, "id", v.ID, 0)
 	e.Decimal(1, "amount", v.Amount, 0)
 	e.End(v.Extra)
 }
@@ -55,9 +55,9 @@ func (v *Record) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, recordShape, (*map[string]jsontext.Value)(&v.Extra), nil, func(name []byte) (int, error) {
 		switch string(name) {
 		case "name":
-			return 2, codec.ReadString(d, &v.Name)
+			return 2, d.String(&v.Name)
 		case "status":
-			return 3, codec.ReadString(d, &v.Status)
+			return 3, d.String((*string)(&v.Status))
 		case "note":
 			return 4, codec.ReadStringPtr(d, &v.Note)
 		case "maybe":
@@ -95,9 +95,9 @@ func (v *Record) decodeJSON(d *codec.Decoder) error {
 		case "lines":
 			return 21, codec.ReadRecords(d, &v.Lines, (*Line).decodeJSON)
 		case "optional":
-			return 22, codec.ReadString(d, &v.Optional)
+			return 22, d.String(&v.Optional)
 		case "Untagged":
-			return 23, codec.ReadString(d, &v.Untagged)
+			return 23, d.String(&v.Untagged)
 		}
 		if i, err := v.Common.decodeInline(d, name, 0); i >= 0 {
 			return i, err
@@ -111,8 +111,8 @@ func (v *Record) encodeJSON(e *codec.Encoder) {
 		return
 	}
 	v.Common.encodeInline(e, 0)
-	codec.WriteString(e, 2, "name", v.Name, 0)
-	codec.WriteString(e, 3, "status", v.Status, 0)
+	e.String(2, "name", v.Name, 0)
+	e.String(3, "status", string(v.Status), 0)
 	codec.WriteStringPtr(e, 4, "note", v.Note, 0)
 	codec.WriteStringPtr(e, 5, "maybe", v.Maybe, 0)
 	e.Bool(6, "on", v.On, 0)
@@ -131,8 +131,8 @@ func (v *Record) encodeJSON(e *codec.Encoder) {
 	codec.WriteRecord(e, 19, "line", &v.Line, (*Line).encodeJSON, 0)
 	codec.WriteRecordPtr(e, 20, "line_ptr", v.LinePtr, (*Line).encodeJSON, 0)
 	codec.WriteRecords(e, 21, "lines", v.Lines, (*Line).encodeJSON, 0)
-	codec.WriteString(e, 22, "optional", v.Optional, codec.OmitEmpty)
-	codec.WriteString(e, 23, "Untagged", v.Untagged, 0)
+	e.String(22, "optional", v.Optional, codec.OmitEmpty)
+	e.String(23, "Untagged", v.Untagged, 0)
 	e.End(v.Extra)
 }
 
@@ -147,7 +147,7 @@ func (v Record) MarshalJSON() ([]byte, error) { return codec.Marshal(v.encodeJSO
 func (v *Common) decodeInline(d *codec.Decoder, name []byte, at int) (int, error) {
 	switch string(name) {
 	case "kind":
-		return at + 0, codec.ReadString(d, &v.Kind)
+		return at + 0, d.String(&v.Kind)
 	case "count":
 		return at + 1, d.Int(&v.Count)
 	}
@@ -155,7 +155,7 @@ func (v *Common) decodeInline(d *codec.Decoder, name []byte, at int) (int, error
 }
 
 func (v *Common) encodeInline(e *codec.Encoder, at int) {
-	codec.WriteString(e, at+0, "kind", v.Kind, 0)
+	e.String(at+0, "kind", v.Kind, 0)
 	e.Int(at+1, "count", v.Count, 0)
 }
 
@@ -170,125 +170,125 @@ func (v *Wide) decodeJSON(d *codec.Decoder) error {
 	return d.Members(&v.meta, wideShape, (*map[string]jsontext.Value)(&v.Extra), v, func(name []byte) (int, error) {
 		switch string(name) {
 		case "F00":
-			return 0, codec.ReadString(d, &v.F00)
+			return 0, d.String(&v.F00)
 		case "F01":
-			return 1, codec.ReadString(d, &v.F01)
+			return 1, d.String(&v.F01)
 		case "F02":
-			return 2, codec.ReadString(d, &v.F02)
+			return 2, d.String(&v.F02)
 		case "F03":
-			return 3, codec.ReadString(d, &v.F03)
+			return 3, d.String(&v.F03)
 		case "F04":
-			return 4, codec.ReadString(d, &v.F04)
+			return 4, d.String(&v.F04)
 		case "F05":
-			return 5, codec.ReadString(d, &v.F05)
+			return 5, d.String(&v.F05)
 		case "F06":
-			return 6, codec.ReadString(d, &v.F06)
+			return 6, d.String(&v.F06)
 		case "F07":
-			return 7, codec.ReadString(d, &v.F07)
+			return 7, d.String(&v.F07)
 		case "F08":
-			return 8, codec.ReadString(d, &v.F08)
+			return 8, d.String(&v.F08)
 		case "F09":
-			return 9, codec.ReadString(d, &v.F09)
+			return 9, d.String(&v.F09)
 		case "F10":
-			return 10, codec.ReadString(d, &v.F10)
+			return 10, d.String(&v.F10)
 		case "F11":
-			return 11, codec.ReadString(d, &v.F11)
+			return 11, d.String(&v.F11)
 		case "F12":
-			return 12, codec.ReadString(d, &v.F12)
+			return 12, d.String(&v.F12)
 		case "F13":
-			return 13, codec.ReadString(d, &v.F13)
+			return 13, d.String(&v.F13)
 		case "F14":
-			return 14, codec.ReadString(d, &v.F14)
+			return 14, d.String(&v.F14)
 		case "F15":
-			return 15, codec.ReadString(d, &v.F15)
+			return 15, d.String(&v.F15)
 		case "F16":
-			return 16, codec.ReadString(d, &v.F16)
+			return 16, d.String(&v.F16)
 		case "F17":
-			return 17, codec.ReadString(d, &v.F17)
+			return 17, d.String(&v.F17)
 		case "F18":
-			return 18, codec.ReadString(d, &v.F18)
+			return 18, d.String(&v.F18)
 		case "F19":
-			return 19, codec.ReadString(d, &v.F19)
+			return 19, d.String(&v.F19)
 		case "F20":
-			return 20, codec.ReadString(d, &v.F20)
+			return 20, d.String(&v.F20)
 		case "F21":
-			return 21, codec.ReadString(d, &v.F21)
+			return 21, d.String(&v.F21)
 		case "F22":
-			return 22, codec.ReadString(d, &v.F22)
+			return 22, d.String(&v.F22)
 		case "F23":
-			return 23, codec.ReadString(d, &v.F23)
+			return 23, d.String(&v.F23)
 		case "F24":
-			return 24, codec.ReadString(d, &v.F24)
+			return 24, d.String(&v.F24)
 		case "F25":
-			return 25, codec.ReadString(d, &v.F25)
+			return 25, d.String(&v.F25)
 		case "F26":
-			return 26, codec.ReadString(d, &v.F26)
+			return 26, d.String(&v.F26)
 		case "F27":
-			return 27, codec.ReadString(d, &v.F27)
+			return 27, d.String(&v.F27)
 		case "F28":
-			return 28, codec.ReadString(d, &v.F28)
+			return 28, d.String(&v.F28)
 		case "F29":
-			return 29, codec.ReadString(d, &v.F29)
+			return 29, d.String(&v.F29)
 		case "F30":
-			return 30, codec.ReadString(d, &v.F30)
+			return 30, d.String(&v.F30)
 		case "F31":
-			return 31, codec.ReadString(d, &v.F31)
+			return 31, d.String(&v.F31)
 		case "F32":
-			return 32, codec.ReadString(d, &v.F32)
+			return 32, d.String(&v.F32)
 		case "F33":
-			return 33, codec.ReadString(d, &v.F33)
+			return 33, d.String(&v.F33)
 		case "F34":
-			return 34, codec.ReadString(d, &v.F34)
+			return 34, d.String(&v.F34)
 		case "F35":
-			return 35, codec.ReadString(d, &v.F35)
+			return 35, d.String(&v.F35)
 		case "F36":
-			return 36, codec.ReadString(d, &v.F36)
+			return 36, d.String(&v.F36)
 		case "F37":
-			return 37, codec.ReadString(d, &v.F37)
+			return 37, d.String(&v.F37)
 		case "F38":
-			return 38, codec.ReadString(d, &v.F38)
+			return 38, d.String(&v.F38)
 		case "F39":
-			return 39, codec.ReadString(d, &v.F39)
+			return 39, d.String(&v.F39)
 		case "F40":
-			return 40, codec.ReadString(d, &v.F40)
+			return 40, d.String(&v.F40)
 		case "F41":
-			return 41, codec.ReadString(d, &v.F41)
+			return 41, d.String(&v.F41)
 		case "F42":
-			return 42, codec.ReadString(d, &v.F42)
+			return 42, d.String(&v.F42)
 		case "F43":
-			return 43, codec.ReadString(d, &v.F43)
+			return 43, d.String(&v.F43)
 		case "F44":
-			return 44, codec.ReadString(d, &v.F44)
+			return 44, d.String(&v.F44)
 		case "F45":
-			return 45, codec.ReadString(d, &v.F45)
+			return 45, d.String(&v.F45)
 		case "F46":
-			return 46, codec.ReadString(d, &v.F46)
+			return 46, d.String(&v.F46)
 		case "F47":
-			return 47, codec.ReadString(d, &v.F47)
+			return 47, d.String(&v.F47)
 		case "F48":
-			return 48, codec.ReadString(d, &v.F48)
+			return 48, d.String(&v.F48)
 		case "F49":
-			return 49, codec.ReadString(d, &v.F49)
+			return 49, d.String(&v.F49)
 		case "F50":
-			return 50, codec.ReadString(d, &v.F50)
+			return 50, d.String(&v.F50)
 		case "F51":
-			return 51, codec.ReadString(d, &v.F51)
+			return 51, d.String(&v.F51)
 		case "F52":
-			return 52, codec.ReadString(d, &v.F52)
+			return 52, d.String(&v.F52)
 		case "F53":
-			return 53, codec.ReadString(d, &v.F53)
+			return 53, d.String(&v.F53)
 		case "F54":
-			return 54, codec.ReadString(d, &v.F54)
+			return 54, d.String(&v.F54)
 		case "F55":
-			return 55, codec.ReadString(d, &v.F55)
+			return 55, d.String(&v.F55)
 		case "F56":
-			return 56, codec.ReadString(d, &v.F56)
+			return 56, d.String(&v.F56)
 		case "F57":
-			return 57, codec.ReadString(d, &v.F57)
+			return 57, d.String(&v.F57)
 		case "F58":
-			return 58, codec.ReadString(d, &v.F58)
+			return 58, d.String(&v.F58)
 		case "F59":
-			return 59, codec.ReadString(d, &v.F59)
+			return 59, d.String(&v.F59)
 		case "F60":
 			return 60, d.Int(&v.F60)
 		case "F61":
@@ -318,66 +318,66 @@ func (v *Wide) encodeJSON(e *codec.Encoder) {
 	if !e.Begin(&v.meta, v.Extra) {
 		return
 	}
-	codec.WriteString(e, 0, "F00", v.F00, 0)
-	codec.WriteString(e, 1, "F01", v.F01, 0)
-	codec.WriteString(e, 2, "F02", v.F02, 0)
-	codec.WriteString(e, 3, "F03", v.F03, 0)
-	codec.WriteString(e, 4, "F04", v.F04, 0)
-	codec.WriteString(e, 5, "F05", v.F05, 0)
-	codec.WriteString(e, 6, "F06", v.F06, 0)
-	codec.WriteString(e, 7, "F07", v.F07, 0)
-	codec.WriteString(e, 8, "F08", v.F08, 0)
-	codec.WriteString(e, 9, "F09", v.F09, 0)
-	codec.WriteString(e, 10, "F10", v.F10, 0)
-	codec.WriteString(e, 11, "F11", v.F11, 0)
-	codec.WriteString(e, 12, "F12", v.F12, 0)
-	codec.WriteString(e, 13, "F13", v.F13, 0)
-	codec.WriteString(e, 14, "F14", v.F14, 0)
-	codec.WriteString(e, 15, "F15", v.F15, 0)
-	codec.WriteString(e, 16, "F16", v.F16, 0)
-	codec.WriteString(e, 17, "F17", v.F17, 0)
-	codec.WriteString(e, 18, "F18", v.F18, 0)
-	codec.WriteString(e, 19, "F19", v.F19, 0)
-	codec.WriteString(e, 20, "F20", v.F20, 0)
-	codec.WriteString(e, 21, "F21", v.F21, 0)
-	codec.WriteString(e, 22, "F22", v.F22, 0)
-	codec.WriteString(e, 23, "F23", v.F23, 0)
-	codec.WriteString(e, 24, "F24", v.F24, 0)
-	codec.WriteString(e, 25, "F25", v.F25, 0)
-	codec.WriteString(e, 26, "F26", v.F26, 0)
-	codec.WriteString(e, 27, "F27", v.F27, 0)
-	codec.WriteString(e, 28, "F28", v.F28, 0)
-	codec.WriteString(e, 29, "F29", v.F29, 0)
-	codec.WriteString(e, 30, "F30", v.F30, 0)
-	codec.WriteString(e, 31, "F31", v.F31, 0)
-	codec.WriteString(e, 32, "F32", v.F32, 0)
-	codec.WriteString(e, 33, "F33", v.F33, 0)
-	codec.WriteString(e, 34, "F34", v.F34, 0)
-	codec.WriteString(e, 35, "F35", v.F35, 0)
-	codec.WriteString(e, 36, "F36", v.F36, 0)
-	codec.WriteString(e, 37, "F37", v.F37, 0)
-	codec.WriteString(e, 38, "F38", v.F38, 0)
-	codec.WriteString(e, 39, "F39", v.F39, 0)
-	codec.WriteString(e, 40, "F40", v.F40, 0)
-	codec.WriteString(e, 41, "F41", v.F41, 0)
-	codec.WriteString(e, 42, "F42", v.F42, 0)
-	codec.WriteString(e, 43, "F43", v.F43, 0)
-	codec.WriteString(e, 44, "F44", v.F44, 0)
-	codec.WriteString(e, 45, "F45", v.F45, 0)
-	codec.WriteString(e, 46, "F46", v.F46, 0)
-	codec.WriteString(e, 47, "F47", v.F47, 0)
-	codec.WriteString(e, 48, "F48", v.F48, 0)
-	codec.WriteString(e, 49, "F49", v.F49, 0)
-	codec.WriteString(e, 50, "F50", v.F50, 0)
-	codec.WriteString(e, 51, "F51", v.F51, 0)
-	codec.WriteString(e, 52, "F52", v.F52, 0)
-	codec.WriteString(e, 53, "F53", v.F53, 0)
-	codec.WriteString(e, 54, "F54", v.F54, 0)
-	codec.WriteString(e, 55, "F55", v.F55, 0)
-	codec.WriteString(e, 56, "F56", v.F56, 0)
-	codec.WriteString(e, 57, "F57", v.F57, 0)
-	codec.WriteString(e, 58, "F58", v.F58, 0)
-	codec.WriteString(e, 59, "F59", v.F59, 0)
+	e.String(0, "F00", v.F00, 0)
+	e.String(1, "F01", v.F01, 0)
+	e.String(2, "F02", v.F02, 0)
+	e.String(3, "F03", v.F03, 0)
+	e.String(4, "F04", v.F04, 0)
+	e.String(5, "F05", v.F05, 0)
+	e.String(6, "F06", v.F06, 0)
+	e.String(7, "F07", v.F07, 0)
+	e.String(8, "F08", v.F08, 0)
+	e.String(9, "F09", v.F09, 0)
+	e.String(10, "F10", v.F10, 0)
+	e.String(11, "F11", v.F11, 0)
+	e.String(12, "F12", v.F12, 0)
+	e.String(13, "F13", v.F13, 0)
+	e.String(14, "F14", v.F14, 0)
+	e.String(15, "F15", v.F15, 0)
+	e.String(16, "F16", v.F16, 0)
+	e.String(17, "F17", v.F17, 0)
+	e.String(18, "F18", v.F18, 0)
+	e.String(19, "F19", v.F19, 0)
+	e.String(20, "F20", v.F20, 0)
+	e.String(21, "F21", v.F21, 0)
+	e.String(22, "F22", v.F22, 0)
+	e.String(23, "F23", v.F23, 0)
+	e.String(24, "F24", v.F24, 0)
+	e.String(25, "F25", v.F25, 0)
+	e.String(26, "F26", v.F26, 0)
+	e.String(27, "F27", v.F27, 0)
+	e.String(28, "F28", v.F28, 0)
+	e.String(29, "F29", v.F29, 0)
+	e.String(30, "F30", v.F30, 0)
+	e.String(31, "F31", v.F31, 0)
+	e.String(32, "F32", v.F32, 0)
+	e.String(33, "F33", v.F33, 0)
+	e.String(34, "F34", v.F34, 0)
+	e.String(35, "F35", v.F35, 0)
+	e.String(36, "F36", v.F36, 0)
+	e.String(37, "F37", v.F37, 0)
+	e.String(38, "F38", v.F38, 0)
+	e.String(39, "F39", v.F39, 0)
+	e.String(40, "F40", v.F40, 0)
+	e.String(41, "F41", v.F41, 0)
+	e.String(42, "F42", v.F42, 0)
+	e.String(43, "F43", v.F43, 0)
+	e.String(44, "F44", v.F44, 0)
+	e.String(45, "F45", v.F45, 0)
+	e.String(46, "F46", v.F46, 0)
+	e.String(47, "F47", v.F47, 0)
+	e.String(48, "F48", v.F48, 0)
+	e.String(49, "F49", v.F49, 0)
+	e.String(50, "F50", v.F50, 0)
+	e.String(51, "F51", v.F51, 0)
+	e.String(52, "F52", v.F52, 0)
+	e.String(53, "F53", v.F53, 0)
+	e.String(54, "F54", v.F54, 0)
+	e.String(55, "F55", v.F55, 0)
+	e.String(56, "F56", v.F56, 0)
+	e.String(57, "F57", v.F57, 0)
+	e.String(58, "F58", v.F58, 0)
+	e.String(59, "F59", v.F59, 0)
 	e.Int(60, "F60", v.F60, 0)
 	e.Int(61, "F61", v.F61, 0)
 	e.Int(62, "F62", v.F62, 0)
@@ -412,8 +412,8 @@ func (v Wide) MismatchedFields() []string { return codec.Mismatched(wideShape, v
 
 func (v *Params) encodeJSON(e *codec.Encoder) {
 	e.BeginParams()
-	codec.WriteString(e, 0, "name", v.Name, 0)
-	codec.WriteString(e, 1, "note", v.Note, codec.OmitEmpty)
+	e.String(0, "name", v.Name, 0)
+	e.String(1, "note", v.Note, codec.OmitEmpty)
 	e.Decimal(2, "price", v.Price, 0)
 	codec.WriteRecords(e, 3, "lines", v.Lines, (*LineParams).encodeJSON, codec.OmitEmpty)
 	e.EndParams(v.Extra)
@@ -426,7 +426,7 @@ func (v Params) MarshalJSON() ([]byte, error) { return marshalParams(v.encodeJSO
 
 func (v *LineParams) encodeJSON(e *codec.Encoder) {
 	e.BeginParams()
-	codec.WriteString(e, 0, "description", v.Description, codec.OmitEmpty)
+	e.String(0, "description", v.Description, codec.OmitEmpty)
 	e.EndParams(v.Extra)
 }
 
