@@ -32,15 +32,16 @@ import (
 //	go test -run '^$' -bench . -count 5 . | tee bench.txt
 //	benchstat bench.txt
 
-// benchInvoice is the baseline's invoice: the SDK's fields, no methods.
+// benchInvoice is the baseline's invoice: the SDK's fields and field types,
+// without the record's own JSON methods.
 type benchInvoice struct {
 	ID            string                  `json:"id"`
 	InvoiceNumber string                  `json:"invoice_number"`
 	ClientID      string                  `json:"client_id"`
 	ClientName    string                  `json:"client_name"`
 	Status        invoicing.InvoiceStatus `json:"status"`
-	IssueDate     string                  `json:"issue_date"`
-	DueDate       string                  `json:"due_date"`
+	IssueDate     invoicing.Date          `json:"issue_date"`
+	DueDate       invoicing.Date          `json:"due_date"`
 	Subtotal      decimal.Decimal         `json:"subtotal"`
 	TaxTotal      decimal.Decimal         `json:"tax_total"`
 	Total         decimal.Decimal         `json:"total"`

@@ -56,15 +56,14 @@ func (c *Client) do(ctx context.Context, r *request, cfg *callConfig, decode fun
 		return nil, fmt.Errorf("invoicing: building %s %s request: %w", r.method, r.path, err)
 	}
 	c.setHeaders(req.Header, r, cfg)
-	cl := &call{c: c, r: r, key: cfg.key, route: r.method + " " + routeTemplate(r.path), buf: c.getBuf(),
-		repeatable: r.method == http.MethodGet || r.repeatable || cfg.repeatable}
+	cl := &call{c: c, r: r, key: cfg.key, buf: c.getBuf(), repeatable: r.method == http.MethodGet || r.repeatable || cfg.repeatable}
 	defer c.bufs.Put(cl.buf)
-	hc := *c.hc
-	hc.Transport = cl
-	rc := &retryablehttp.Client{HTTPClient: &hc, RetryMax: c.maxRetries + 1, CheckRetry: cl.checkRetry,
+	cl.hc = *c.hc
+	cl.hc.Transport = cl
+	cl.rc = retryablehttp.Client{HTTPClient: &cl.hc, RetryMax: c.maxRetries + 1, CheckRetry: cl.checkRetry,
 		Backoff: cl.backoff, ErrorHandler: retryablehttp.PassthroughErrorHandler}
 	start := time.Now()
-	resp, err := rc.Do(req)
+	resp, err := cl.rc.Do(req)
 	info := Response{Attempts: cl.n, Duration: time.Since(start)}
 	if resp != nil {
 		info.StatusCode, info.Header, info.RequestID = resp.StatusCode, resp.Header, resp.Header.Get(requestIDHeader)
@@ -73,7 +72,7 @@ func (c *Client) do(ctx context.Context, r *request, cfg *callConfig, decode fun
 		*cfg.into = info
 	}
 	if c.log != nil {
-		c.logf(ctx, slog.LevelDebug, "invoicing: call", cl.route, "attempts", cl.n, "status", info.StatusCode, "took", info.Duration, "error", err)
+		c.logf(ctx, slog.LevelDebug, "invoicing: call", cl.r.route(), "attempts", cl.n, "status", info.StatusCode, "took", info.Duration, "error", err)
 	}
 	switch {
 	case err != nil:
@@ -102,8 +101,9 @@ func (c *Client) do(ctx context.Context, r *request, cfg *callConfig, decode fun
 type call struct {
 	c          *Client
 	r          *request
+	hc         http.Client          // the Client's, with the call as its transport
+	rc         retryablehttp.Client // runs the attempts
 	key        pauseKey
-	route      string // "GET /invoices/{id}"
 	repeatable bool
 	n          int     // attempts so far
 	buf        *[]byte // the pooled buffer body is read into
@@ -127,7 +127,7 @@ func (cl *call) RoundTrip(req *http.Request) (*http.Response, error) {
 	d := c.timeout
 	timer := time.AfterFunc(d, func() { cancel(&attemptTimeout{d: d}) })
 	start := time.Now()
-	resp, err := c.send(req.WithContext(&attemptContext{Context: ctx, route: cl.route, n: cl.n}))
+	resp, err := c.send(req.WithContext(&attemptContext{Context: ctx, r: cl.r, n: cl.n}))
 	switch {
 	case err != nil:
 		timer.Stop()
@@ -142,7 +142,7 @@ func (cl *call) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = b
 	}
 	if c.log != nil {
-		c.logf(parent, slog.LevelDebug, "invoicing: attempt", cl.route, "attempt", cl.n, "status", status(resp), "took", time.Since(start), "error", err)
+		c.logf(parent, slog.LevelDebug, "invoicing: attempt", cl.r.route(), "attempt", cl.n, "status", status(resp), "took", time.Since(start), "error", err)
 	}
 	return resp, err
 }
@@ -202,7 +202,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 		return false, nil
 	}
 	if c.log != nil {
-		c.logf(ctx, slog.LevelInfo, "invoicing: retrying", cl.route, "retry", cl.n, "status", status(resp), "wait", cl.hi, "error", err)
+		c.logf(ctx, slog.LevelInfo, "invoicing: retrying", cl.r.route(), "retry", cl.n, "status", status(resp), "wait", cl.hi, "error", err)
 	}
 	return true, nil
 }

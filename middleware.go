@@ -25,8 +25,8 @@ type Middleware func(req *http.Request, next func(*http.Request) (*http.Response
 // attempt number that Route and Attempt read.
 type attemptContext struct {
 	context.Context
-	route string
-	n     int
+	r *request
+	n int
 }
 
 type attemptKey struct{}
@@ -44,7 +44,7 @@ func (a *attemptContext) Value(key any) any {
 // SDK did not make.
 func Route(req *http.Request) string {
 	if a, ok := req.Context().Value(attemptKey{}).(*attemptContext); ok {
-		return a.route
+		return a.r.route()
 	}
 	return ""
 }
@@ -59,6 +59,9 @@ func Attempt(req *http.Request) int {
 	}
 	return 0
 }
+
+// route is the request's route template, e.g. "GET /invoices/{id}".
+func (r *request) route() string { return r.method + " " + routeTemplate(r.path) }
 
 // routeTemplate replaces each UUID segment of path with {id}.
 func routeTemplate(path string) string {

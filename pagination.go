@@ -93,7 +93,8 @@ type pageResult[T any] struct {
 
 // fetch gets page number n. It may run on several goroutines at once.
 func (l *lister[T, P]) fetch(ctx context.Context, n int) pageResult[T] {
-	q := maps.Clone(l.q)
+	q := make(url.Values, len(l.q)+2)
+	maps.Copy(q, l.q)
 	if l.sendPage {
 		q.Set("page", strconv.Itoa(n))
 	}

@@ -17,12 +17,12 @@ import (
 // named twice (by a field and by Extra, or page and page_size in Extra) is
 // a *ParamError, and so is a to_date before the from_date.
 func query(p any) (url.Values, ListParams, error) {
-	q := url.Values{}
 	var lp ListParams
 	v := reflect.ValueOf(p)
 	if !v.IsValid() || v.IsNil() {
-		return q, lp, nil
+		return nil, lp, nil
 	}
+	q := url.Values{}
 	v = v.Elem()
 	var extra url.Values
 	for i := range v.NumField() {

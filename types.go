@@ -1,6 +1,7 @@
 package invoicing
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -95,7 +96,15 @@ func (d Date) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes "YYYY-MM-DD"; null and "" give the zero Date.
 func (d *Date) UnmarshalJSON(b []byte) error {
-	return codec.Decode(b, false, func(dec *codec.Decoder) error { return dec.Date((*codec.Date)(d)) })
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		*d = Date{}
+		return nil
+	}
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return fmt.Errorf("invoicing: invalid date %s: want a \"YYYY-MM-DD\" string", b)
+	}
+	return d.UnmarshalText(b[1 : len(b)-1])
 }
 
 // InvoiceStatus is the status of an invoice. Values the SDK does not know yet
