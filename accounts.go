@@ -1,8 +1,6 @@
 package invoicing
 
 import (
-	"context"
-	"iter"
 	"net/url"
 
 	"github.com/shopspring/decimal"
@@ -13,38 +11,17 @@ import (
 // AccountService reads the chart of accounts (GET /accounts, GET
 // /accounts/{id}). The service documents accounts only in outline; see the
 // package documentation for what that means for these types.
+//
+//gen:service path=/accounts key=accounts record=Account noun=account list=AccountListParams get
 type AccountService service
 
 // TaxCodeService reads tax codes (GET /tax-codes, GET /tax-codes/{id}); the
 // service lists tax codes for a region. The service documents tax codes only
 // in outline; see the package documentation for what that means for these
 // types.
+//
+//gen:service path=/tax-codes key=tax_codes record=TaxCode noun=tax_code list=TaxCodeListParams get
 type TaxCodeService service
-
-// AccountType is the type of a ledger account, as in the list filter
-// type=revenue. Values the SDK does not know are kept as they are, so
-// compare against the constants rather than switching exhaustively.
-type AccountType string
-
-// Account types: AccountTypeRevenue is the value of the service's list
-// filter type=revenue; the others name the usual types of a chart of
-// accounts.
-const (
-	AccountTypeRevenue   AccountType = "revenue"
-	AccountTypeExpense   AccountType = "expense"
-	AccountTypeAsset     AccountType = "asset"
-	AccountTypeLiability AccountType = "liability"
-	AccountTypeEquity    AccountType = "equity"
-)
-
-// Known reports whether t is one of the constants above.
-func (t AccountType) Known() bool {
-	switch t {
-	case AccountTypeRevenue, AccountTypeExpense, AccountTypeAsset, AccountTypeLiability, AccountTypeEquity:
-		return true
-	}
-	return false
-}
 
 // Account is an account of the business's chart of accounts, the
 // account_id of line items and catalog items.
@@ -86,27 +63,6 @@ type AccountListParams struct {
 	Extra url.Values
 }
 
-// List iterates over every account matching p (nil for all), fetching pages
-// of 100 lazily. The records are read from the key "accounts" or "items".
-// Stop early with break; a failure is yielded as the last error.
-// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
-// records.
-func (s *AccountService) List(ctx context.Context, p *AccountListParams, opts ...ListOption) iter.Seq2[*Account, error] {
-	return list[Account](ctx, s.c, "/accounts", "accounts", p, opts)
-}
-
-// ListPage fetches one page of accounts matching p (nil for the first page
-// with the service's default size).
-func (s *AccountService) ListPage(ctx context.Context, p *AccountListParams, opts ...RequestOption) (*Page[Account], error) {
-	return listPage[Account](ctx, s.c, "/accounts", "accounts", p, opts)
-}
-
-// Get fetches one account. An unknown id is ErrNotFound; an id that is not a
-// UUID is a *ParamError.
-func (s *AccountService) Get(ctx context.Context, id string, opts ...RequestOption) (*Account, error) {
-	return get[Account](ctx, s.c, "/accounts", id, opts)
-}
-
 // TaxCode is a tax code, the tax_code_id of line items and catalog items;
 // the service looks its rate up when a line is created.
 //
@@ -146,25 +102,4 @@ type TaxCodeListParams struct {
 	// Extra holds query parameters the SDK does not know, sent as given. A
 	// name a typed field also sets, page or page_size is a *ParamError.
 	Extra url.Values
-}
-
-// List iterates over every tax code matching p (nil for all), fetching pages
-// of 100 lazily. The records are read from the key "tax_codes" or "items".
-// Stop early with break; a failure is yielded as the last error.
-// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
-// records.
-func (s *TaxCodeService) List(ctx context.Context, p *TaxCodeListParams, opts ...ListOption) iter.Seq2[*TaxCode, error] {
-	return list[TaxCode](ctx, s.c, "/tax-codes", "tax_codes", p, opts)
-}
-
-// ListPage fetches one page of tax codes matching p (nil for the first page
-// with the service's default size).
-func (s *TaxCodeService) ListPage(ctx context.Context, p *TaxCodeListParams, opts ...RequestOption) (*Page[TaxCode], error) {
-	return listPage[TaxCode](ctx, s.c, "/tax-codes", "tax_codes", p, opts)
-}
-
-// Get fetches one tax code. An unknown id is ErrNotFound; an id that is not
-// a UUID is a *ParamError.
-func (s *TaxCodeService) Get(ctx context.Context, id string, opts ...RequestOption) (*TaxCode, error) {
-	return get[TaxCode](ctx, s.c, "/tax-codes", id, opts)
 }

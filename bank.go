@@ -1,8 +1,6 @@
 package invoicing
 
 import (
-	"context"
-	"iter"
 	"net/url"
 
 	"github.com/shopspring/decimal"
@@ -14,12 +12,16 @@ import (
 // /bank-accounts; the service has no endpoint for one bank account). The
 // service documents bank data only in outline; see the package
 // documentation for what that means for these types.
+//
+//gen:service path=/bank-accounts key=bank_accounts record=BankAccount noun=bank_account list=BankAccountListParams
 type BankAccountService service
 
 // BankTransactionService reads bank transactions (GET /bank-transactions,
 // GET /bank-transactions/{id}). The service documents bank data only in
 // outline; see the package documentation for what that means for these
 // types.
+//
+//gen:service path=/bank-transactions key=bank_transactions record=BankTransaction noun=bank_transaction list=BankTransactionListParams get
 type BankTransactionService service
 
 // BankAccount is one of the business's bank accounts. Money is exact.
@@ -59,21 +61,6 @@ type BankAccountListParams struct {
 	// Extra holds query parameters the SDK does not know, sent as given.
 	// Setting page or page_size here is a *ParamError (use ListParams).
 	Extra url.Values
-}
-
-// List iterates over every bank account (p may be nil), fetching pages of
-// 100 lazily. The records are read from the key "bank_accounts" or "items".
-// Stop early with break; a failure is yielded as the last error.
-// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
-// records.
-func (s *BankAccountService) List(ctx context.Context, p *BankAccountListParams, opts ...ListOption) iter.Seq2[*BankAccount, error] {
-	return list[BankAccount](ctx, s.c, "/bank-accounts", "bank_accounts", p, opts)
-}
-
-// ListPage fetches one page of bank accounts (nil p for the first page with
-// the service's default size).
-func (s *BankAccountService) ListPage(ctx context.Context, p *BankAccountListParams, opts ...RequestOption) (*Page[BankAccount], error) {
-	return listPage[BankAccount](ctx, s.c, "/bank-accounts", "bank_accounts", p, opts)
 }
 
 // BankTransaction is a transaction on one of the business's bank accounts.
@@ -125,25 +112,4 @@ type BankTransactionListParams struct {
 	// Extra holds query parameters the SDK does not know, sent as given. A
 	// name a typed field also sets, page or page_size is a *ParamError.
 	Extra url.Values
-}
-
-// List iterates over every bank transaction matching p (nil for all),
-// fetching pages of 100 lazily. The records are read from the key
-// "bank_transactions" or "items". Stop early with break; a failure is
-// yielded as the last error. WithPrefetch(n) fetches up to n pages ahead;
-// Collect and First gather the records.
-func (s *BankTransactionService) List(ctx context.Context, p *BankTransactionListParams, opts ...ListOption) iter.Seq2[*BankTransaction, error] {
-	return list[BankTransaction](ctx, s.c, "/bank-transactions", "bank_transactions", p, opts)
-}
-
-// ListPage fetches one page of bank transactions matching p (nil for the
-// first page with the service's default size).
-func (s *BankTransactionService) ListPage(ctx context.Context, p *BankTransactionListParams, opts ...RequestOption) (*Page[BankTransaction], error) {
-	return listPage[BankTransaction](ctx, s.c, "/bank-transactions", "bank_transactions", p, opts)
-}
-
-// Get fetches one bank transaction. An unknown id is ErrNotFound; an id that
-// is not a UUID is a *ParamError.
-func (s *BankTransactionService) Get(ctx context.Context, id string, opts ...RequestOption) (*BankTransaction, error) {
-	return get[BankTransaction](ctx, s.c, "/bank-transactions", id, opts)
 }

@@ -1,8 +1,6 @@
 package invoicing
 
 import (
-	"context"
-	"iter"
 	"net/url"
 	"time"
 
@@ -15,30 +13,9 @@ import (
 // suppliers (GET /bills, GET /bills/{id}, POST /bills). The service
 // documents bills only in outline; see the package documentation for what
 // that means for these types.
+//
+//gen:service path=/bills key=bills record=Bill noun=bill list=BillListParams get create=BillCreateParams
 type BillService service
-
-// BillStatus is the status of a bill, as in the bill.created webhook. The
-// service does not list a bill's statuses, so a bill may carry others than
-// the constants: values the SDK does not know are kept as they are, so
-// compare against the constants rather than switching exhaustively.
-type BillStatus string
-
-// Bill statuses the SDK knows. A bill may carry others; see BillStatus.
-const (
-	BillStatusDraft            BillStatus = "draft"
-	BillStatusAwaitingApproval BillStatus = "awaiting_approval"
-	BillStatusApproved         BillStatus = "approved"
-	BillStatusPaid             BillStatus = "paid"
-)
-
-// Known reports whether s is one of the statuses above.
-func (s BillStatus) Known() bool {
-	switch s {
-	case BillStatusDraft, BillStatusAwaitingApproval, BillStatusApproved, BillStatusPaid:
-		return true
-	}
-	return false
-}
 
 // Bill is a bill from a supplier. Money is exact; amounts are in Currency.
 //
@@ -171,36 +148,4 @@ type BillCreateParams struct {
 	// *ParamError; one whose typed field is empty may be used (e.g.
 	// line_items in a shape LineItemParams cannot express).
 	Extra map[string]any `json:",embed"`
-}
-
-// List iterates over every bill matching p (nil for all), fetching pages of
-// 100 lazily. The records are read from the key "bills" or "items". Stop
-// early with break; a failure is yielded as the last error. WithPrefetch(n)
-// fetches up to n pages ahead; Collect and First gather the records.
-func (s *BillService) List(ctx context.Context, p *BillListParams, opts ...ListOption) iter.Seq2[*Bill, error] {
-	return list[Bill](ctx, s.c, "/bills", "bills", p, opts)
-}
-
-// ListPage fetches one page of bills matching p (nil for the first page with
-// the service's default size).
-func (s *BillService) ListPage(ctx context.Context, p *BillListParams, opts ...RequestOption) (*Page[Bill], error) {
-	return listPage[Bill](ctx, s.c, "/bills", "bills", p, opts)
-}
-
-// Get fetches one bill with its line items. An unknown id is ErrNotFound; an
-// id that is not a UUID is a *ParamError.
-func (s *BillService) Get(ctx context.Context, id string, opts ...RequestOption) (*Bill, error) {
-	return get[Bill](ctx, s.c, "/bills", id, opts)
-}
-
-// Create creates a bill and returns it as the service does (201). The SDK
-// checks nothing but a nil p and Extra's clashes; the service's validation
-// errors come back as *Error (ErrValidation). Creates are never repeated
-// after a 5xx or a network error.
-func (s *BillService) Create(ctx context.Context, p *BillCreateParams, opts ...RequestOption) (*Bill, error) {
-	if err := required("Bills.Create", p); err != nil {
-		return nil, err
-	}
-	v, _, err := create[Bill](ctx, s.c, "/bills", p, false, opts)
-	return v, err
 }

@@ -1,8 +1,6 @@
 package invoicing
 
 import (
-	"context"
-	"iter"
 	"net/url"
 	"time"
 
@@ -13,12 +11,16 @@ import (
 // GET /clients/{id}, POST /clients). The service documents clients only in
 // outline; see the package documentation for what that means for these
 // types.
+//
+//gen:service path=/clients key=clients record=Contact noun=client list=ContactListParams get create=ContactCreateParams
 type ClientService service
 
 // SupplierService reads and creates the business's suppliers (GET
 // /suppliers, GET /suppliers/{id}, POST /suppliers). The service documents
 // suppliers only in outline; see the package documentation for what that
 // means for these types.
+//
+//gen:service path=/suppliers key=suppliers record=Contact noun=supplier list=ContactListParams get create=ContactCreateParams
 type SupplierService service
 
 // Contact is a client or a supplier of the business; ClientService and
@@ -85,70 +87,4 @@ type ContactCreateParams struct {
 	// depth). A name a typed field also sends is a *ParamError; one whose
 	// typed field is empty may be used (to send null, say).
 	Extra map[string]any `json:",embed"`
-}
-
-// List iterates over every client matching p (nil for all), fetching pages
-// of 100 lazily. The records are read from the key "clients" or "items".
-// Stop early with break; a failure is yielded as the last error.
-// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
-// records.
-func (s *ClientService) List(ctx context.Context, p *ContactListParams, opts ...ListOption) iter.Seq2[*Contact, error] {
-	return list[Contact](ctx, s.c, "/clients", "clients", p, opts)
-}
-
-// ListPage fetches one page of clients matching p (nil for the first page
-// with the service's default size).
-func (s *ClientService) ListPage(ctx context.Context, p *ContactListParams, opts ...RequestOption) (*Page[Contact], error) {
-	return listPage[Contact](ctx, s.c, "/clients", "clients", p, opts)
-}
-
-// Get fetches one client. An unknown id is ErrNotFound; an id that is not a
-// UUID is a *ParamError.
-func (s *ClientService) Get(ctx context.Context, id string, opts ...RequestOption) (*Contact, error) {
-	return get[Contact](ctx, s.c, "/clients", id, opts)
-}
-
-// Create creates a client and returns it as the service does (201). The SDK
-// checks nothing but a nil p and Extra's clashes; the service's validation
-// errors come back as *Error (ErrValidation). Creates are never repeated
-// after a 5xx or a network error.
-func (s *ClientService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
-	if err := required("Clients.Create", p); err != nil {
-		return nil, err
-	}
-	v, _, err := create[Contact](ctx, s.c, "/clients", p, false, opts)
-	return v, err
-}
-
-// List iterates over every supplier matching p (nil for all), fetching pages
-// of 100 lazily. The records are read from the key "suppliers" or "items".
-// Stop early with break; a failure is yielded as the last error.
-// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
-// records.
-func (s *SupplierService) List(ctx context.Context, p *ContactListParams, opts ...ListOption) iter.Seq2[*Contact, error] {
-	return list[Contact](ctx, s.c, "/suppliers", "suppliers", p, opts)
-}
-
-// ListPage fetches one page of suppliers matching p (nil for the first page
-// with the service's default size).
-func (s *SupplierService) ListPage(ctx context.Context, p *ContactListParams, opts ...RequestOption) (*Page[Contact], error) {
-	return listPage[Contact](ctx, s.c, "/suppliers", "suppliers", p, opts)
-}
-
-// Get fetches one supplier. An unknown id is ErrNotFound; an id that is not
-// a UUID is a *ParamError.
-func (s *SupplierService) Get(ctx context.Context, id string, opts ...RequestOption) (*Contact, error) {
-	return get[Contact](ctx, s.c, "/suppliers", id, opts)
-}
-
-// Create creates a supplier and returns it as the service does (201). The
-// SDK checks nothing but a nil p and Extra's clashes; the service's
-// validation errors come back as *Error (ErrValidation). Creates are never
-// repeated after a 5xx or a network error.
-func (s *SupplierService) Create(ctx context.Context, p *ContactCreateParams, opts ...RequestOption) (*Contact, error) {
-	if err := required("Suppliers.Create", p); err != nil {
-		return nil, err
-	}
-	v, _, err := create[Contact](ctx, s.c, "/suppliers", p, false, opts)
-	return v, err
 }

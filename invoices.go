@@ -2,7 +2,6 @@ package invoicing
 
 import (
 	"context"
-	"iter"
 	"net/http"
 	"time"
 
@@ -13,6 +12,8 @@ import (
 
 // InvoiceService reads and creates sales invoices (scopes invoices:read and
 // invoices:write).
+//
+//gen:service path=/invoices key=invoices record=Invoice noun=invoice list=InvoiceListParams get pdf=Invoice
 type InvoiceService service
 
 // Invoice is a sales invoice. Money is exact; amounts are in Currency.
@@ -84,32 +85,6 @@ type InvoiceListParams struct {
 	// service defines them); a ToDate before FromDate is a *ParamError.
 	FromDate Date `query:"from_date"`
 	ToDate   Date `query:"to_date"`
-}
-
-// List iterates over every invoice matching p (nil for all), fetching pages
-// of 100 lazily. Stop early with break; a failure is yielded as the last
-// error. WithPrefetch(n) fetches up to n pages ahead; Collect and First
-// gather the records.
-func (s *InvoiceService) List(ctx context.Context, p *InvoiceListParams, opts ...ListOption) iter.Seq2[*Invoice, error] {
-	return list[Invoice](ctx, s.c, "/invoices", "invoices", p, opts)
-}
-
-// ListPage fetches one page of invoices matching p (nil for the first page
-// with the service's default size).
-func (s *InvoiceService) ListPage(ctx context.Context, p *InvoiceListParams, opts ...RequestOption) (*Page[Invoice], error) {
-	return listPage[Invoice](ctx, s.c, "/invoices", "invoices", p, opts)
-}
-
-// Get fetches one invoice with its line items. An unknown id is ErrNotFound;
-// an id that is not a UUID is a *ParamError.
-func (s *InvoiceService) Get(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
-	return get[Invoice](ctx, s.c, "/invoices", id, opts)
-}
-
-// PDF streams the invoice as a PDF; File.Filename is "Invoice-<number>.pdf"
-// as the service names it. The caller must Close the File.
-func (s *InvoiceService) PDF(ctx context.Context, id string, opts ...RequestOption) (*File, error) {
-	return s.c.downloadPDF(ctx, "/invoices", id, opts)
 }
 
 // InvoiceCreateParams is the body of POST /invoices. Empty optional fields

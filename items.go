@@ -2,7 +2,6 @@ package invoicing
 
 import (
 	"context"
-	"iter"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -12,6 +11,8 @@ import (
 
 // ItemService reads and creates catalog items (scopes items:read and
 // items:write).
+//
+//gen:service path=/items key=items record=Item noun=catalog_item list=ItemListParams get
 type ItemService service
 
 // Item is a catalog item.
@@ -45,24 +46,6 @@ type Item struct {
 type ItemListParams struct {
 	ListParams
 	ItemType ItemType `query:"item_type"`
-}
-
-// List iterates over every catalog item matching p (nil for all), fetching
-// pages of 100 lazily. Stop early with break; a failure is yielded as the
-// last error. WithPrefetch(n) fetches up to n pages ahead; Collect and First
-// gather the records.
-func (s *ItemService) List(ctx context.Context, p *ItemListParams, opts ...ListOption) iter.Seq2[*Item, error] {
-	return list[Item](ctx, s.c, "/items", "items", p, opts)
-}
-
-// ListPage fetches one page of catalog items matching p.
-func (s *ItemService) ListPage(ctx context.Context, p *ItemListParams, opts ...RequestOption) (*Page[Item], error) {
-	return listPage[Item](ctx, s.c, "/items", "items", p, opts)
-}
-
-// Get fetches one catalog item. An unknown id is ErrNotFound.
-func (s *ItemService) Get(ctx context.Context, id string, opts ...RequestOption) (*Item, error) {
-	return get[Item](ctx, s.c, "/items", id, opts)
 }
 
 // ItemCreateParams is the body of POST /items.

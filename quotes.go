@@ -2,7 +2,6 @@ package invoicing
 
 import (
 	"context"
-	"iter"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -12,6 +11,8 @@ import (
 
 // QuoteService reads and creates quotes (scopes quotes:read and
 // quotes:write).
+//
+//gen:service path=/quotes key=quotes record=Quote noun=quote list=QuoteListParams get pdf=Quote
 type QuoteService service
 
 // Quote is a sales quote. For an accepted quote the totals and lines are the
@@ -80,30 +81,6 @@ type QuoteListParams struct {
 	// FromDate is a *ParamError.
 	FromDate Date `query:"from_date"`
 	ToDate   Date `query:"to_date"`
-}
-
-// List iterates over every quote matching p (nil for all), fetching pages of
-// 100 lazily. Stop early with break; a failure is yielded as the last error.
-// WithPrefetch(n) fetches up to n pages ahead; Collect and First gather the
-// records.
-func (s *QuoteService) List(ctx context.Context, p *QuoteListParams, opts ...ListOption) iter.Seq2[*Quote, error] {
-	return list[Quote](ctx, s.c, "/quotes", "quotes", p, opts)
-}
-
-// ListPage fetches one page of quotes matching p; Total counts all matches.
-func (s *QuoteService) ListPage(ctx context.Context, p *QuoteListParams, opts ...RequestOption) (*Page[Quote], error) {
-	return listPage[Quote](ctx, s.c, "/quotes", "quotes", p, opts)
-}
-
-// Get fetches one quote with its line items. An unknown id is ErrNotFound.
-func (s *QuoteService) Get(ctx context.Context, id string, opts ...RequestOption) (*Quote, error) {
-	return get[Quote](ctx, s.c, "/quotes", id, opts)
-}
-
-// PDF streams the quote as a PDF; File.Filename is "Quote-<number>.pdf". It
-// never creates a share link. The caller must Close the File.
-func (s *QuoteService) PDF(ctx context.Context, id string, opts ...RequestOption) (*File, error) {
-	return s.c.downloadPDF(ctx, "/quotes", id, opts)
 }
 
 // QuoteCreateParams is the body of POST /quotes. Empty optional fields are

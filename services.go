@@ -83,13 +83,15 @@ func decodeInto[T any, P record[T]](v *T) func([]byte) error {
 	}
 }
 
-// required is the *ParamError of a nil p given to method, a create whose
-// params may be empty but not nil.
-func required[P any](method string, p *P) error {
-	if p == nil {
-		return paramErr("params", fmt.Sprintf("%s needs a *%s (an empty one is allowed), got nil", method, reflect.TypeFor[P]().Name()))
+// createRequired is create for a params type the SDK checks nothing of but
+// that it is not nil (an empty one is allowed): method names the SDK method
+// in the error, e.g. "Clients.Create".
+func createRequired[T any, P record[T]](ctx context.Context, c *Client, method, path string, p interface{ MarshalJSON() ([]byte, error) }, opts []RequestOption) (*T, error) {
+	if v := reflect.ValueOf(p); v.IsNil() {
+		return nil, paramErr("params", fmt.Sprintf("%s needs a *%s (an empty one is allowed), got nil", method, v.Type().Elem().Name()))
 	}
-	return nil
+	v, _, err := create[T, P](ctx, c, path, p, false, opts)
+	return v, err
 }
 
 // resourcePath returns collection + "/" + id + suffix after checking that id

@@ -107,69 +107,6 @@ func (d *Date) UnmarshalJSON(b []byte) error {
 	return d.UnmarshalText(b[1 : len(b)-1])
 }
 
-// InvoiceStatus is the status of an invoice. Values the SDK does not know yet
-// are kept as they are, so compare against the constants rather than switching
-// exhaustively.
-type InvoiceStatus string
-
-// Invoice statuses documented by the API.
-const (
-	InvoiceStatusDraft           InvoiceStatus = "draft"
-	InvoiceStatusAwaitingPayment InvoiceStatus = "awaiting_payment"
-	InvoiceStatusPaid            InvoiceStatus = "paid"
-	InvoiceStatusOverdue         InvoiceStatus = "overdue"
-	InvoiceStatusVoided          InvoiceStatus = "voided"
-)
-
-// Known reports whether s is one of the documented invoice statuses.
-func (s InvoiceStatus) Known() bool {
-	switch s {
-	case InvoiceStatusDraft, InvoiceStatusAwaitingPayment, InvoiceStatusPaid, InvoiceStatusOverdue, InvoiceStatusVoided:
-		return true
-	}
-	return false
-}
-
-// QuoteStatus is the status of a quote. Unknown values are kept as they are.
-type QuoteStatus string
-
-// Quote statuses documented by the API.
-const (
-	QuoteStatusDraft    QuoteStatus = "draft"
-	QuoteStatusSent     QuoteStatus = "sent"
-	QuoteStatusAccepted QuoteStatus = "accepted"
-	QuoteStatusDeclined QuoteStatus = "declined"
-	QuoteStatusExpired  QuoteStatus = "expired"
-)
-
-// Known reports whether s is one of the documented quote statuses.
-func (s QuoteStatus) Known() bool {
-	switch s {
-	case QuoteStatusDraft, QuoteStatusSent, QuoteStatusAccepted, QuoteStatusDeclined, QuoteStatusExpired:
-		return true
-	}
-	return false
-}
-
-// ItemType is the type of a catalog item. Unknown values are kept as they are.
-type ItemType string
-
-// Item types documented by the API.
-const (
-	ItemTypeSales    ItemType = "SALES"
-	ItemTypePurchase ItemType = "PURCHASE"
-	ItemTypeText     ItemType = "TEXT"
-)
-
-// Known reports whether t is one of the documented item types.
-func (t ItemType) Known() bool {
-	switch t {
-	case ItemTypeSales, ItemTypePurchase, ItemTypeText:
-		return true
-	}
-	return false
-}
-
 // Ptr returns a pointer to v, for optional request fields such as
 // ItemCreateParams.UnitPrice.
 func Ptr[T any](v T) *T { return &v }

@@ -20,6 +20,11 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(got), "%s/records_gen.go is stale: run go generate", dir)
 	}
+	want, err := generateServices("../../..", "services_gen.go")
+	require.NoError(t, err)
+	got, err := os.ReadFile("../../../services_gen.go")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "services_gen.go is stale: run go generate")
 }
 
 // A field of a type the codec does not know is an error, never skipped.
