@@ -27,36 +27,108 @@ type request struct {
 	repeatable   bool       // a non-GET safe to repeat after a 5xx or a network error
 }
 
-// attemptTimeout is the error of an attempt that exceeded its deadline
-// (WithTimeout). It matches context.DeadlineExceeded and is a net.Error
-// whose Timeout is true.
-type attemptTimeout struct {
-	d       time.Duration
-	stalled bool // the body stopped coming, after the headers
-}
-
-func (e *attemptTimeout) Error() string {
-	if e.stalled {
-		return fmt.Sprintf("the response body stalled for %v (per-attempt timeout)", e.d)
+// url returns the request's URL: base, path, the query of its params and
+// the WithQuery extras (a clash between the two is a *ParamError).
+func (c *Client) url(r *request, extra url.Values) (string, error) {
+	u, q := c.base+r.path, r.query
+	if len(extra) > 0 {
+		q = url.Values{}
+		maps.Copy(q, r.query)
+		var reserved []string
+		if r.paged {
+			reserved = []string{"page", "page_size"}
+		}
+		if err := mergeQuery(q, extra, reserved...); err != nil {
+			return "", err
+		}
 	}
-	return fmt.Sprintf("no complete response within %v (per-attempt timeout)", e.d)
-}
-
-func (e *attemptTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
-
-func (e *attemptTimeout) Timeout() bool { return true }
-
-func (e *attemptTimeout) Temporary() bool { return true }
-
-// timeoutCause returns the attempt's timeout in place of err when the
-// attempt context ctx ended because of it (and not because parent ended).
-func timeoutCause(ctx, parent context.Context, err error) error {
-	var te *attemptTimeout
-	if parent.Err() == nil && errors.As(context.Cause(ctx), &te) {
-		return te
+	if len(q) > 0 {
+		u += "?" + q.Encode()
 	}
-	return err
+	return u, nil
 }
+
+// setHeaders sets a request's headers: the call's own, the key, the SDK's.
+func (c *Client) setHeaders(h http.Header, r *request, cfg *callConfig) {
+	for k, vs := range cfg.header {
+		h[k] = vs
+	}
+	h["Authorization"] = c.auth()
+	if cfg.auth != nil {
+		h["Authorization"] = cfg.auth()
+	}
+	if h["User-Agent"] == nil {
+		h["User-Agent"] = c.ua
+	}
+	if h["Accept"] == nil {
+		h["Accept"] = hdrJSON
+		if r.pdf {
+			h["Accept"] = hdrPDF // and the JSON {detail} of an error
+		}
+	}
+	if r.body != nil {
+		h["Content-Type"] = hdrJSON
+	}
+}
+
+var (
+	hdrJSON = []string{"application/json"}
+	hdrPDF  = []string{"application/pdf, application/json"}
+)
+
+// httpClient returns the http.Client the SDK sends through and the
+// transport under it: a copy of hc (hc itself is not modified), or a new
+// client over a clone of http.DefaultTransport that keeps up to MaxPrefetch
+// idle connections to the service (instead of 2), so that a prefetching
+// List reuses its connections from one round of pages to the next. Its
+// redirect policy refuses plain http on a non-loopback host unless insecure
+// (net/http drops the Authorization header on a redirect to another host,
+// but keeps it from https to http on the same one), then applies hc's own,
+// or net/http's limit of 10 redirects.
+func httpClient(hc *http.Client, insecure bool) (*http.Client, http.RoundTripper) {
+	var cp http.Client
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = MaxPrefetch
+	var next http.RoundTripper = t
+	if hc != nil {
+		cp, next = *hc, hc.Transport
+		if next == nil {
+			next = http.DefaultTransport // what hc would use
+		}
+	}
+	then := cp.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		switch {
+		case req.URL.Scheme != "https" && !insecure && !isLoopback(req.URL.Hostname()):
+			return errInsecureRedirect
+		case then != nil:
+			err := then(req, via)
+			if err != nil && err != http.ErrUseLastResponse { // which net/http compares with ==
+				err = &refusedRedirect{err}
+			}
+			return err
+		case len(via) >= 10:
+			return errTooManyRedirects
+		}
+		return nil
+	}
+	return &cp, next
+}
+
+// errInsecureRedirect stops a redirect that would downgrade to plain http.
+// It and errTooManyRedirects come wrapped in "invoicing: METHOD PATH: ".
+var errInsecureRedirect = errors.New("refusing to follow a redirect to plain http (the API key would travel in clear text)")
+
+// errTooManyRedirects stops the 10th redirect, as net/http does.
+var errTooManyRedirects = errors.New("stopped after 10 redirects")
+
+// refusedRedirect is the error of the caller's CheckRedirect: like the
+// SDK's own refusals, a second try would meet it again.
+type refusedRedirect struct{ err error }
+
+func (e *refusedRedirect) Error() string { return e.err.Error() }
+
+func (e *refusedRedirect) Unwrap() error { return e.err }
 
 // body is a response body read within its attempt's deadline; an idle one
 // (a PDF's, which streams) gives each Read the whole deadline instead.
@@ -91,6 +163,37 @@ func (b *body) Close() error {
 	b.timer.Stop()
 	err := b.rc.Close()
 	b.cancel(nil)
+	return err
+}
+
+// attemptTimeout is the error of an attempt that exceeded its deadline
+// (WithTimeout). It matches context.DeadlineExceeded and is a net.Error
+// whose Timeout is true.
+type attemptTimeout struct {
+	d       time.Duration
+	stalled bool // the body stopped coming, after the headers
+}
+
+func (e *attemptTimeout) Error() string {
+	if e.stalled {
+		return fmt.Sprintf("the response body stalled for %v (per-attempt timeout)", e.d)
+	}
+	return fmt.Sprintf("no complete response within %v (per-attempt timeout)", e.d)
+}
+
+func (e *attemptTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+func (e *attemptTimeout) Timeout() bool { return true }
+
+func (e *attemptTimeout) Temporary() bool { return true }
+
+// timeoutCause returns the attempt's timeout in place of err when the
+// attempt context ctx ended because of it (and not because parent ended).
+func timeoutCause(ctx, parent context.Context, err error) error {
+	var te *attemptTimeout
+	if parent.Err() == nil && errors.As(context.Cause(ctx), &te) {
+		return te
+	}
 	return err
 }
 
@@ -141,55 +244,6 @@ func status(resp *http.Response) int {
 	return resp.StatusCode
 }
 
-// setHeaders sets a request's headers: the call's own, the key, the SDK's.
-func (c *Client) setHeaders(h http.Header, r *request, cfg *callConfig) {
-	for k, vs := range cfg.header {
-		h[k] = vs
-	}
-	h["Authorization"] = c.auth()
-	if cfg.auth != nil {
-		h["Authorization"] = cfg.auth()
-	}
-	if h["User-Agent"] == nil {
-		h["User-Agent"] = c.ua
-	}
-	if h["Accept"] == nil {
-		h["Accept"] = hdrJSON
-		if r.pdf {
-			h["Accept"] = hdrPDF // and the JSON {detail} of an error
-		}
-	}
-	if r.body != nil {
-		h["Content-Type"] = hdrJSON
-	}
-}
-
-var (
-	hdrJSON = []string{"application/json"}
-	hdrPDF  = []string{"application/pdf, application/json"}
-)
-
-// url returns the request's URL: base, path, the query of its params and
-// the WithQuery extras (a clash between the two is a *ParamError).
-func (c *Client) url(r *request, extra url.Values) (string, error) {
-	u, q := c.base+r.path, r.query
-	if len(extra) > 0 {
-		q = url.Values{}
-		maps.Copy(q, r.query)
-		var reserved []string
-		if r.paged {
-			reserved = []string{"page", "page_size"}
-		}
-		if err := mergeQuery(q, extra, reserved...); err != nil {
-			return "", err
-		}
-	}
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	return u, nil
-}
-
 // logf logs one line with the route and args (name, value pairs; a zero
 // int or nil error is left out). Callers check c.log first, so that a
 // Client without a logger boxes nothing.
@@ -210,57 +264,4 @@ func (c *Client) logf(ctx context.Context, level slog.Level, msg, route string, 
 		}
 	}
 	c.log.LogAttrs(ctx, level, msg, attrs...)
-}
-
-// errInsecureRedirect stops a redirect that would downgrade to plain http.
-// It and errTooManyRedirects come wrapped in "invoicing: METHOD PATH: ".
-var errInsecureRedirect = errors.New("refusing to follow a redirect to plain http (the API key would travel in clear text)")
-
-// errTooManyRedirects stops the 10th redirect, as net/http does.
-var errTooManyRedirects = errors.New("stopped after 10 redirects")
-
-// refusedRedirect is the error of the caller's CheckRedirect: like the
-// SDK's own refusals, a second try would meet it again.
-type refusedRedirect struct{ err error }
-
-func (e *refusedRedirect) Error() string { return e.err.Error() }
-func (e *refusedRedirect) Unwrap() error { return e.err }
-
-// httpClient returns the http.Client the SDK sends through and the
-// transport under it: a copy of hc (hc itself is not modified), or a new
-// client over a clone of http.DefaultTransport that keeps up to MaxPrefetch
-// idle connections to the service (instead of 2), so that a prefetching
-// List reuses its connections from one round of pages to the next. Its
-// redirect policy refuses plain http on a non-loopback host unless insecure
-// (net/http drops the Authorization header on a redirect to another host,
-// but keeps it from https to http on the same one), then applies hc's own,
-// or net/http's limit of 10 redirects.
-func httpClient(hc *http.Client, insecure bool) (*http.Client, http.RoundTripper) {
-	var cp http.Client
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = MaxPrefetch
-	var next http.RoundTripper = t
-	if hc != nil {
-		cp, next = *hc, hc.Transport
-		if next == nil {
-			next = http.DefaultTransport // what hc would use
-		}
-	}
-	then := cp.CheckRedirect
-	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		switch {
-		case req.URL.Scheme != "https" && !insecure && !isLoopback(req.URL.Hostname()):
-			return errInsecureRedirect
-		case then != nil:
-			err := then(req, via)
-			if err != nil && err != http.ErrUseLastResponse { // which net/http compares with ==
-				err = &refusedRedirect{err}
-			}
-			return err
-		case len(via) >= 10:
-			return errTooManyRedirects
-		}
-		return nil
-	}
-	return &cp, next
 }
