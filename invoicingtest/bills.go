@@ -2,7 +2,7 @@ package invoicingtest
 
 import (
 	"fmt"
-	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -68,60 +68,28 @@ func (s *Server) billView(b *bill) billJSON {
 	}
 }
 
-// listBills serves GET /bills with the filters status and supplier_id.
-func (s *Server) listBills(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := parsePage(q)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+// billFilter reads the filters of GET /bills: status and supplier_id.
+func billFilter(q url.Values) (func(*bill) bool, *apiError) {
 	status, err := oneOf(q, "status", billStatuses...)
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	supplierID := q.Get("supplier_id")
-	keep := func(b *bill) bool {
+	return func(b *bill) bool {
 		return (status == "" || b.status == status) && (supplierID == "" || b.supplierID == supplierID)
-	}
-	serveList(s, w, p, "bills", &s.data.bills, keep, s.billView)
+	}, nil
 }
 
-// getBill serves GET /bills/{id}.
-func (s *Server) getBill(w http.ResponseWriter, r *http.Request) {
-	serveOne(s, w, r, &s.data.bills, "Bill", s.billView)
-}
-
-// createBill serves POST /bills (201) and fires bill.created.
-func (s *Server) createBill(w http.ResponseWriter, r *http.Request) {
-	var req billRequest
-	if err := decodeWithLines(r, &req, &req.LineItems); err != nil {
-		writeError(w, err)
-		return
-	}
-	s.mu.Lock()
-	b, err := s.insertBill(&req)
-	var view billJSON
-	var ev event
-	if err == nil {
-		view = s.billView(b)
-		ev = s.newEvent(webhooks.EventBillCreated, jsonobj.Object{
-			{Key: "bill_id", Value: b.id},
-			{Key: "bill_number", Value: b.number},
-			{Key: "supplier_id", Value: b.supplierID},
-			{Key: "total", Value: moneyString(b.total())},
-			{Key: "status", Value: b.status},
-			{Key: "created_at", Value: formatTime(b.createdAt)},
-		})
-	}
-	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.publish(ev)
-	writeJSON(w, http.StatusCreated, view)
+// billCreated builds bill.created. The caller holds s.mu.
+func (s *Server) billCreated(b *bill) event {
+	return s.newEvent(webhooks.EventBillCreated, jsonobj.Object{
+		{Key: "bill_id", Value: b.id},
+		{Key: "bill_number", Value: b.number},
+		{Key: "supplier_id", Value: b.supplierID},
+		{Key: "total", Value: moneyString(b.total())},
+		{Key: "status", Value: b.status},
+		{Key: "created_at", Value: formatTime(b.createdAt)},
+	})
 }
 
 // insertBill validates and stores a bill: 422 for an unknown supplier, a
@@ -229,10 +197,5 @@ func (s *Server) PayBill(billID string, paidAt time.Time) error {
 	return nil
 }
 
-func (s *Server) billFor(id string) (*bill, error) {
-	b := s.data.bills.get(id)
-	if b == nil {
-		return nil, fmt.Errorf("%w: bill %s", ErrNotFound, id)
-	}
-	return b, nil
-}
+// billFor finds a bill for a helper. The caller holds s.mu.
+func (s *Server) billFor(id string) (*bill, error) { return s.data.bills.find("bill", id) }

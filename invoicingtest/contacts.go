@@ -120,64 +120,18 @@ func contactView(c *contact) contactJSON {
 	}
 }
 
-func (s *Server) listClients(w http.ResponseWriter, r *http.Request) {
-	s.listContacts(w, r, &s.data.clients, "clients")
-}
-
-func (s *Server) listSuppliers(w http.ResponseWriter, r *http.Request) {
-	s.listContacts(w, r, &s.data.suppliers, "suppliers")
-}
-
-func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, tbl *table[contact], key string) {
-	p, err := parsePage(r.URL.Query())
-	if err != nil {
-		writeError(w, err)
-		return
+// createContact serves POST /clients or /suppliers (kind) and fires
+// contact.created.
+func (s *Server) createContact(kind webhooks.ContactType) http.HandlerFunc {
+	insert := func(req *contactRequest) (*contact, *apiError) {
+		c := Contact{Name: req.Name, Email: strings.TrimSpace(req.Email), Phone: req.Phone}
+		if a := req.Address; a != nil {
+			c.Address = Address{a.Line1, a.Line2, a.City, a.State, a.Postcode, a.Country}
+		}
+		return s.insertContact(c, kind)
 	}
-	serveList(s, w, p, key, tbl, nil, contactView)
-}
-
-func (s *Server) getClient(w http.ResponseWriter, r *http.Request) {
-	serveOne(s, w, r, &s.data.clients, "Client", contactView)
-}
-
-func (s *Server) getSupplier(w http.ResponseWriter, r *http.Request) {
-	serveOne(s, w, r, &s.data.suppliers, "Supplier", contactView)
-}
-
-func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
-	s.createContact(w, r, webhooks.ContactTypeClient)
-}
-
-func (s *Server) createSupplier(w http.ResponseWriter, r *http.Request) {
-	s.createContact(w, r, webhooks.ContactTypeSupplier)
-}
-
-func (s *Server) createContact(w http.ResponseWriter, r *http.Request, kind webhooks.ContactType) {
-	var req contactRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	c := Contact{Name: req.Name, Email: strings.TrimSpace(req.Email), Phone: req.Phone}
-	if a := req.Address; a != nil {
-		c.Address = Address{a.Line1, a.Line2, a.City, a.State, a.Postcode, a.Country}
-	}
-	s.mu.Lock()
-	rec, err := s.insertContact(c, kind)
-	var view contactJSON
-	var ev event
-	if err == nil {
-		view = contactView(rec)
-		ev = s.contactCreatedEvent(rec, kind)
-	}
-	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.publish(ev)
-	writeJSON(w, http.StatusCreated, view)
+	created := func(c *contact) event { return s.contactCreatedEvent(c, kind) }
+	return createHandler(s, nil, insert, contactView, created)
 }
 
 // contactCreatedEvent builds the contact.created payload. The caller holds

@@ -3,6 +3,7 @@ package invoicingtest
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -100,91 +101,63 @@ func (s *Server) invoiceViewOn(inv *invoice, today time.Time) invoiceJSON {
 // the invoices show today: an overdue invoice matches overdue),
 // client_id, from_date and to_date (on issue_date, both inclusive).
 func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
-	p, f, err := parseDocQuery(r.URL.Query(), invoiceStatuses)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	today := s.today()           // one date for the filter and every record shown
-	var keep func(*invoice) bool // nil: all of them
-	if f.filters() {
-		keep = func(inv *invoice) bool { return f.keep(inv.statusOn(today), inv.clientID, inv.issueDate) }
+	today := s.today() // one date for the filter and every record shown
+	filter := func(q url.Values) (func(*invoice) bool, *apiError) {
+		f, err := parseDocQuery(q, invoiceStatuses)
+		if err != nil || !f.filters() {
+			return nil, err
+		}
+		return func(inv *invoice) bool { return f.keep(inv.statusOn(today), inv.clientID, inv.issueDate) }, nil
 	}
 	view := func(inv *invoice) invoiceJSON { return s.invoiceViewOn(inv, today) }
-	serveList(s, w, p, "invoices", &s.data.invoices, keep, view)
+	listHandler(s, "invoices", &s.data.invoices, filter, view)(w, r)
 }
 
-// getInvoice serves GET /invoices/{id}.
-func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) {
-	serveOne(s, w, r, &s.data.invoices, "Invoice", s.invoiceView)
+// invoiceCreated builds invoice.created. The caller holds s.mu.
+func (s *Server) invoiceCreated(inv *invoice) event {
+	return s.invoiceEvent(webhooks.EventInvoiceCreated, inv)
 }
 
-// createInvoice serves POST /invoices: 201 with a new invoice, or 200 with
-// the existing one when the reference is already used.
-func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) {
-	var req invoiceRequest
-	if err := decodeWithLines(r, &req, &req.LineItems); err != nil {
-		writeError(w, err)
-		return
+// existingInvoice returns the invoice already created with the request's
+// reference, if any: POST /invoices answers it again (200) instead of
+// creating another. The caller holds s.mu.
+func (s *Server) existingInvoice(req *invoiceRequest) *invoice {
+	reference := strings.TrimSpace(req.Reference)
+	if reference == "" {
+		return nil
 	}
-	s.mu.Lock()
-	inv, created, err := s.insertInvoice(&req)
-	var view invoiceJSON
-	var events []event
-	if err == nil {
-		view = s.invoiceView(inv)
-		if created {
-			events = append(events, s.invoiceEvent(webhooks.EventInvoiceCreated, inv))
-		}
-	}
-	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.publish(events...)
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, view)
+	return s.data.invoices.first(func(inv *invoice) bool { return inv.reference == reference })
 }
 
 // insertInvoice applies the rules of POST /invoices and stores the invoice.
-// It returns the existing invoice and created=false when the reference is
-// already used. The caller holds s.mu.
-func (s *Server) insertInvoice(req *invoiceRequest) (*invoice, bool, *apiError) {
-	reference := strings.TrimSpace(req.Reference)
-	if reference != "" {
-		if existing := s.invoiceByReference(reference); existing != nil {
-			return existing, false, nil
-		}
-	}
+// The caller holds s.mu, and has checked that the reference (if any) is not
+// used yet (existingInvoice).
+func (s *Server) insertInvoice(req *invoiceRequest) (*invoice, *apiError) {
 	if err := s.checkClient(req.ClientID); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	status := req.Status
 	if status == "" {
 		status = invoicing.InvoiceStatusDraft
 	}
 	if status != invoicing.InvoiceStatusDraft && status != invoicing.InvoiceStatusAwaitingPayment {
-		return nil, false, invalid("status must be one of: draft, awaiting_payment")
+		return nil, invalid("status must be one of: draft, awaiting_payment")
 	}
 	currency, err := checkCurrency(req.Currency)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	issue, due, err := s.invoiceDates(req)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	lines, err := s.buildLines(req.LineItems, lineDefaults{req.DefaultAccountID, req.DefaultTaxCodeID})
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	number := strings.TrimSpace(req.InvoiceNumber)
 	if number != "" && s.invoiceByNumber(number) != nil {
-		return nil, false, conflict("Invoice number already exists")
+		return nil, conflict("Invoice number already exists")
 	}
 	if number == "" {
 		number = s.nextInvoiceNumber()
@@ -192,10 +165,10 @@ func (s *Server) insertInvoice(req *invoiceRequest) (*invoice, bool, *apiError) 
 	inv := &invoice{
 		id: uuid.NewString(), number: number, clientID: req.ClientID, status: status,
 		issueDate: issue, dueDate: due, currency: currency, notes: req.Notes,
-		reference: reference, lines: lines, createdAt: s.now(),
+		reference: strings.TrimSpace(req.Reference), lines: lines, createdAt: s.now(),
 	}
 	s.data.invoices.add(inv.id, inv)
-	return inv, true, nil
+	return inv, nil
 }
 
 // invoiceDates works out issue_date (default today) and due_date (given,
@@ -259,22 +232,8 @@ func checkCurrency(c string) (string, *apiError) {
 	return c, nil
 }
 
-func (s *Server) invoiceByReference(ref string) *invoice {
-	for _, inv := range s.data.invoices.all() {
-		if inv.reference == ref {
-			return inv
-		}
-	}
-	return nil
-}
-
 func (s *Server) invoiceByNumber(number string) *invoice {
-	for _, inv := range s.data.invoices.all() {
-		if inv.number == number {
-			return inv
-		}
-	}
-	return nil
+	return s.data.invoices.first(func(inv *invoice) bool { return inv.number == number })
 }
 
 // nextInvoiceNumber generates INV-0001, INV-0002, ..., skipping numbers

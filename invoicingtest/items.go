@@ -1,7 +1,7 @@
 package invoicingtest
 
 import (
-	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -58,48 +58,14 @@ func itemView(it *item) itemJSON {
 	}
 }
 
-// listItems serves GET /items?item_type=.
-func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := parsePage(q)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+// itemFilter reads the filter of GET /items: item_type. An unknown type
+// is a 400 with the detail of API.md.
+func itemFilter(q url.Values) (func(*item) bool, *apiError) {
 	typ := invoicing.ItemType(q.Get("item_type"))
 	if typ != "" && !slices.Contains(itemTypes, typ) {
-		writeError(w, badRequest("%s", detailItemTypeNotAllowed))
-		return
+		return nil, badRequest("%s", detailItemTypeNotAllowed)
 	}
-	keep := func(it *item) bool { return typ == "" || it.itemType == typ }
-	serveList(s, w, p, "items", &s.data.items, keep, itemView)
-}
-
-// getItem serves GET /items/{id}.
-func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
-	serveOne(s, w, r, &s.data.items, "Item", itemView)
-}
-
-// createItem serves POST /items. API.md 6.1 has no item event, so none
-// fires.
-func (s *Server) createItem(w http.ResponseWriter, r *http.Request) {
-	var req itemRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	s.mu.Lock()
-	it, err := s.insertItem(&req)
-	var view itemJSON
-	if err == nil {
-		view = itemView(it)
-	}
-	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, view)
+	return func(it *item) bool { return typ == "" || it.itemType == typ }, nil
 }
 
 // insertItem applies the rules of POST /items and stores the item: 422 for
@@ -141,7 +107,7 @@ func (s *Server) insertItem(req *itemRequest) (*item, *apiError) {
 		return nil, invalid("tax_code_id %s does not match a tax code of the business", req.TaxCodeID)
 	}
 	code := strings.TrimSpace(req.ItemCode)
-	if code != "" && s.itemByCode(code) != nil {
+	if code != "" && s.data.items.first(func(it *item) bool { return it.code == code }) != nil {
 		return nil, conflict(detailItemCodeExists)
 	}
 	taxable := true
@@ -155,13 +121,4 @@ func (s *Server) insertItem(req *itemRequest) (*item, *apiError) {
 	}
 	s.data.items.add(it.id, it)
 	return it, nil
-}
-
-func (s *Server) itemByCode(code string) *item {
-	for _, it := range s.data.items.all() {
-		if it.code == code {
-			return it
-		}
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package invoicingtest
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
@@ -39,20 +38,15 @@ func (l *lineRequest) itemID() string {
 	return ""
 }
 
-// decodeWithLines decodes the body of POST /invoices, /quotes or /bills
-// into req, whose line_items field is *lines, and checks that no line is
-// null (decoding refuses the other lines that are not objects).
-func decodeWithLines(r *http.Request, req any, lines *[]*lineRequest) *apiError {
-	if err := decodeBody(r, req); err != nil {
-		return err
-	}
-	for i, l := range *lines {
-		if l == nil {
-			return badRequest("Malformed JSON body: line_items[%d] must be an object", i)
-		}
-	}
-	return nil
+// withLines is the body of POST /invoices, /quotes or /bills, which has
+// line items.
+type withLines interface {
+	lineItems() []*lineRequest
 }
+
+func (req *invoiceRequest) lineItems() []*lineRequest { return req.LineItems }
+func (req *quoteRequest) lineItems() []*lineRequest   { return req.LineItems }
+func (req *billRequest) lineItems() []*lineRequest    { return req.LineItems }
 
 // lineDefaults are the request-level default_account_id and
 // default_tax_code_id.

@@ -202,10 +202,4 @@ func checkStatusChange(inv *invoice, status invoicing.InvoiceStatus) error {
 }
 
 // invoiceFor finds an invoice for a helper. The caller holds s.mu.
-func (s *Server) invoiceFor(id string) (*invoice, error) {
-	inv := s.data.invoices.get(id)
-	if inv == nil {
-		return nil, fmt.Errorf("%w: invoice %s", ErrNotFound, id)
-	}
-	return inv, nil
-}
+func (s *Server) invoiceFor(id string) (*invoice, error) { return s.data.invoices.find("invoice", id) }

@@ -7,37 +7,21 @@ import (
 	"strings"
 )
 
-// invoicePDF serves GET /invoices/{id}/pdf.
-func (s *Server) invoicePDF(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	inv := s.data.invoices.get(r.PathValue("id"))
-	var text []string
-	if inv != nil {
-		text = s.invoiceText(inv)
-	}
-	s.mu.Unlock()
-	if inv == nil {
-		writeError(w, notFound("Invoice"))
-		return
-	}
-	writePDF(w, "Invoice-"+inv.number+".pdf", text)
+// pdfFile is a PDF to serve: its file name and its text lines.
+type pdfFile struct {
+	name string
+	text []string
 }
 
-// quotePDF serves GET /quotes/{id}/pdf. The share link appears when the
-// quote has one; the endpoint never creates one.
-func (s *Server) quotePDF(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	q := s.data.quotes.get(r.PathValue("id"))
-	var text []string
-	if q != nil {
-		text = s.quoteText(q)
-	}
-	s.mu.Unlock()
-	if q == nil {
-		writeError(w, notFound("Quote"))
-		return
-	}
-	writePDF(w, "Quote-"+q.number+".pdf", text)
+// invoicePDF is the PDF of GET /invoices/{id}/pdf. The caller holds s.mu.
+func (s *Server) invoicePDF(inv *invoice) pdfFile {
+	return pdfFile{"Invoice-" + inv.number + ".pdf", s.invoiceText(inv)}
+}
+
+// quotePDF is the PDF of GET /quotes/{id}/pdf. The share link appears when
+// the quote has one; the endpoint never creates one. The caller holds s.mu.
+func (s *Server) quotePDF(q *quote) pdfFile {
+	return pdfFile{"Quote-" + q.number + ".pdf", s.quoteText(q)}
 }
 
 // invoiceText is the text of an invoice's PDF. The caller holds s.mu.
@@ -94,12 +78,12 @@ func linesText(lines []line) []string {
 	return out
 }
 
-// writePDF answers with a PDF of the text lines, as an attachment with the
-// given filename.
-func writePDF(w http.ResponseWriter, filename string, text []string) {
-	body := renderPDF(text)
+// writePDF answers with the PDF of f's text lines, as an attachment with
+// f's file name.
+func writePDF(w http.ResponseWriter, f pdfFile) {
+	body := renderPDF(f.text)
 	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(filename)+`"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(f.name)+`"`)
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)

@@ -435,10 +435,4 @@ func (s *Server) closeQuote(quoteID string, status invoicing.QuoteStatus) error 
 }
 
 // quoteFor finds a quote for a helper. The caller holds s.mu.
-func (s *Server) quoteFor(id string) (*quote, error) {
-	q := s.data.quotes.get(id)
-	if q == nil {
-		return nil, fmt.Errorf("%w: quote %s", ErrNotFound, id)
-	}
-	return q, nil
-}
+func (s *Server) quoteFor(id string) (*quote, error) { return s.data.quotes.find("quote", id) }

@@ -2,7 +2,7 @@ package invoicingtest
 
 import (
 	"fmt"
-	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -94,49 +94,19 @@ func (s *Server) quoteView(q *quote) quoteJSON {
 	}
 }
 
-// listQuotes serves GET /quotes with the filters status, client_id,
+// quoteFilter reads the filters of GET /quotes: status, client_id,
 // from_date and to_date (on issue_date, both inclusive).
-func (s *Server) listQuotes(w http.ResponseWriter, r *http.Request) {
-	p, f, err := parseDocQuery(r.URL.Query(), quoteStatuses)
-	if err != nil {
-		writeError(w, err)
-		return
+func quoteFilter(query url.Values) (func(*quote) bool, *apiError) {
+	f, err := parseDocQuery(query, quoteStatuses)
+	if err != nil || !f.filters() {
+		return nil, err
 	}
-	var keep func(*quote) bool // nil: all of them
-	if f.filters() {
-		keep = func(q *quote) bool { return f.keep(q.status, q.clientID, q.issueDate) }
-	}
-	serveList(s, w, p, "quotes", &s.data.quotes, keep, s.quoteView)
+	return func(q *quote) bool { return f.keep(q.status, q.clientID, q.issueDate) }, nil
 }
 
-// getQuote serves GET /quotes/{id}.
-func (s *Server) getQuote(w http.ResponseWriter, r *http.Request) {
-	serveOne(s, w, r, &s.data.quotes, "Quote", s.quoteView)
-}
-
-// createQuote serves POST /quotes (always 201, status draft) and fires
-// quote.created.
-func (s *Server) createQuote(w http.ResponseWriter, r *http.Request) {
-	var req quoteRequest
-	if err := decodeWithLines(r, &req, &req.LineItems); err != nil {
-		writeError(w, err)
-		return
-	}
-	s.mu.Lock()
-	q, err := s.insertQuote(&req)
-	var view quoteJSON
-	var ev event
-	if err == nil {
-		view = s.quoteView(q)
-		ev = s.quoteEvent(webhooks.EventQuoteCreated, q, jsonobj.Field{Key: "created_at", Value: formatTime(q.createdAt)})
-	}
-	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.publish(ev)
-	writeJSON(w, http.StatusCreated, view)
+// quoteCreated builds quote.created. The caller holds s.mu.
+func (s *Server) quoteCreated(q *quote) event {
+	return s.quoteEvent(webhooks.EventQuoteCreated, q, jsonobj.Field{Key: "created_at", Value: formatTime(q.createdAt)})
 }
 
 // insertQuote applies the rules of POST /quotes and stores the quote. The

@@ -152,18 +152,26 @@ func reportLine(l ledgerLine, balance decimal.Decimal) reportLineJSON {
 	}
 }
 
-// trialBalance serves GET /reports/trial-balance?as_at= (default today):
-// every account with postings up to as_at, balance = debit - credit;
-// totals {debit, credit}, which are equal.
-func (s *Server) trialBalance(w http.ResponseWriter, r *http.Request) {
-	asAt, err := s.asAt(r)
-	if err != nil {
-		writeError(w, err)
-		return
+// reportAsAt serves a report as at as_at (default today), which build makes
+// under s.mu from the ledger up to that day.
+func (s *Server) reportAsAt(build func(asAt time.Time, ledger []ledgerLine) reportJSON) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		asAt, err := s.asAt(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		s.mu.Lock()
+		rep := build(asAt, s.ledger(time.Time{}, asAt))
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, rep)
 	}
-	s.mu.Lock()
-	ledger := s.ledger(time.Time{}, asAt)
-	s.mu.Unlock()
+}
+
+// trialBalance is GET /reports/trial-balance?as_at= (default today): every
+// account with postings up to as_at, balance = debit - credit; totals
+// {debit, credit}, which are equal.
+func trialBalance(asAt time.Time, ledger []ledgerLine) reportJSON {
 	rep := reportJSON{Report: "trial_balance", AsAt: formatDate(asAt), Currency: defaultCurrency, Lines: []reportLineJSON{}}
 	var debit, credit decimal.Decimal
 	for _, l := range ledger {
@@ -172,7 +180,7 @@ func (s *Server) trialBalance(w http.ResponseWriter, r *http.Request) {
 		credit = credit.Add(l.credit)
 	}
 	rep.Totals = map[string]money{"debit": money(debit), "credit": money(credit)}
-	writeJSON(w, http.StatusOK, rep)
+	return rep
 }
 
 // profitAndLoss serves GET /reports/profit-loss?from_date=&to_date= (to_date
@@ -219,22 +227,13 @@ func (s *Server) profitAndLoss(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rep)
 }
 
-// balanceSheet serves GET /reports/balance-sheet?as_at= (default today):
+// balanceSheet is GET /reports/balance-sheet?as_at= (default today):
 // asset, liability and equity accounts at as_at, with profit to date shown
 // on Current Year Earnings; balance on the account's normal side; totals
-// {assets, liabilities, equity}, where assets = liabilities + equity.
-func (s *Server) balanceSheet(w http.ResponseWriter, r *http.Request) {
-	asAt, err := s.asAt(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.mu.Lock()
-	ledger := s.ledger(time.Time{}, asAt)
-	earningsAccount := *s.data.accounts.get(SeedEarningsAccountID)
-	s.mu.Unlock()
-
-	earnings := ledgerLine{account: &earningsAccount}
+// {assets, liabilities, equity}, where assets = liabilities + equity. The
+// caller holds s.mu.
+func (s *Server) balanceSheet(asAt time.Time, ledger []ledgerLine) reportJSON {
+	earnings := ledgerLine{account: s.data.accounts.get(SeedEarningsAccountID)}
 	var kept []ledgerLine
 	for _, l := range ledger {
 		switch l.account.Type {
@@ -270,7 +269,7 @@ func (s *Server) balanceSheet(w http.ResponseWriter, r *http.Request) {
 	rep.Totals = map[string]money{
 		"assets": money(totals["assets"]), "liabilities": money(totals["liabilities"]), "equity": money(totals["equity"]),
 	}
-	writeJSON(w, http.StatusOK, rep)
+	return rep
 }
 
 // asAt reads the as_at query parameter (default today).

@@ -2,7 +2,7 @@ package invoicingtest
 
 import (
 	"fmt"
-	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -96,55 +96,34 @@ var accountTypes = []string{AccountRevenue, AccountExpense, AccountAsset, Accoun
 // AddAccount adds an account to the chart of accounts and returns its id.
 // It panics on an unknown Type, an empty Name or a taken ID.
 func (s *Server) AddAccount(a Account) string {
-	if a.ID == "" {
-		a.ID = uuid.NewString()
-	}
 	if !slices.Contains(accountTypes, a.Type) || a.Name == "" {
 		panic(fmt.Sprintf("invoicingtest: AddAccount: need a Name and a Type among %v, got %+v", accountTypes, a))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	mustAdd(&s.data.accounts, a.ID, &a, "AddAccount")
-	return a.ID
+	return addLocked(s, &s.data.accounts, &a.ID, &a, "AddAccount")
 }
 
 // AddTaxCode adds a tax code and returns its id. It panics on a negative
 // Rate, an empty Code or a taken ID.
 func (s *Server) AddTaxCode(t TaxCode) string {
-	if t.ID == "" {
-		t.ID = uuid.NewString()
-	}
 	if t.Rate.IsNegative() || t.Code == "" {
 		panic(fmt.Sprintf("invoicingtest: AddTaxCode: need a Code and a Rate of 0 or more, got %+v", t))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	mustAdd(&s.data.taxCodes, t.ID, &t, "AddTaxCode")
-	return t.ID
+	return addLocked(s, &s.data.taxCodes, &t.ID, &t, "AddTaxCode")
 }
 
 // AddBankAccount adds a bank account and returns its id. Currency defaults
 // to AUD. It panics on a taken ID.
 func (s *Server) AddBankAccount(b BankAccount) string {
-	if b.ID == "" {
-		b.ID = uuid.NewString()
-	}
 	if b.Currency == "" {
 		b.Currency = defaultCurrency
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	mustAdd(&s.data.bankAccounts, b.ID, &b, "AddBankAccount")
-	return b.ID
+	return addLocked(s, &s.data.bankAccounts, &b.ID, &b, "AddBankAccount")
 }
 
 // AddBankTransaction adds a transaction to a bank account's feed and
 // returns its id. It panics when the bank account does not exist or the ID
 // is taken.
 func (s *Server) AddBankTransaction(t BankTransaction) string {
-	if t.ID == "" {
-		t.ID = uuid.NewString()
-	}
 	if t.Status == "" {
 		t.Status = BankTransactionUnreconciled
 	}
@@ -154,16 +133,27 @@ func (s *Server) AddBankTransaction(t BankTransaction) string {
 	if s.data.bankAccounts.get(t.BankAccountID) == nil {
 		panic("invoicingtest: AddBankTransaction: unknown bank account " + t.BankAccountID)
 	}
-	mustAdd(&s.data.bankTxns, t.ID, &t, "AddBankTransaction")
-	return t.ID
+	return mustAdd(&s.data.bankTxns, &t.ID, &t, "AddBankTransaction")
 }
 
-// mustAdd stores v under id in tbl. A taken id panics, naming fn, the Add
-// method that was given it. The caller holds s.mu.
-func mustAdd[T any](tbl *table[T], id string, v *T, fn string) {
-	if !tbl.add(id, v) {
-		panic("invoicingtest: " + fn + ": id already exists: " + id)
+// addLocked is mustAdd under s.mu.
+func addLocked[T any](s *Server, tbl *table[T], id *string, v *T, fn string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return mustAdd(tbl, id, v, fn)
+}
+
+// mustAdd stores v in tbl under *id, which it sets to a new UUID when it is
+// empty, and returns the id. A taken id panics, naming fn, the Add method
+// that was given it. The caller holds s.mu.
+func mustAdd[T any](tbl *table[T], id *string, v *T, fn string) string {
+	if *id == "" {
+		*id = uuid.NewString()
 	}
+	if !tbl.add(*id, v) {
+		panic("invoicingtest: " + fn + ": id already exists: " + *id)
+	}
+	return *id
 }
 
 // --- accounts ---
@@ -180,26 +170,13 @@ func accountView(a *Account) accountJSON {
 	return accountJSON{a.ID, a.Code, a.Name, a.Type, !a.Inactive}
 }
 
-// listAccounts serves GET /accounts?type=.
-func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := parsePage(q)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+// accountFilter reads the filter of GET /accounts: type.
+func accountFilter(q url.Values) (func(*Account) bool, *apiError) {
 	typ, err := oneOf(q, "type", accountTypes...)
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
-	keep := func(a *Account) bool { return typ == "" || a.Type == typ }
-	serveList(s, w, p, "accounts", &s.data.accounts, keep, accountView)
-}
-
-// getAccount serves GET /accounts/{id}.
-func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
-	serveOne(s, w, r, &s.data.accounts, "Account", accountView)
+	return func(a *Account) bool { return typ == "" || a.Type == typ }, nil
 }
 
 // --- tax codes ---
@@ -216,23 +193,11 @@ func taxCodeView(t *TaxCode) taxCodeJSON {
 	return taxCodeJSON{t.ID, t.Code, t.Name, number(t.Rate), t.Region}
 }
 
-// listTaxCodes serves GET /tax-codes?region= (region compared without
-// regard to case).
-func (s *Server) listTaxCodes(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := parsePage(q)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+// taxCodeFilter reads the filter of GET /tax-codes: region (compared
+// without regard to case).
+func taxCodeFilter(q url.Values) (func(*TaxCode) bool, *apiError) {
 	region := q.Get("region")
-	keep := func(t *TaxCode) bool { return region == "" || strings.EqualFold(t.Region, region) }
-	serveList(s, w, p, "tax_codes", &s.data.taxCodes, keep, taxCodeView)
-}
-
-// getTaxCode serves GET /tax-codes/{id}.
-func (s *Server) getTaxCode(w http.ResponseWriter, r *http.Request) {
-	serveOne(s, w, r, &s.data.taxCodes, "Tax code", taxCodeView)
+	return func(t *TaxCode) bool { return region == "" || strings.EqualFold(t.Region, region) }, nil
 }
 
 // --- bank accounts and transactions ---
@@ -257,16 +222,6 @@ func (s *Server) bankAccountView(b *BankAccount) bankAccountJSON {
 	return bankAccountJSON{b.ID, b.Name, b.AccountNumber, b.Currency, money(balance)}
 }
 
-// listBankAccounts serves GET /bank-accounts.
-func (s *Server) listBankAccounts(w http.ResponseWriter, r *http.Request) {
-	p, err := parsePage(r.URL.Query())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	serveList(s, w, p, "bank_accounts", &s.data.bankAccounts, nil, s.bankAccountView)
-}
-
 type bankTransactionJSON struct {
 	ID            string `json:"id"`
 	BankAccountID string `json:"bank_account_id"`
@@ -281,28 +236,15 @@ func bankTransactionView(t *BankTransaction) bankTransactionJSON {
 	return bankTransactionJSON{t.ID, t.BankAccountID, date(t.Date), t.Description, money(t.Amount), t.Reference, t.Status}
 }
 
-// listBankTransactions serves GET /bank-transactions with the filters
+// bankTransactionFilter reads the filters of GET /bank-transactions:
 // bank_account_id, from_date and to_date (on the transaction date).
-func (s *Server) listBankTransactions(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := parsePage(q)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func bankTransactionFilter(q url.Values) (func(*BankTransaction) bool, *apiError) {
 	dates, err := parseDateRange(q)
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	account := q.Get("bank_account_id")
-	keep := func(t *BankTransaction) bool {
+	return func(t *BankTransaction) bool {
 		return (account == "" || t.BankAccountID == account) && dates.contains(t.Date)
-	}
-	serveList(s, w, p, "bank_transactions", &s.data.bankTxns, keep, bankTransactionView)
-}
-
-// getBankTransaction serves GET /bank-transactions/{id}.
-func (s *Server) getBankTransaction(w http.ResponseWriter, r *http.Request) {
-	serveOne(s, w, r, &s.data.bankTxns, "Bank transaction", bankTransactionView)
+	}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
@@ -59,7 +60,9 @@ const maxBodyBytes = 1 << 20
 //   - invalid UTF-8 in a string is accepted and replaced by U+FFFD;
 //   - members the request type does not know are ignored;
 //   - null leaves a field unset;
-//   - anything after the object but spaces is a 400.
+//   - anything after the object but spaces is a 400;
+//   - a null line of a body with line items (withLines) is a 400 (decoding
+//     refuses the other lines that are not objects).
 func decodeBody(r *http.Request, v any) *apiError {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
@@ -79,6 +82,13 @@ func decodeBody(r *http.Request, v any) *apiError {
 	if _, err := dec.ReadToken(); err != io.EOF {
 		return badRequest("Malformed JSON body: unexpected data after the JSON object")
 	}
+	if d, ok := v.(withLines); ok {
+		for i, l := range d.lineItems() {
+			if l == nil {
+				return badRequest("Malformed JSON body: line_items[%d] must be an object", i)
+			}
+		}
+	}
 	return nil
 }
 
@@ -94,7 +104,7 @@ func decodeErrorText(err error) string {
 		}
 		return err.Error()
 	}
-	field := fieldPath(semErr.JSONPointer)
+	field := codec.PointerPath(semErr.JSONPointer)
 	switch {
 	case field == "":
 		return err.Error()
@@ -112,23 +122,6 @@ func indirect(t reflect.Type) reflect.Type {
 		return t.Elem()
 	}
 	return t
-}
-
-// fieldPath writes a JSON pointer the way the fake names request fields:
-// /line_items/0/quantity is line_items[0].quantity.
-func fieldPath(p jsontext.Pointer) string {
-	var b strings.Builder
-	for name := range p.Tokens() {
-		if _, err := strconv.Atoi(name); err == nil && b.Len() > 0 {
-			b.WriteString("[" + name + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(name)
-	}
-	return b.String()
 }
 
 // Pagination bounds of API.md section 4.1.
@@ -250,21 +243,94 @@ func joinComma[S ~string](values []S) string {
 	return b.String()
 }
 
-// serveOne serves GET /<things>/{id}: 200 with the view of the record in tbl
-// under the path's id, or 404 "<what> not found".
-func serveOne[R, V any](s *Server, w http.ResponseWriter, r *http.Request, tbl *table[R], what string, view func(*R) V) {
-	s.mu.Lock()
-	rec := tbl.get(r.PathValue("id"))
-	var v V
-	if rec != nil {
-		v = view(rec)
+// getHandler serves GET /<things>/{id}: 200 with the view of the record in
+// tbl under the path's id, or 404 "<what> not found".
+func getHandler[R, V any](s *Server, tbl *table[R], what string, view func(*R) V) http.HandlerFunc {
+	return recordHandler(s, tbl, what, view, func(w http.ResponseWriter, v V) { writeJSON(w, http.StatusOK, v) })
+}
+
+// recordHandler serves a GET of the record in tbl under the path's id: show
+// makes the answer from the record under s.mu, and write sends it after s.mu
+// is released. A missing record is a 404 "<what> not found".
+func recordHandler[R, A any](s *Server, tbl *table[R], what string, show func(*R) A, write func(http.ResponseWriter, A)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		rec := tbl.get(r.PathValue("id"))
+		var answer A
+		if rec != nil {
+			answer = show(rec)
+		}
+		s.mu.Unlock()
+		if rec == nil {
+			writeError(w, notFound(what))
+			return
+		}
+		write(w, answer)
 	}
-	s.mu.Unlock()
-	if rec == nil {
-		writeError(w, notFound(what))
-		return
+}
+
+// createHandler serves POST /<things>: it decodes the body into a Req, then
+// under s.mu insert applies the rules and stores the record. The answer is
+// 201 with the record's view, and the event that created builds fires (none
+// when created is nil). When existing (nil: never) finds the record the
+// request asks for already stored, the answer is 200 with it, and nothing is
+// stored or fires. An error is the answer instead, and nothing fires.
+func createHandler[Req, R, V any](s *Server, existing func(*Req) *R, insert func(*Req) (*R, *apiError), view func(*R) V, created func(*R) event) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if err := decodeBody(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		var (
+			rec    *R
+			err    *apiError
+			status = http.StatusOK
+			events []event
+			v      V
+		)
+		s.mu.Lock()
+		if existing != nil {
+			rec = existing(&req)
+		}
+		if rec == nil {
+			status = http.StatusCreated
+			rec, err = insert(&req)
+			if err == nil && created != nil {
+				events = []event{created(rec)}
+			}
+		}
+		if err == nil {
+			v = view(rec)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		s.publish(events...)
+		writeJSON(w, status, v)
 	}
-	writeJSON(w, http.StatusOK, v)
+}
+
+// listHandler serves GET /<things>: page p of the records of tbl, under
+// key, shown with view. After page and page_size, filter (nil: none) reads
+// the endpoint's filters from the query and returns which records to keep
+// (nil: all of them); a malformed parameter is a 400.
+func listHandler[R, V any](s *Server, key string, tbl *table[R], filter func(url.Values) (func(*R) bool, *apiError), view func(*R) V) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		p, err := parsePage(q)
+		var keep func(*R) bool
+		if err == nil && filter != nil {
+			keep, err = filter(q)
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		serveList(s, w, p, key, tbl, keep, view)
+	}
 }
 
 // serveList serves a list endpoint: 200 with page p, under key, of the
@@ -300,22 +366,19 @@ type docQuery[S ~string] struct {
 	dates    dateRange
 }
 
-// parseDocQuery reads page and page_size, then status (one of statuses),
-// from_date, to_date and client_id. A malformed one is a 400.
-func parseDocQuery[S ~string](q url.Values, statuses []S) (pageParams, docQuery[S], *apiError) {
+// parseDocQuery reads status (one of statuses), from_date, to_date and
+// client_id. A malformed one is a 400.
+func parseDocQuery[S ~string](q url.Values, statuses []S) (docQuery[S], *apiError) {
 	var f docQuery[S]
-	p, err := parsePage(q)
-	if err != nil {
-		return p, f, err
-	}
+	var err *apiError
 	if f.status, err = oneOf(q, "status", statuses...); err != nil {
-		return p, f, err
+		return f, err
 	}
 	if f.dates, err = parseDateRange(q); err != nil {
-		return p, f, err
+		return f, err
 	}
 	f.clientID = q.Get("client_id")
-	return p, f, nil
+	return f, nil
 }
 
 // filters reports whether the query filters the documents at all.

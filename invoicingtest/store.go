@@ -1,6 +1,7 @@
 package invoicingtest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -50,6 +51,26 @@ func (t *table[T]) get(id string) *T { return t.byID[id] }
 
 // all returns the records in insertion order.
 func (t *table[T]) all() []*T { return t.order }
+
+// find returns the record with the id for a helper, or an ErrNotFound that
+// names it as a what.
+func (t *table[T]) find(what, id string) (*T, error) {
+	if v := t.get(id); v != nil {
+		return v, nil
+	}
+	return nil, fmt.Errorf("%w: %s %s", ErrNotFound, what, id)
+}
+
+// first returns the first record, in insertion order, that match accepts,
+// or nil.
+func (t *table[T]) first(match func(*T) bool) *T {
+	for _, v := range t.order {
+		if match(v) {
+			return v
+		}
+	}
+	return nil
+}
 
 // contact is a client or a supplier.
 type contact struct {

@@ -222,13 +222,7 @@ func (ep *WebhookEndpoint) Test() (Delivery, error) {
 		s.mu.Unlock()
 		return Delivery{}, ev.err
 	}
-	d := ep.newDelivery(ev)
-	d.noRetry = true
-	s.mu.Unlock()
-	s.attempt(ep, d)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return d.snapshot(), nil
+	return ep.attemptOnce(ep.newDelivery(ev)), nil
 }
 
 // Retry makes one more attempt of a failed delivery, as the "retry" button
@@ -255,12 +249,19 @@ func (ep *WebhookEndpoint) Retry(deliveryID string) (Delivery, error) {
 		return Delivery{}, fmt.Errorf("invoicingtest: delivery %s is %s, only failed deliveries can be retried", deliveryID, d.status)
 	}
 	d.status = DeliveryPending
+	return ep.attemptOnce(d), nil
+}
+
+// attemptOnce makes one attempt of d, never retried, and returns d after
+// it. The caller holds s.mu; attemptOnce releases it.
+func (ep *WebhookEndpoint) attemptOnce(d *delivery) Delivery {
+	s := ep.s
 	d.noRetry = true
 	s.mu.Unlock()
 	s.attempt(ep, d)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return d.snapshot(), nil
+	return d.snapshot()
 }
 
 // Deliveries returns the endpoint's deliveries, oldest first, with their
