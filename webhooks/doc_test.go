@@ -3,32 +3,18 @@ package webhooks_test
 import (
 	"go/ast"
 	"go/doc"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/internal/godoc"
 )
 
 // TestExportedDocsSpeakToUsers checks the documentation users read (go doc,
 // pkg.go.dev): it must not send them to a file they do not have, nor guess.
 func TestExportedDocsSpeakToUsers(t *testing.T) {
-	fset := token.NewFileSet()
-	names, err := filepath.Glob("*.go")
-	require.NoError(t, err)
-	var files []*ast.File
-	for _, name := range names {
-		if !strings.HasSuffix(name, "_test.go") {
-			f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
-			require.NoError(t, err)
-			files = append(files, f)
-		}
-	}
-	pkg, err := doc.NewFromFiles(fset, files, "github.com/invoicing-api/invoicing-go/webhooks")
-	require.NoError(t, err)
+	pkg := godoc.Read(t, ".", "github.com/invoicing-api/invoicing-go/webhooks")
 
 	check := func(where, text string) {
 		for _, banned := range []string{"API.md", "guess"} {
