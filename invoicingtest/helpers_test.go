@@ -66,6 +66,12 @@ func call(t *testing.T, srv *Server, method, path, key string, body any) respons
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return send(t, req)
+}
+
+// send sends req and returns the response with its body read.
+func send(t *testing.T, req *http.Request) response {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -82,10 +82,7 @@ func getWithin(t *testing.T, srv *Server, timeout time.Duration) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/invoices", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+srv.FullKey)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	send(t, req).requireStatus(t, http.StatusOK)
 }
 
 func TestLatencyAlsoDelaysInjectedFaults(t *testing.T) {

@@ -35,10 +35,18 @@ func byCode(t *testing.T, report map[string]any) map[string]map[string]any {
 	return out
 }
 
+// report gets the report at path, which must answer 200 and name itself
+// name.
+func report(t *testing.T, srv *Server, path, name string) map[string]any {
+	t.Helper()
+	r := get(t, srv, path).requireStatus(t, http.StatusOK).object(t)
+	assert.Equal(t, name, r["report"])
+	return r
+}
+
 func TestTrialBalance(t *testing.T) {
 	srv := bookkeeping(t)
-	tb := get(t, srv, "/reports/trial-balance").requireStatus(t, http.StatusOK).object(t)
-	assert.Equal(t, "trial_balance", tb["report"])
+	tb := report(t, srv, "/reports/trial-balance", "trial_balance")
 	assert.Equal(t, "2026-03-10", tb["as_at"], "as_at defaults to today")
 	assert.Equal(t, "AUD", tb["currency"])
 
@@ -62,8 +70,7 @@ func TestTrialBalance(t *testing.T) {
 
 func TestProfitAndLoss(t *testing.T) {
 	srv := bookkeeping(t)
-	pl := get(t, srv, "/reports/profit-loss?from_date=2026-03-01&to_date=2026-03-31").requireStatus(t, http.StatusOK).object(t)
-	assert.Equal(t, "profit_loss", pl["report"])
+	pl := report(t, srv, "/reports/profit-loss?from_date=2026-03-01&to_date=2026-03-31", "profit_loss")
 	assert.Equal(t, "2026-03-01", pl["from_date"])
 	assert.Equal(t, "2026-03-31", pl["to_date"])
 	lines := byCode(t, pl)
@@ -83,8 +90,7 @@ func TestProfitAndLoss(t *testing.T) {
 
 func TestBalanceSheet(t *testing.T) {
 	srv := bookkeeping(t)
-	bs := get(t, srv, "/reports/balance-sheet?as_at=2026-03-31").requireStatus(t, http.StatusOK).object(t)
-	assert.Equal(t, "balance_sheet", bs["report"])
+	bs := report(t, srv, "/reports/balance-sheet?as_at=2026-03-31", "balance_sheet")
 	assert.Equal(t, "2026-03-31", bs["as_at"])
 	lines := byCode(t, bs)
 	assert.Equal(t, num("55.00"), lines["1000"]["balance"])

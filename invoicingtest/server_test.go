@@ -2,7 +2,6 @@ package invoicingtest
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,10 +26,7 @@ func TestAPIIsNotMountedAtRoot(t *testing.T) {
 	req, err := http.NewRequest(http.MethodGet, root+"/invoices", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+srv.FullKey)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	send(t, req).requireStatus(t, http.StatusNotFound)
 }
 
 func TestNewTestServerClosesWithTheTest(t *testing.T) {
@@ -68,11 +64,7 @@ func TestMissingOrInvalidKeyIs401(t *testing.T) {
 				if header != "" {
 					req.Header.Set("Authorization", header)
 				}
-				resp, err := http.DefaultClient.Do(req)
-				require.NoError(t, err)
-				r := response{status: resp.StatusCode}
-				r.body = readAll(t, resp)
-				r.requireStatus(t, http.StatusUnauthorized)
+				r := send(t, req).requireStatus(t, http.StatusUnauthorized)
 				assert.Equal(t, "Invalid or missing API key", r.detail(t))
 			}
 		})
@@ -83,10 +75,7 @@ func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
 	srv, _ := newServer(t)
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/invoices", nil)
 	req.Header.Set("Authorization", "bearer "+srv.FullKey)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	send(t, req).requireStatus(t, http.StatusOK)
 }
 
 func TestReadOnlyKeyGets403OnWrites(t *testing.T) {
@@ -136,14 +125,6 @@ func TestRequestLogOmitsTheKey(t *testing.T) {
 	assert.Equal(t, http.StatusOK, reqs[0].Status)
 	assert.Equal(t, testStart, reqs[0].At)
 	assert.Empty(t, reqs[0].Header.Get("Authorization"))
-}
-
-func readAll(t *testing.T, resp *http.Response) []byte {
-	t.Helper()
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return b
 }
 
 func TestEveryListEndpointPaginates(t *testing.T) {
