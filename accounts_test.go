@@ -59,11 +59,9 @@ func TestAccountsListPageItemsKeyAndExtra(t *testing.T) {
 }
 
 func TestAccountsGet(t *testing.T) {
-	body := fixture(t, "accounts_get.json")
-	c, api := newMock(t, always(200, body))
-	a, err := c.Accounts.Get(context.Background(), idAccount)
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/accounts/"+idAccount, "")
+	a, body := getFixture(t, "accounts_get.json", "/accounts/"+idAccount, "", func(c *invoicing.Client) (*invoicing.Account, error) {
+		return c.Accounts.Get(context.Background(), idAccount)
+	})
 	assert.Equal(t, "Sales", a.Name)
 	assert.Equal(t, invoicing.AccountTypeRevenue, a.Type)
 	assert.JSONEq(t, body, string(rawJSON(t, a)))
@@ -101,11 +99,9 @@ func TestTaxCodesListWithRegionUnderAnotherName(t *testing.T) {
 }
 
 func TestTaxCodesGetExactRateAndUnknownFields(t *testing.T) {
-	body := fixture(t, "taxcodes_get.json")
-	c, api := newMock(t, always(200, body))
-	tc, err := c.TaxCodes.Get(context.Background(), idTaxCode)
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/tax-codes/"+idTaxCode, "")
+	tc, body := getFixture(t, "taxcodes_get.json", "/tax-codes/"+idTaxCode, "", func(c *invoicing.Client) (*invoicing.TaxCode, error) {
+		return c.TaxCodes.Get(context.Background(), idTaxCode)
+	})
 	assert.Equal(t, "12.375", tc.Rate.String())
 	var comps []struct {
 		Name string          `json:"name"`

@@ -110,11 +110,9 @@ func TestBankTransactionsListItemsKey(t *testing.T) {
 }
 
 func TestBankTransactionsGet(t *testing.T) {
-	body := fixture(t, "bank_transactions_get.json")
-	c, api := newMock(t, always(200, body))
-	tx, err := c.BankTransactions.Get(context.Background(), idBankTx)
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/bank-transactions/"+idBankTx, "")
+	tx, body := getFixture(t, "bank_transactions_get.json", "/bank-transactions/"+idBankTx, "", func(c *invoicing.Client) (*invoicing.BankTransaction, error) {
+		return c.BankTransactions.Get(context.Background(), idBankTx)
+	})
 	assert.Equal(t, "-1100.11", tx.Amount.String())
 	var cp struct {
 		Name    string `json:"name"`

@@ -15,11 +15,9 @@ import (
 )
 
 func TestBillsGet(t *testing.T) {
-	body := fixture(t, "bills_get.json")
-	c, api := newMock(t, always(200, body))
-	b, err := c.Bills.Get(context.Background(), idBill)
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/bills/"+idBill, "")
+	b, body := getFixture(t, "bills_get.json", "/bills/"+idBill, "", func(c *invoicing.Client) (*invoicing.Bill, error) {
+		return c.Bills.Get(context.Background(), idBill)
+	})
 
 	assert.Equal(t, idBill, b.ID)
 	assert.Equal(t, "SUP-INV-7781", b.BillNumber)

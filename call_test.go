@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/jarcoal/httpmock"
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -34,64 +33,6 @@ import (
 //
 // These serve the tests of call.go, client.go, options.go, do.go,
 // download.go and errors.go.
-
-const (
-	loopInvoiceID = "3f2c9a4e-8b1d-4c7a-9e55-0a1b2c3d4e5f" // testdata/invoice.json
-	loopItemID    = "9d7e6f5a-4b3c-4d2e-8f10-112233445566" // testdata/item.json
-)
-
-func loopDec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
-
-// loopInvoice, loopQuote and loopItem are valid create params.
-func loopInvoice() *invoicing.InvoiceCreateParams {
-	return &invoicing.InvoiceCreateParams{
-		ClientID: "c0ffee00-1111-4222-8333-444455556666", DefaultAccountID: "4000", DefaultTaxCodeID: "GST",
-		LineItems: []invoicing.LineItemParams{{UnitPrice: loopDec("100")}},
-	}
-}
-
-func loopQuote() *invoicing.QuoteCreateParams {
-	return &invoicing.QuoteCreateParams{
-		ClientID:  "c0ffee00-1111-4222-8333-444455556666",
-		LineItems: []invoicing.LineItemParams{{UnitPrice: loopDec("100"), AccountID: "4000", TaxCodeID: "ONE"}},
-	}
-}
-
-func loopItem() *invoicing.ItemCreateParams {
-	return &invoicing.ItemCreateParams{Name: "Widget", AccountID: "4000", TaxCodeID: "GST", UnitPrice: invoicing.Ptr(loopDec("19.999"))}
-}
-
-// newMockVia is newMock with the http.Client shape(mt) built around the
-// mock transport mt, as a caller would pass it to WithHTTPClient.
-func newMockVia(t *testing.T, h http.HandlerFunc, shape func(http.RoundTripper) *http.Client, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
-	t.Helper()
-	a := &mockAPI{handler: h}
-	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(a.respond)
-	opts = append([]invoicing.Option{
-		invoicing.WithHTTPClient(shape(mt)),
-		invoicing.WithRetryWait(time.Millisecond, 20*time.Millisecond),
-	}, opts...)
-	c, err := invoicing.NewClient(testURL, testKey, opts...)
-	require.NoError(t, err)
-	return c, a
-}
-
-// newMockResponder returns a Client whose requests r answers: for
-// responses no handler can give (a transport error, a body that breaks or
-// stalls).
-func newMockResponder(t *testing.T, r httpmock.Responder, opts ...invoicing.Option) (*invoicing.Client, *httpmock.MockTransport) {
-	t.Helper()
-	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(r)
-	opts = append([]invoicing.Option{
-		invoicing.WithHTTPClient(&http.Client{Transport: mt}),
-		invoicing.WithRetryWait(time.Millisecond, 20*time.Millisecond),
-	}, opts...)
-	c, err := invoicing.NewClient(testURL, testKey, opts...)
-	require.NoError(t, err)
-	return c, mt
-}
 
 // responders answers the n-th request with the n-th responder, repeating
 // the last (unlike httpmock's Then, it holds no lock while one runs).
@@ -220,7 +161,7 @@ func (l *logRecorder) logger() invoicing.Option { return invoicing.WithLogger(sl
 
 // getInvoice is the call most tests make: a GET, safe to repeat.
 func getInvoice(c *invoicing.Client, opts ...invoicing.RequestOption) error {
-	_, err := c.Invoices.Get(context.Background(), loopInvoiceID, opts...)
+	_, err := c.Invoices.Get(context.Background(), idInvoice, opts...)
 	return err
 }
 
@@ -240,21 +181,21 @@ func TestRetriedOnlyWhenRepeatingIsSafe(t *testing.T) {
 	calls := map[string]func(*invoicing.Client, []invoicing.RequestOption) error{
 		"GET": func(c *invoicing.Client, o []invoicing.RequestOption) error { return getInvoice(c, o...) },
 		"invoice create": func(c *invoicing.Client, o []invoicing.RequestOption) error {
-			_, err := c.Invoices.Create(ctx, loopInvoice(), o...)
+			_, err := c.Invoices.Create(ctx, svcValidInvoice(), o...)
 			return err
 		},
 		"invoice create with reference": func(c *invoicing.Client, o []invoicing.RequestOption) error {
-			p := loopInvoice()
+			p := svcValidInvoice()
 			p.Reference = "ERP-7781"
 			_, err := c.Invoices.Create(ctx, p, o...)
 			return err
 		},
 		"quote create": func(c *invoicing.Client, o []invoicing.RequestOption) error {
-			_, err := c.Quotes.Create(ctx, loopQuote(), o...)
+			_, err := c.Quotes.Create(ctx, svcValidQuote(), o...)
 			return err
 		},
 		"item create": func(c *invoicing.Client, o []invoicing.RequestOption) error {
-			_, err := c.Items.Create(ctx, loopItem(), o...)
+			_, err := c.Items.Create(ctx, svcValidItem(), o...)
 			return err
 		},
 	}
@@ -296,7 +237,7 @@ func TestRetriesDisabled(t *testing.T) {
 
 func TestInvoiceCreateWithReferenceIsRepeatedWithTheSameBody(t *testing.T) {
 	c, api := newMock(t, sequence(always(500, `{"detail": "oops"}`), always(200, fixture(t, "invoice.json"))))
-	p := loopInvoice()
+	p := svcValidInvoice()
 	p.Reference = "ERP-7781"
 	res, err := c.Invoices.Create(context.Background(), p)
 	require.NoError(t, err)
@@ -309,7 +250,7 @@ func TestInvoiceCreateWithReferenceIsRepeatedWithTheSameBody(t *testing.T) {
 
 func TestCreateRepeatedAfter429(t *testing.T) {
 	c, api := newMock(t, sequence(always(429, `{"detail": "Rate limit exceeded"}`), always(201, fixture(t, "quote.json"))))
-	q, err := c.Quotes.Create(context.Background(), loopQuote())
+	q, err := c.Quotes.Create(context.Background(), svcValidQuote())
 	require.NoError(t, err)
 	assert.Equal(t, "QU-0007", q.QuoteNumber)
 	assert.Len(t, api.requests(), 2, "a 429 means the request was not processed")
@@ -322,7 +263,7 @@ func TestNetworkErrorsRetriedOnlyWhenSafe(t *testing.T) {
 
 	t.Run("GET", func(t *testing.T) {
 		c, mt := newMockResponder(t, responders(httpmock.NewErrorResponder(reset), invoice))
-		inv, err := c.Invoices.Get(ctx, loopInvoiceID)
+		inv, err := c.Invoices.Get(ctx, idInvoice)
 		require.NoError(t, err)
 		assert.Equal(t, "INV-0042", inv.InvoiceNumber)
 		assert.Equal(t, 2, mt.GetTotalCallCount())
@@ -330,7 +271,7 @@ func TestNetworkErrorsRetriedOnlyWhenSafe(t *testing.T) {
 	t.Run("create", func(t *testing.T) {
 		c, mt := newMockResponder(t, httpmock.NewErrorResponder(reset))
 		var resp invoicing.Response
-		_, err := c.Invoices.Create(ctx, loopInvoice(), invoicing.WithResponseInto(&resp))
+		_, err := c.Invoices.Create(ctx, svcValidInvoice(), invoicing.WithResponseInto(&resp))
 		var opErr *net.OpError
 		require.ErrorAs(t, err, &opErr, "the transport error is wrapped, not swallowed")
 		assert.Contains(t, err.Error(), "invoicing: POST /invoices: ")
@@ -340,7 +281,7 @@ func TestNetworkErrorsRetriedOnlyWhenSafe(t *testing.T) {
 	})
 	t.Run("create with reference", func(t *testing.T) {
 		c, mt := newMockResponder(t, httpmock.NewErrorResponder(reset), invoicing.WithMaxRetries(2))
-		p := loopInvoice()
+		p := svcValidInvoice()
 		p.Reference = "r-9"
 		_, err := c.Invoices.Create(ctx, p)
 		require.ErrorContains(t, err, "connection reset by peer")
@@ -349,7 +290,7 @@ func TestNetworkErrorsRetriedOnlyWhenSafe(t *testing.T) {
 	})
 	t.Run("create with WithIdempotentRetry", func(t *testing.T) {
 		c, mt := newMockResponder(t, httpmock.NewErrorResponder(reset))
-		_, err := c.Bills.Create(ctx, &invoicing.BillCreateParams{SupplierID: loopInvoiceID}, invoicing.WithIdempotentRetry())
+		_, err := c.Bills.Create(ctx, &invoicing.BillCreateParams{SupplierID: idInvoice}, invoicing.WithIdempotentRetry())
 		require.Error(t, err)
 		assert.Equal(t, 1+3, mt.GetTotalCallCount(), "1 try + the default 3 retries")
 	})
@@ -360,13 +301,13 @@ func TestNetworkErrorsRetriedOnlyWhenSafe(t *testing.T) {
 			return resp, nil
 		}
 		c, mt := newMockResponder(t, responders(cut, invoice))
-		inv, err := c.Invoices.Get(ctx, loopInvoiceID)
+		inv, err := c.Invoices.Get(ctx, idInvoice)
 		require.NoError(t, err, "a broken body is a network error: a GET is repeated")
 		assert.Equal(t, "INV-0042", inv.InvoiceNumber)
 		assert.Equal(t, 2, mt.GetTotalCallCount())
 
 		c, mt = newMockResponder(t, responders(cut, invoice))
-		_, err = c.Invoices.Create(ctx, loopInvoice())
+		_, err = c.Invoices.Create(ctx, svcValidInvoice())
 		require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 		assert.Contains(t, err.Error(), "invoicing: reading POST /invoices response")
 		assert.Equal(t, 1, mt.GetTotalCallCount(), "a create is not")
@@ -436,7 +377,7 @@ func TestRetryAfterSecondsIsHonouredWithAtMostTenPercentJitter(t *testing.T) {
 		always(429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "1"),
 		always(200, fixture(t, "invoice.json")),
 	)), invoicing.WithRetryWait(time.Millisecond, 5*time.Second), logs.logger())
-	inv, err := c.Invoices.Get(context.Background(), loopInvoiceID)
+	inv, err := c.Invoices.Get(context.Background(), idInvoice)
 	require.NoError(t, err)
 	assert.Equal(t, "INV-0042", inv.InvoiceNumber)
 	at := arr.times()
@@ -499,7 +440,7 @@ func TestRetryAfterBeyondTheDeadlineReturnsAtOnce(t *testing.T) {
 		invoicing.WithRetryWait(time.Millisecond, time.Minute), logs.logger())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	_, err := c.Invoices.Get(ctx, idInvoice)
 	require.ErrorIs(t, err, invoicing.ErrRateLimited)
 	require.NotErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, 5*time.Second, apiError(t, err).RetryAfter)
@@ -519,7 +460,7 @@ func TestRateLimitStormReturnsTheLastTypedError(t *testing.T) {
 	assert.Equal(t, 4, e.Attempts)
 	assert.Equal(t, "req-9", e.RequestID)
 	assert.NotContains(t, err.Error(), "giving up")
-	assert.Equal(t, "invoicing: GET /invoices/"+loopInvoiceID+`: 429 Too Many Requests: "Rate limit exceeded" (after 4 attempts)`, err.Error())
+	assert.Equal(t, "invoicing: GET /invoices/"+idInvoice+`: 429 Too Many Requests: "Rate limit exceeded" (after 4 attempts)`, err.Error())
 	assert.Len(t, api.requests(), 4, "1 try + 3 retries")
 	assert.Len(t, logs.waits(), 3)
 }
@@ -555,7 +496,7 @@ func TestA429PausesTheCallsOfTheClientsKey(t *testing.T) {
 	}
 
 	// The call that meets the 429 cannot wait a second: it returns at once.
-	_, err := c.Invoices.Get(short(), loopInvoiceID, invoicing.WithHeader("X-Test", "limit"))
+	_, err := c.Invoices.Get(short(), idInvoice, invoicing.WithHeader("X-Test", "limit"))
 	require.ErrorIs(t, err, invoicing.ErrRateLimited)
 	assert.Equal(t, 1, apiError(t, err).Attempts)
 	mu.Lock()
@@ -565,13 +506,13 @@ func TestA429PausesTheCallsOfTheClientsKey(t *testing.T) {
 	// The next call with the same key, whose deadline comes before the
 	// pause ends, sends nothing and gets the 429 at once.
 	var resp invoicing.Response
-	_, err = c.Items.Get(short(), loopItemID, invoicing.WithResponseInto(&resp))
+	_, err = c.Items.Get(short(), idItem, invoicing.WithResponseInto(&resp))
 	require.ErrorIs(t, err, invoicing.ErrRateLimited)
 	require.NotErrorIs(t, err, context.DeadlineExceeded)
 	e := apiError(t, err)
 	assert.Equal(t, http.StatusTooManyRequests, e.StatusCode)
 	assert.Equal(t, "GET", e.Method)
-	assert.Equal(t, "/items/"+loopItemID, e.Path, "the call's own request")
+	assert.Equal(t, "/items/"+idItem, e.Path, "the call's own request")
 	assert.Equal(t, "Rate limit exceeded", e.Detail, "the detail of the 429 that paused the key")
 	assert.Positive(t, e.RetryAfter)
 	assert.LessOrEqual(t, e.RetryAfter, time.Second, "what is left of the pause")
@@ -580,7 +521,7 @@ func TestA429PausesTheCallsOfTheClientsKey(t *testing.T) {
 	assert.Zero(t, resp.Attempts)
 
 	// Another key is not paused: with the same short deadline, it succeeds.
-	_, err = c.Invoices.Get(short(), loopInvoiceID, invoicing.WithAPIKey(tenant))
+	_, err = c.Invoices.Get(short(), idInvoice, invoicing.WithAPIKey(tenant))
 	require.NoError(t, err)
 
 	// Calls with the paused key and room to wait, wait the pause out.
@@ -623,22 +564,22 @@ func TestA429PausesOnlyItsAPIKey(t *testing.T) {
 		t.Cleanup(cancel)
 		return ctx
 	}
-	_, err := c.Invoices.Get(short(), loopInvoiceID, invoicing.WithAPIKey(tenantA), invoicing.WithHeader("X-Test", "limit"))
+	_, err := c.Invoices.Get(short(), idInvoice, invoicing.WithAPIKey(tenantA), invoicing.WithHeader("X-Test", "limit"))
 	require.ErrorIs(t, err, invoicing.ErrRateLimited)
 	limited := arr.times()[0]
 
-	_, err = c.Invoices.Get(short(), loopInvoiceID, invoicing.WithAPIKey(tenantA))
+	_, err = c.Invoices.Get(short(), idInvoice, invoicing.WithAPIKey(tenantA))
 	require.ErrorIs(t, err, invoicing.ErrRateLimited, "A is paused")
 	assert.Zero(t, apiError(t, err).Attempts)
 	assert.EqualValues(t, 1, sent.Load())
 
-	_, err = c.Invoices.Get(short(), loopInvoiceID, invoicing.WithAPIKey(tenantB))
+	_, err = c.Invoices.Get(short(), idInvoice, invoicing.WithAPIKey(tenantB))
 	require.NoError(t, err, "B is not")
-	_, err = c.Invoices.Get(short(), loopInvoiceID)
+	_, err = c.Invoices.Get(short(), idInvoice)
 	require.NoError(t, err, "nor is the Client's own key")
 	assert.Equal(t, "Bearer "+testKey, api.last(t).Header.Get("Authorization"))
 
-	_, err = c.Invoices.Get(context.Background(), loopInvoiceID, invoicing.WithAPIKey(tenantA))
+	_, err = c.Invoices.Get(context.Background(), idInvoice, invoicing.WithAPIKey(tenantA))
 	require.NoError(t, err, "A, with room to wait, waits the pause out")
 	at := arr.times()
 	require.Len(t, at, 4)
@@ -651,12 +592,12 @@ func TestPauseWaitEndsWithTheContext(t *testing.T) {
 		invoicing.WithRetryWait(time.Millisecond, time.Minute))
 	short, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_, err := c.Invoices.Get(short, loopInvoiceID)
+	_, err := c.Invoices.Get(short, idInvoice)
 	require.ErrorIs(t, err, invoicing.ErrRateLimited, "30 s do not fit in its deadline")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err = c.Invoices.Get(ctx, loopInvoiceID)
+	_, err = c.Invoices.Get(ctx, idInvoice)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Len(t, api.requests(), 1, "nothing sent inside the pause")
 }
@@ -693,7 +634,7 @@ func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	require.NoError(t, getInvoice(c))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	_, err := c.Invoices.Get(ctx, idInvoice)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Len(t, api.requests(), 1)
 }
@@ -714,7 +655,7 @@ func TestStalledServerEndsEachAttempt(t *testing.T) {
 	assert.Zero(t, resp.StatusCode)
 
 	c, mt = newMockResponder(t, stallHeaders, invoicing.WithTimeout(100*time.Millisecond))
-	_, err = c.Quotes.Create(context.Background(), loopQuote(), invoicing.WithResponseInto(&resp))
+	_, err = c.Quotes.Create(context.Background(), svcValidQuote(), invoicing.WithResponseInto(&resp))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, 1, mt.GetTotalCallCount(), "a create without a reference is not repeated")
 	assert.Equal(t, 1, resp.Attempts)
@@ -728,7 +669,7 @@ func TestStalledJSONBodyEndsTheAttempt(t *testing.T) {
 	invoice := httpmock.NewStringResponder(200, fixture(t, "invoice.json"))
 
 	c, mt := newMockResponder(t, responders(stall, invoice), invoicing.WithTimeout(100*time.Millisecond))
-	inv, err := c.Invoices.Get(ctx, loopInvoiceID)
+	inv, err := c.Invoices.Get(ctx, idInvoice)
 	require.NoError(t, err)
 	assert.Equal(t, "INV-0042", inv.InvoiceNumber)
 	assert.Equal(t, 2, mt.GetTotalCallCount())
@@ -736,11 +677,11 @@ func TestStalledJSONBodyEndsTheAttempt(t *testing.T) {
 	c, mt = newMockResponder(t, stall, invoicing.WithTimeout(100*time.Millisecond), invoicing.WithMaxRetries(1))
 	err = getInvoice(c)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Contains(t, err.Error(), "invoicing: reading GET /invoices/"+loopInvoiceID+" response: no complete response within 100ms")
+	assert.Contains(t, err.Error(), "invoicing: reading GET /invoices/"+idInvoice+" response: no complete response within 100ms")
 	assert.Equal(t, 2, mt.GetTotalCallCount())
 
 	c, mt = newMockResponder(t, responders(stall, invoice), invoicing.WithTimeout(100*time.Millisecond))
-	_, err = c.Invoices.Create(ctx, loopInvoice())
+	_, err = c.Invoices.Create(ctx, svcValidInvoice())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, 1, mt.GetTotalCallCount(), "a POST is not repeated")
 }
@@ -780,10 +721,10 @@ func TestContextDeadlineBeforeTheAttemptDeadline(t *testing.T) {
 	c, mt := newMockResponder(t, stallHeaders, invoicing.WithTimeout(time.Minute))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	_, err := c.Invoices.Get(ctx, idInvoice)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.NotContains(t, err.Error(), "per-attempt")
-	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+loopInvoiceID+": context deadline exceeded")
+	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+idInvoice+": context deadline exceeded")
 	assert.Equal(t, 1, mt.GetTotalCallCount())
 }
 
@@ -794,19 +735,19 @@ func TestEndedContextSendsNothing(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	var resp invoicing.Response
-	_, err := c.Invoices.Get(cancelled, loopInvoiceID, invoicing.WithResponseInto(&resp))
+	_, err := c.Invoices.Get(cancelled, idInvoice, invoicing.WithResponseInto(&resp))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Zero(t, resp.Attempts)
 
 	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	_, err = c.Invoices.Create(expired, loopInvoice())
+	_, err = c.Invoices.Create(expired, svcValidInvoice())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorIs(t, c.Do(expired, "GET", "/invoices", nil, nil), context.DeadlineExceeded)
 	assert.Empty(t, api.requests())
 
 	var none context.Context
-	_, err = c.Invoices.Get(none, loopInvoiceID)
+	_, err = c.Invoices.Get(none, idInvoice)
 	assert.EqualError(t, err, "invoicing: nil context")
 }
 
@@ -822,9 +763,9 @@ func TestContextCancelledDuringARequest(t *testing.T) {
 		<-arrived
 		cancel()
 	}()
-	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	_, err := c.Invoices.Get(ctx, idInvoice)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+loopInvoiceID+": ")
+	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+idInvoice+": ")
 	assert.Equal(t, 1, mt.GetTotalCallCount(), "not repeated")
 }
 
@@ -838,13 +779,13 @@ func TestContextCancelledDuringBackoff(t *testing.T) {
 	c, api := newMock(t, always(503, `{"detail": "busy"}`, "Retry-After", "10"),
 		invoicing.WithRetryWait(time.Millisecond, 30*time.Second), logs.logger())
 	start := time.Now()
-	_, err := c.Invoices.Get(ctx, loopInvoiceID)
+	_, err := c.Invoices.Get(ctx, idInvoice)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(start), 5*time.Second, "the wait ended with the context")
 	require.Len(t, logs.waits(), 1)
 	assert.GreaterOrEqual(t, logs.waits()[0], 10*time.Second, "the wait was Retry-After's")
 	assert.Len(t, api.requests(), 1, "nothing more is sent")
-	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+loopInvoiceID)
+	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+idInvoice)
 }
 
 // ---------------------------------------------------------- response cap
@@ -859,7 +800,7 @@ func TestResponseOverTheCapIsNotRetried(t *testing.T) {
 			c, api := newMock(t, always(200, big, header...), invoicing.WithMaxResponseBytes(1024))
 			err := getInvoice(c)
 			require.ErrorIs(t, err, invoicing.ErrResponseTooLarge)
-			assert.Contains(t, err.Error(), "invoicing: reading GET /invoices/"+loopInvoiceID+" response")
+			assert.Contains(t, err.Error(), "invoicing: reading GET /invoices/"+idInvoice+" response")
 			assert.Len(t, api.requests(), 1, "never retried, even for a GET")
 		})
 	}
@@ -884,7 +825,7 @@ func TestContentLengthIsOnlyAHint(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := c.Items.Get(context.Background(), loopItemID)
+	_, err := c.Items.Get(context.Background(), idItem)
 	runtime.ReadMemStats(&after)
 	require.NoError(t, err)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(2<<20))
@@ -902,7 +843,7 @@ func TestHTMLErrorPageGivesAUsefulError(t *testing.T) {
 	assert.Equal(t, "Bad Gateway", e.Detail, "the status text, not the page")
 	assert.Equal(t, html, string(e.Body), "the page is kept")
 	assert.Equal(t, "text/html", e.Header.Get("Content-Type"))
-	assert.Equal(t, "invoicing: GET /invoices/"+loopInvoiceID+": 502 Bad Gateway (after 2 attempts)", err.Error())
+	assert.Equal(t, "invoicing: GET /invoices/"+idInvoice+": 502 Bad Gateway (after 2 attempts)", err.Error())
 	assert.Len(t, api.requests(), 2, "a GET is retried after a 5xx")
 }
 
@@ -917,7 +858,7 @@ func TestMalformedSuccessBodyIsADecodeErrorNotRetried(t *testing.T) {
 			c, api := newMock(t, always(200, body))
 			err := getInvoice(c)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "invoicing: decoding GET /invoices/"+loopInvoiceID+" response: ")
+			assert.Contains(t, err.Error(), "invoicing: decoding GET /invoices/"+idInvoice+" response: ")
 			var e *invoicing.Error
 			assert.False(t, errors.As(err, &e), "a decode failure is not an API error")
 			assert.Len(t, api.requests(), 1)
@@ -926,7 +867,7 @@ func TestMalformedSuccessBodyIsADecodeErrorNotRetried(t *testing.T) {
 	// A record must be a JSON object.
 	for _, body := range []string{`null`, `[]`, `"invoice"`, `42`, `true`, ``, `   `} {
 		c, api := newMock(t, always(200, body))
-		inv, err := c.Invoices.Get(context.Background(), loopInvoiceID)
+		inv, err := c.Invoices.Get(context.Background(), idInvoice)
 		assert.Nil(t, inv, "body %q", body)
 		assert.ErrorContains(t, err, "want a JSON object", "body %q", body)
 		assert.Len(t, api.requests(), 1)
@@ -964,7 +905,7 @@ func TestMiddlewareSeesEveryAttemptInOrder(t *testing.T) {
 	}
 	c, api := newMock(t, sequence(always(503, `{"detail": "busy"}`), always(200, fixture(t, "invoice.json"))),
 		invoicing.WithMiddleware(outer("first"), outer("second")), invoicing.WithMiddleware(record))
-	inv, err := c.Invoices.Get(context.Background(), loopInvoiceID)
+	inv, err := c.Invoices.Get(context.Background(), idInvoice)
 	require.NoError(t, err)
 	assert.Equal(t, "INV-0042", inv.InvoiceNumber, "the body the middleware returned is decoded")
 	assert.Equal(t, []string{
@@ -1009,10 +950,10 @@ func TestMiddlewareGetsTheBodyUnread(t *testing.T) {
 func TestMiddlewareCanAnswerWithoutSending(t *testing.T) {
 	cached := func(req *http.Request, _ func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 		return &http.Response{StatusCode: 200, Header: http.Header{},
-			Body: io.NopCloser(strings.NewReader(`{"id": "` + loopItemID + `", "item_code": "CACHED"}`)), Request: req}, nil
+			Body: io.NopCloser(strings.NewReader(`{"id": "` + idItem + `", "item_code": "CACHED"}`)), Request: req}, nil
 	}
 	c, api := newMock(t, always(500, ""), invoicing.WithMiddleware(cached))
-	it, err := c.Items.Get(context.Background(), loopItemID)
+	it, err := c.Items.Get(context.Background(), idItem)
 	require.NoError(t, err)
 	assert.Equal(t, "CACHED", it.ItemCode)
 	assert.Empty(t, api.requests())
@@ -1030,7 +971,7 @@ func TestMiddlewareErrorIsANetworkError(t *testing.T) {
 	require.NoError(t, getInvoice(c), "a GET is repeated")
 	assert.Len(t, api.requests(), 1)
 	calls.Store(0)
-	_, err := c.Quotes.Create(context.Background(), loopQuote())
+	_, err := c.Quotes.Create(context.Background(), svcValidQuote())
 	require.ErrorContains(t, err, "invoicing: POST /quotes: circuit open")
 }
 
@@ -1045,7 +986,7 @@ func TestRouteAndAttemptInMiddleware(t *testing.T) {
 	}
 	api := &endpointAPI{attempts: map[string]int{}}
 	c, _ := newMockResponder(t, api.respond, invoicing.WithMiddleware(mw))
-	for _, m := range allCalls() {
+	for _, m := range apiCalls() {
 		require.NoError(t, m.call(context.Background(), c), m.name)
 	}
 	for _, want := range []string{
@@ -1055,7 +996,9 @@ func TestRouteAndAttemptInMiddleware(t *testing.T) {
 		assert.True(t, routes[want], want)
 	}
 	for r := range routes {
-		assert.NotContains(t, r, loopInvoiceID, "no raw id in a route")
+		for _, id := range []string{idInvoice, idItem, idQuote, idClient, idSupplier, idBill, idAccount, idTaxCode, idBankTx} {
+			assert.NotContains(t, r, id, "no raw id in a route")
+		}
 	}
 	req, err := http.NewRequest("GET", "https://example.test/", nil)
 	require.NoError(t, err)
@@ -1073,7 +1016,7 @@ func TestAttemptNumbersThroughRetriesAndRedirects(t *testing.T) {
 		mu.Unlock()
 		return next(req)
 	}
-	path := "/things/" + loopInvoiceID
+	path := "/things/" + idInvoice
 	c, _ := newMock(t, sequence(
 		always(503, `{"detail": "busy"}`),
 		always(502, `{"detail": "busy"}`),
@@ -1107,7 +1050,7 @@ func TestLoggingShowsRoutesNeverKeysNorIDs(t *testing.T) {
 	assert.Contains(t, out, `INFO "invoicing: retrying" route="GET /invoices/{id}" retry="2" status="503" wait=`)
 	assert.Contains(t, out, `DEBUG "invoicing: call" route="GET /invoices/{id}" attempts="3" status="401" took=`)
 	assert.Contains(t, out, `DEBUG "invoicing: call" route="GET /x" attempts="1" status="401" took=`)
-	assert.NotContains(t, out, loopInvoiceID)
+	assert.NotContains(t, out, idInvoice)
 	assert.NotContains(t, out, testKey)
 	assert.NotContains(t, out, tenant)
 	assert.NotContains(t, out, "Bearer")
@@ -1128,7 +1071,7 @@ func TestLoggingShowsRoutesNeverKeysNorIDs(t *testing.T) {
 func TestRedirects(t *testing.T) {
 	ctx := context.Background()
 	var hits atomic.Int32
-	target := prefix + "/items/" + loopItemID
+	target := prefix + "/items/" + idItem
 	h := func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		switch strings.TrimPrefix(r.URL.Path, prefix) {
@@ -1176,12 +1119,12 @@ func TestRedirects(t *testing.T) {
 	t.Run("unless WithInsecureHTTP", func(t *testing.T) {
 		c, api := newMockVia(t, h, plain, invoicing.WithInsecureHTTP())
 		require.NoError(t, c.Do(ctx, "GET", "/to-http", nil, nil))
-		assert.Equal(t, "/items/"+loopItemID, api.last(t).Path)
+		assert.Equal(t, "/items/"+idItem, api.last(t).Path)
 	})
 	t.Run("plain http to loopback is allowed", func(t *testing.T) {
 		c, api := newMockVia(t, h, plain)
 		require.NoError(t, c.Do(ctx, "GET", "/to-loopback", nil, nil))
-		assert.Equal(t, "/items/"+loopItemID, api.last(t).Path)
+		assert.Equal(t, "/items/"+idItem, api.last(t).Path)
 	})
 	t.Run("caller's policy runs after the SDK's", func(t *testing.T) {
 		policy.Store(0)
@@ -1223,7 +1166,7 @@ func TestCallersHTTPClientIsNotModified(t *testing.T) {
 	mine := &http.Client{Transport: mt, Timeout: 30 * time.Second, CheckRedirect: check}
 	c, err := invoicing.NewClient(testURL, testKey, invoicing.WithHTTPClient(mine))
 	require.NoError(t, err)
-	_, err = c.Items.Get(context.Background(), loopItemID)
+	_, err = c.Items.Get(context.Background(), idItem)
 	require.NoError(t, err)
 	assert.Equal(t, 1, mt.GetTotalCallCount(), "its transport sent the request")
 	assert.Same(t, mt, mine.Transport.(*httpmock.MockTransport))
@@ -1299,7 +1242,7 @@ func shapeNames(t *testing.T) []string {
 
 func TestTypedErrorsThroughEveryHTTPClientShape(t *testing.T) {
 	ctx := context.Background()
-	createItem := func(c *invoicing.Client) error { _, err := c.Items.Create(ctx, loopItem()); return err }
+	createItem := func(c *invoicing.Client) error { _, err := c.Items.Create(ctx, svcValidItem()); return err }
 	cases := []struct {
 		name     string
 		status   int
@@ -1371,7 +1314,7 @@ func TestSuccessAndRetriedErrorThroughEveryHTTPClientShape(t *testing.T) {
 				always(500, `{"detail":"still down"}`),
 				always(404, `{"detail":"Invoice not found"}`),
 			), invoicing.WithMaxRetries(1), invoicing.WithMiddleware(rewrite))
-			inv, err := c.Invoices.Get(context.Background(), loopInvoiceID)
+			inv, err := c.Invoices.Get(context.Background(), idInvoice)
 			require.NoError(t, err)
 			assert.Equal(t, "INV-0042", inv.InvoiceNumber)
 			assert.Equal(t, "1357.95", inv.Total.String())
@@ -1398,7 +1341,7 @@ func TestSuccessAndRetriedErrorThroughEveryHTTPClientShape(t *testing.T) {
 func TestConcurrentCallsKeepTheirOwnBodies(t *testing.T) {
 	body := func(n int) string {
 		pad := strings.Repeat(strconv.Itoa(n%10), (n*397)%9000) // sizes vary, so buffers are reused across sizes
-		return `{"id": "` + loopInvoiceID + `", "invoice_number": "INV-` + strconv.Itoa(n) + `", "notes": "` + pad +
+		return `{"id": "` + idInvoice + `", "invoice_number": "INV-` + strconv.Itoa(n) + `", "notes": "` + pad +
 			`", "total": ` + strconv.Itoa(n) + `.25, "custom_` + strconv.Itoa(n) + `": {"seq": ` + strconv.Itoa(n) + `}}`
 	}
 	c, _ := newMock(t, func(w http.ResponseWriter, r *http.Request) {
@@ -1427,11 +1370,11 @@ func TestConcurrentCallsKeepTheirOwnBodies(t *testing.T) {
 				r := &results[n]
 				switch n % 3 {
 				case 0:
-					r.inv, r.err = c.Invoices.Get(context.Background(), loopInvoiceID, seq)
+					r.inv, r.err = c.Invoices.Get(context.Background(), idInvoice, seq)
 				case 1:
-					r.err = c.Do(context.Background(), "GET", "/invoices/"+loopInvoiceID, nil, &r.raw, seq)
+					r.err = c.Do(context.Background(), "GET", "/invoices/"+idInvoice, nil, &r.raw, seq)
 				case 2:
-					r.err = c.Do(context.Background(), "GET", "/invoices/"+loopInvoiceID, nil, &r.msg, seq)
+					r.err = c.Do(context.Background(), "GET", "/invoices/"+idInvoice, nil, &r.msg, seq)
 				}
 			}
 		})

@@ -144,18 +144,18 @@ func TestBasePathKeptOnEveryRequest(t *testing.T) {
 		_, err := c.Invoices.ListPage(context.Background(), nil)
 		require.NoError(t, err)
 		require.NoError(t, c.Do(context.Background(), "GET", "/reports/x", nil, nil))
-		assert.Equal(t, []string{prefix + "/invoices/" + loopInvoiceID, prefix + "/invoices", prefix + "/reports/x"}, got, base)
+		assert.Equal(t, []string{prefix + "/invoices/" + idInvoice, prefix + "/invoices", prefix + "/reports/x"}, got, base)
 	}
 }
 
 func TestUserAgent(t *testing.T) {
 	c, api := newMock(t, always(200, fixture(t, "item.json")))
-	_, err := c.Items.Get(context.Background(), loopItemID)
+	_, err := c.Items.Get(context.Background(), idItem)
 	require.NoError(t, err)
 	assert.Regexp(t, `^invoicing-go/`+invoicing.Version+` \(go\S+\)$`, api.last(t).Header.Get("User-Agent"))
 
 	c, api = newMock(t, always(200, fixture(t, "item.json")), invoicing.WithUserAgent("billing-sync/2.1"))
-	_, err = c.Items.Get(context.Background(), loopItemID)
+	_, err = c.Items.Get(context.Background(), idItem)
 	require.NoError(t, err)
 	assert.Regexp(t, `^invoicing-go/\S+ \(go\S+\) billing-sync/2\.1$`, api.last(t).Header.Get("User-Agent"))
 }
@@ -219,7 +219,7 @@ func TestCloseIdleConnections(t *testing.T) {
 	waiting, err := invoicing.NewClient(testURL, testKey, invoicing.WithHTTPClient(&http.Client{Transport: rt}),
 		invoicing.WithRetryWait(time.Minute, time.Minute), logs.logger())
 	require.NoError(t, err)
-	_, err = waiting.Invoices.Get(ctx, loopInvoiceID)
+	_, err = waiting.Invoices.Get(ctx, idInvoice)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 4+1, mt.GetTotalCallCount())
 	assert.Zero(t, rt.closes.Load())
@@ -244,7 +244,7 @@ func TestConcurrentUse(t *testing.T) {
 	for range 16 {
 		wg.Go(func() {
 			for range 10 {
-				inv, err := c.Invoices.Get(context.Background(), loopInvoiceID)
+				inv, err := c.Invoices.Get(context.Background(), idInvoice)
 				if assert.NoError(t, err) {
 					assert.Equal(t, "INV-0042", inv.InvoiceNumber)
 					assert.Len(t, inv.LineItems, 2)

@@ -20,22 +20,17 @@ import (
 func TestContactsGet(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, fixture, id string
-		get                     func(*invoicing.Client, string) (*invoicing.Contact, error)
+		get                     func(*invoicing.Client) (*invoicing.Contact, error)
 	}{
-		{"clients", "/clients/", "contacts_client.json", idClient, func(c *invoicing.Client, id string) (*invoicing.Contact, error) {
-			return c.Clients.Get(context.Background(), id)
+		{"clients", "/clients/", "contacts_client.json", idClient, func(c *invoicing.Client) (*invoicing.Contact, error) {
+			return c.Clients.Get(context.Background(), idClient)
 		}},
-		{"suppliers", "/suppliers/", "contacts_supplier.json", idSupplier, func(c *invoicing.Client, id string) (*invoicing.Contact, error) {
-			return c.Suppliers.Get(context.Background(), id)
+		{"suppliers", "/suppliers/", "contacts_supplier.json", idSupplier, func(c *invoicing.Client) (*invoicing.Contact, error) {
+			return c.Suppliers.Get(context.Background(), idSupplier)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := fixture(t, tc.fixture)
-			c, api := newMock(t, always(200, body))
-			ct, err := tc.get(c, tc.id)
-			require.NoError(t, err)
-			svcAssertGET(t, api.last(t), tc.path+tc.id, "")
-			assert.Len(t, api.requests(), 1)
+			ct, body := getFixture(t, tc.fixture, tc.path+tc.id, "", tc.get)
 
 			assert.Equal(t, tc.id, ct.ID)
 			assert.NotEmpty(t, ct.Name)

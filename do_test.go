@@ -163,17 +163,17 @@ func TestDoEncodesTheBodyAsEncodingJSON(t *testing.T) {
 		ByCode map[string]decimal.Decimal `json:"by_code"`
 	}
 	p := payment{
-		Amount: loopDec("12.50"), Fee: invoicing.Ptr(loopDec("0.10")),
-		Lines:  []map[string]any{{"price": loopDec("100.000"), "qty": loopDec("1e3")}},
-		ByCode: map[string]decimal.Decimal{"GST": loopDec("-1.5")},
+		Amount: svcDec("12.50"), Fee: invoicing.Ptr(svcDec("0.10")),
+		Lines:  []map[string]any{{"price": svcDec("100.000"), "qty": svcDec("1e3")}},
+		ByCode: map[string]decimal.Decimal{"GST": svcDec("-1.5")},
 	}
 	require.NoError(t, c.Do(context.Background(), "POST", "/payments", p, nil))
 	assert.Equal(t, `{"amount":12.50,"fee":0.10,"lines":[{"price":100.000,"qty":1000}],"by_code":{"GST":-1.5}}`, string(api.last(t).Body))
 
 	// The SDK's own params encode as the SDK sends them.
-	require.NoError(t, c.Do(context.Background(), "POST", "/invoices", loopInvoice(), nil))
+	require.NoError(t, c.Do(context.Background(), "POST", "/invoices", svcValidInvoice(), nil))
 	viaDo := api.last(t).Body
-	_, err = c.Invoices.Create(context.Background(), loopInvoice())
+	_, err = c.Invoices.Create(context.Background(), svcValidInvoice())
 	require.NoError(t, err)
 	assert.Equal(t, string(api.last(t).Body), string(viaDo))
 

@@ -23,7 +23,7 @@ func TestPDFStreamsWithItsFilename(t *testing.T) {
 	c, api := newMock(t, always(200, pdf, "Content-Type", "application/pdf", "Content-Length", strconv.Itoa(len(pdf)),
 		"Content-Disposition", `attachment; filename="Invoice-INV-0042.pdf"`),
 		invoicing.WithMaxResponseBytes(1024)) // PDFs stream: the cap is for JSON
-	f, err := c.Invoices.PDF(context.Background(), loopInvoiceID)
+	f, err := c.Invoices.PDF(context.Background(), idInvoice)
 	require.NoError(t, err)
 	defer f.Close()
 	assert.Equal(t, "Invoice-INV-0042.pdf", f.Filename)
@@ -34,7 +34,7 @@ func TestPDFStreamsWithItsFilename(t *testing.T) {
 	assert.Equal(t, pdf, string(b))
 	r := api.last(t)
 	assert.Equal(t, "GET", r.Method)
-	assert.Equal(t, "/invoices/"+loopInvoiceID+"/pdf", r.Path)
+	assert.Equal(t, "/invoices/"+idInvoice+"/pdf", r.Path)
 	assert.Equal(t, "application/pdf, application/json", r.Header.Get("Accept"), "error statuses come back as JSON details")
 
 	c, api = newMock(t, always(200, "%PDF", "Content-Type", "application/pdf; charset=binary",
@@ -59,7 +59,7 @@ func TestPDFReturnsBeforeTheBodyEnds(t *testing.T) {
 		mu.Unlock()
 		return stallAfter(200, "application/pdf", "%PDF-1.7\n")(r)
 	}, invoicing.WithTimeout(time.Minute))
-	f, err := c.Invoices.PDF(context.Background(), loopInvoiceID)
+	f, err := c.Invoices.PDF(context.Background(), idInvoice)
 	require.NoError(t, err)
 	head := make([]byte, 9)
 	_, err = io.ReadFull(f, head)
@@ -104,7 +104,7 @@ func TestPDFFileNamesAreSafe(t *testing.T) {
 		{``, ""},
 	} {
 		c, _ := newMock(t, always(200, "%PDF", "Content-Type", "application/pdf", "Content-Disposition", tc.disposition))
-		f, err := c.Invoices.PDF(context.Background(), loopInvoiceID)
+		f, err := c.Invoices.PDF(context.Background(), idInvoice)
 		require.NoError(t, err, tc.disposition)
 		require.NoError(t, f.Close())
 		assert.Equal(t, tc.want, f.Filename, tc.disposition)
@@ -141,16 +141,16 @@ func TestPDFOfAnotherContentTypeIsAnError(t *testing.T) {
 			resp.Body = body
 			return resp, nil
 		})
-		f, err := c.Quotes.PDF(context.Background(), loopInvoiceID)
+		f, err := c.Quotes.PDF(context.Background(), idInvoice)
 		assert.Nil(t, f)
 		require.Error(t, err, ct)
-		assert.Equal(t, `invoicing: GET /quotes/`+loopInvoiceID+`/pdf: unexpected content type "`+ct+`" (want application/pdf)`, err.Error())
+		assert.Equal(t, `invoicing: GET /quotes/`+idInvoice+`/pdf: unexpected content type "`+ct+`" (want application/pdf)`, err.Error())
 		assert.True(t, body.isClosed(), "the body is closed (%q)", ct)
 		assert.Equal(t, 1, mt.GetTotalCallCount(), "not retried")
 	}
 	// Media types are case-insensitive.
 	c, _ := newMock(t, always(200, "%PDF", "Content-Type", "Application/PDF"))
-	f, err := c.Invoices.PDF(context.Background(), loopInvoiceID)
+	f, err := c.Invoices.PDF(context.Background(), idInvoice)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 }
@@ -164,16 +164,16 @@ func TestPDFErrorsAreTypedWithTheirDetail(t *testing.T) {
 		}
 		http.Error(w, "<html>Not Found</html>", 404)
 	})
-	_, err := c.Invoices.PDF(ctx, loopInvoiceID)
+	_, err := c.Invoices.PDF(ctx, idInvoice)
 	require.ErrorIs(t, err, invoicing.ErrNotFound)
 	e := apiError(t, err)
 	assert.Equal(t, "Invoice not found", e.Detail)
-	assert.Equal(t, "/invoices/"+loopInvoiceID+"/pdf", e.Path)
+	assert.Equal(t, "/invoices/"+idInvoice+"/pdf", e.Path)
 	assert.Len(t, api.requests(), 1)
 
 	// A 5xx is retried, as for any GET; an HTML page gives the status text.
 	c, api = newMock(t, sequence(always(503, `{"detail": "busy"}`), always(200, "%PDF-1.7", "Content-Type", "application/pdf")))
-	f, err := c.Invoices.PDF(ctx, loopInvoiceID)
+	f, err := c.Invoices.PDF(ctx, idInvoice)
 	require.NoError(t, err)
 	b, err := io.ReadAll(f)
 	require.NoError(t, err)
@@ -182,13 +182,13 @@ func TestPDFErrorsAreTypedWithTheirDetail(t *testing.T) {
 	assert.Len(t, api.requests(), 2)
 
 	c, _ = newMock(t, always(500, fixture(t, "error_502.html"), "Content-Type", "text/html"), invoicing.WithMaxRetries(0))
-	_, err = c.Quotes.PDF(ctx, loopInvoiceID)
+	_, err = c.Quotes.PDF(ctx, idInvoice)
 	require.ErrorIs(t, err, invoicing.ErrServer)
 	assert.Equal(t, "Internal Server Error", apiError(t, err).Detail)
 
 	// An id that is not a UUID sends nothing.
 	c, api = newMock(t, always(200, "%PDF", "Content-Type", "application/pdf"))
-	for _, id := range []string{"", "123", "../clients", loopInvoiceID + "/x"} {
+	for _, id := range []string{"", "123", "../clients", idInvoice + "/x"} {
 		_, err = c.Invoices.PDF(ctx, id)
 		var pe *invoicing.ParamError
 		require.ErrorAs(t, err, &pe, id)
@@ -201,7 +201,7 @@ func TestPDFErrorsAreTypedWithTheirDetail(t *testing.T) {
 // each wait for more of the body: a stall is an error, a slow reader is not.
 func TestPDFDeadlineIsPerRead(t *testing.T) {
 	c, _ := newMockResponder(t, stallAfter(200, "application/pdf", "%PDF-1.7\n"), invoicing.WithTimeout(150*time.Millisecond))
-	f, err := c.Invoices.PDF(context.Background(), loopInvoiceID)
+	f, err := c.Invoices.PDF(context.Background(), idInvoice)
 	require.NoError(t, err, "the headers came in time")
 	defer f.Close()
 	head := make([]byte, 9)
@@ -214,7 +214,7 @@ func TestPDFDeadlineIsPerRead(t *testing.T) {
 
 	pdf := bytes.Repeat([]byte("%PDF-1.7 0123456789\n"), 100)
 	c, _ = newMock(t, always(200, string(pdf), "Content-Type", "application/pdf"), invoicing.WithTimeout(50*time.Millisecond))
-	f, err = c.Invoices.PDF(context.Background(), loopInvoiceID)
+	f, err = c.Invoices.PDF(context.Background(), idInvoice)
 	require.NoError(t, err)
 	defer f.Close()
 	var got []byte
@@ -232,7 +232,7 @@ func TestPDFDeadlineIsPerRead(t *testing.T) {
 
 	// Headers that never come end the attempt, and the GET is repeated.
 	c, mt := newMockResponder(t, stallHeaders, invoicing.WithTimeout(100*time.Millisecond), invoicing.WithMaxRetries(1))
-	_, err = c.Quotes.PDF(context.Background(), loopInvoiceID)
+	_, err = c.Quotes.PDF(context.Background(), idInvoice)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "no complete response within 100ms")
 	assert.Equal(t, 2, mt.GetTotalCallCount())

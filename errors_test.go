@@ -65,7 +65,7 @@ func TestStatusErrorsMatchTheirSentinelOnly(t *testing.T) {
 			assert.Equal(t, tc.status, e.StatusCode)
 			assert.Equal(t, tc.detail, e.Detail)
 			assert.Equal(t, "GET", e.Method)
-			assert.Equal(t, "/invoices/"+loopInvoiceID, e.Path)
+			assert.Equal(t, "/invoices/"+idInvoice, e.Path)
 			assert.Contains(t, err.Error(), tc.detail)
 			assert.Len(t, api.requests(), 1)
 
@@ -133,7 +133,7 @@ func TestNotFoundFromABaseURLWithoutThePrefixSaysSo(t *testing.T) {
 			c, _ := newMockAt(t, base, testKey, always(404, body))
 			err := getInvoice(c)
 			require.ErrorIs(t, err, invoicing.ErrNotFound)
-			want := "invoicing: GET /invoices/" + loopInvoiceID + ": 404 Not Found (the base URL must end in /api/v1/external; this Client uses " + strings.TrimRight(base, "/") + ")"
+			want := "invoicing: GET /invoices/" + idInvoice + ": 404 Not Found (the base URL must end in /api/v1/external; this Client uses " + strings.TrimRight(base, "/") + ")"
 			assert.Equal(t, want, err.Error(), base)
 			for range c.Invoices.List(context.Background(), nil) {
 				break
@@ -143,30 +143,30 @@ func TestNotFoundFromABaseURLWithoutThePrefixSaysSo(t *testing.T) {
 	// With the prefix, a 404 is about the record: no advice; nor for a 404
 	// with the service's detail.
 	c, _ := newMockAt(t, testURL, testKey, always(404, `{"detail": "Not Found"}`))
-	assert.Equal(t, "invoicing: GET /invoices/"+loopInvoiceID+": 404 Not Found", getInvoice(c).Error())
+	assert.Equal(t, "invoicing: GET /invoices/"+idInvoice+": 404 Not Found", getInvoice(c).Error())
 	c, _ = newMockAt(t, host, testKey, always(404, `{"detail": "Invoice not found"}`))
-	assert.Equal(t, "invoicing: GET /invoices/"+loopInvoiceID+`: 404 Not Found: "Invoice not found"`, getInvoice(c).Error())
+	assert.Equal(t, "invoicing: GET /invoices/"+idInvoice+`: 404 Not Found: "Invoice not found"`, getInvoice(c).Error())
 }
 
 // An error after retries says how many attempts were made, for a status
 // and for a network failure alike.
 func TestErrorAfterRetriesCountsAttempts(t *testing.T) {
 	c, _ := newMock(t, always(503, `{"detail": "maintenance"}`))
-	assert.EqualError(t, getInvoice(c), "invoicing: GET /invoices/"+loopInvoiceID+`: 503 Service Unavailable: "maintenance" (after 4 attempts)`)
+	assert.EqualError(t, getInvoice(c), "invoicing: GET /invoices/"+idInvoice+`: 503 Service Unavailable: "maintenance" (after 4 attempts)`)
 	c, _ = newMock(t, always(503, `{"detail": "maintenance"}`), invoicing.WithMaxRetries(0))
-	assert.EqualError(t, getInvoice(c), "invoicing: GET /invoices/"+loopInvoiceID+`: 503 Service Unavailable: "maintenance"`, "one attempt: nothing to count")
+	assert.EqualError(t, getInvoice(c), "invoicing: GET /invoices/"+idInvoice+`: 503 Service Unavailable: "maintenance"`, "one attempt: nothing to count")
 
 	down, _ := newMockResponder(t, func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") },
 		invoicing.WithMaxRetries(2))
 	err := getInvoice(down)
 	require.Error(t, err)
 	assert.True(t, strings.HasSuffix(err.Error(), "connection refused (after 3 attempts)"), err.Error())
-	assert.True(t, strings.HasPrefix(err.Error(), "invoicing: GET /invoices/"+loopInvoiceID+": "), err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), "invoicing: GET /invoices/"+idInvoice+": "), err.Error())
 }
 
 func TestValidationErrorWithAnArrayDetail(t *testing.T) {
 	c, _ := newMock(t, always(422, fixture(t, "error_422_array.json")))
-	_, err := c.Quotes.Create(context.Background(), loopQuote())
+	_, err := c.Quotes.Create(context.Background(), svcValidQuote())
 	require.ErrorIs(t, err, invoicing.ErrValidation)
 	e := apiError(t, err)
 	require.Len(t, e.Problems, 2)
@@ -232,12 +232,12 @@ func TestDetailOfAStatusWithoutText(t *testing.T) {
 		err := getInvoice(c)
 		e := apiError(t, err)
 		assert.Equal(t, fmt.Sprintf("HTTP %d", status), e.Detail)
-		assert.Equal(t, fmt.Sprintf("invoicing: GET /invoices/%s: %d", loopInvoiceID, status), err.Error())
+		assert.Equal(t, fmt.Sprintf("invoicing: GET /invoices/%s: %d", idInvoice, status), err.Error())
 	}
 	c, _ := newMock(t, always(520, `{"detail": "origin down"}`), invoicing.WithMaxRetries(0))
 	err := getInvoice(c)
 	assert.Equal(t, "origin down", apiError(t, err).Detail)
-	assert.Equal(t, "invoicing: GET /invoices/"+loopInvoiceID+`: 520: "origin down"`, err.Error())
+	assert.Equal(t, "invoicing: GET /invoices/"+idInvoice+`: 520: "origin down"`, err.Error())
 }
 
 func TestErrorBodyIsCapped(t *testing.T) {
@@ -291,7 +291,7 @@ func TestParamError(t *testing.T) {
 
 	// A check that stands in for a documented service error matches it too.
 	c, api := newMock(t, always(201, fixture(t, "item.json")))
-	p := loopItem()
+	p := svcValidItem()
 	p.UnitPrice = nil
 	_, err := c.Items.Create(context.Background(), p)
 	require.ErrorAs(t, err, &pe)
@@ -303,7 +303,7 @@ func TestParamError(t *testing.T) {
 	var e *invoicing.Error
 	assert.False(t, errors.As(err, &e))
 
-	p = loopItem()
+	p = svcValidItem()
 	p.ItemType = "SERVICE"
 	_, err = c.Items.Create(context.Background(), p)
 	require.ErrorAs(t, err, &pe)

@@ -2,8 +2,10 @@ package invoicing_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/jarcoal/httpmock"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
@@ -28,6 +32,195 @@ const (
 	prefix  = "/api/v1/external"
 	testURL = "https://api.invoicing.test" + prefix
 )
+
+// The ids of the fixtures in testdata/.
+const (
+	idInvoice  = "3f2c9a4e-8b1d-4c7a-9e55-0a1b2c3d4e5f"
+	idItem     = "9d7e6f5a-4b3c-4d2e-8f10-112233445566"
+	idQuote    = "7a1b2c3d-4e5f-4a6b-9c7d-8e9f0a1b2c3d"
+	idClient   = "7b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e"
+	idSupplier = "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"
+	idBill     = "9c8b7a6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
+	idAccount  = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+	idTaxCode  = "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e"
+	idBankTx   = "3c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f"
+)
+
+func svcDec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// svcDecEqual asserts that got is want in value.
+func svcDecEqual(t *testing.T, want string, got decimal.Decimal, msgAndArgs ...any) {
+	t.Helper()
+	assert.True(t, svcDec(want).Equal(got), append([]any{"want %s, got %s", want, got}, msgAndArgs...)...)
+}
+
+// svcAssertGET checks the parts of a request every read shares.
+func svcAssertGET(t *testing.T, r seenRequest, path, query string) {
+	t.Helper()
+	assert.Equal(t, http.MethodGet, r.Method)
+	assert.Equal(t, path, r.Path)
+	assert.Equal(t, query, r.Query)
+	assert.Equal(t, "Bearer "+testKey, r.Header.Get("Authorization"))
+	assert.Equal(t, "application/json", r.Header.Get("Accept"))
+	assert.Empty(t, r.Body)
+}
+
+// svcAssertPOST checks a create request, including its exact body.
+func svcAssertPOST(t *testing.T, r seenRequest, path, body string) {
+	t.Helper()
+	assert.Equal(t, http.MethodPost, r.Method)
+	assert.Equal(t, path, r.Path)
+	assert.Empty(t, r.Query)
+	assert.Equal(t, "Bearer "+testKey, r.Header.Get("Authorization"))
+	assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	assert.Equal(t, body, string(r.Body))
+}
+
+// svcErr returns the error of a call returning a value and an error.
+func svcErr[T any](_ T, err error) error { return err }
+
+// svcListErr drains a List and returns its error, if any.
+func svcListErr[T any](seq iter.Seq2[*T, error]) error {
+	for _, err := range seq {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func svcValidInvoice() *invoicing.InvoiceCreateParams {
+	return &invoicing.InvoiceCreateParams{
+		ClientID:         "c0ffee00-1111-4222-8333-444455556666",
+		DefaultAccountID: "4000",
+		DefaultTaxCodeID: "GST",
+		LineItems:        []invoicing.LineItemParams{{UnitPrice: svcDec("100")}},
+	}
+}
+
+func svcValidItem() *invoicing.ItemCreateParams {
+	return &invoicing.ItemCreateParams{Name: "Widget", AccountID: "4000", TaxCodeID: "GST", UnitPrice: invoicing.Ptr(svcDec("19.999"))}
+}
+
+func svcValidQuote() *invoicing.QuoteCreateParams {
+	return &invoicing.QuoteCreateParams{
+		ClientID:  "c0ffee00-1111-4222-8333-444455556666",
+		LineItems: []invoicing.LineItemParams{{UnitPrice: svcDec("100"), AccountID: "4000", TaxCodeID: "ONE"}},
+	}
+}
+
+// apiCall is one SDK call, made with valid arguments and the request
+// options under test.
+type apiCall struct {
+	name   string
+	verb   string // the HTTP method it sends
+	path   string // the path it sends, relative to the base URL
+	create bool   // a POST not safe to repeat
+	raw    bool   // a PDF or Client.Do: it decodes no record or page
+	call   func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error
+}
+
+// apiCalls is every method of every service, and Client.Do.
+func apiCalls() []apiCall {
+	type (
+		ctxT = context.Context
+		C    = invoicing.Client
+		O    = invoicing.RequestOption
+	)
+	withRef := svcValidInvoice()
+	withRef.Reference = "ERP-1"
+	pdf := func(f *invoicing.File, err error) error {
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(io.Discard, f)
+		return err
+	}
+	return []apiCall{
+		{"Invoices.List", "GET", "/invoices", false, false, func(ctx ctxT, c *C, o ...O) error { return svcListErr(c.Invoices.List(ctx, nil, listOpts(o)...)) }},
+		{"Invoices.ListPage", "GET", "/invoices", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Invoices.ListPage(ctx, nil, o...)) }},
+		{"Invoices.Get", "GET", "/invoices/" + idInvoice, false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Invoices.Get(ctx, idInvoice, o...)) }},
+		{"Invoices.PDF", "GET", "/invoices/" + idInvoice + "/pdf", false, true, func(ctx ctxT, c *C, o ...O) error { return pdf(c.Invoices.PDF(ctx, idInvoice, o...)) }},
+		{"Invoices.Create", "POST", "/invoices", true, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Invoices.Create(ctx, svcValidInvoice(), o...)) }},
+		{"Invoices.Create with Reference", "POST", "/invoices", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Invoices.Create(ctx, withRef, o...)) }},
+		{"Items.List", "GET", "/items", false, false, func(ctx ctxT, c *C, o ...O) error { return svcListErr(c.Items.List(ctx, nil, listOpts(o)...)) }},
+		{"Items.ListPage", "GET", "/items", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Items.ListPage(ctx, nil, o...)) }},
+		{"Items.Get", "GET", "/items/" + idItem, false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Items.Get(ctx, idItem, o...)) }},
+		{"Items.Create", "POST", "/items", true, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Items.Create(ctx, svcValidItem(), o...)) }},
+		{"Quotes.List", "GET", "/quotes", false, false, func(ctx ctxT, c *C, o ...O) error { return svcListErr(c.Quotes.List(ctx, nil, listOpts(o)...)) }},
+		{"Quotes.ListPage", "GET", "/quotes", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Quotes.ListPage(ctx, nil, o...)) }},
+		{"Quotes.Get", "GET", "/quotes/" + idQuote, false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Quotes.Get(ctx, idQuote, o...)) }},
+		{"Quotes.PDF", "GET", "/quotes/" + idQuote + "/pdf", false, true, func(ctx ctxT, c *C, o ...O) error { return pdf(c.Quotes.PDF(ctx, idQuote, o...)) }},
+		{"Quotes.Create", "POST", "/quotes", true, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Quotes.Create(ctx, svcValidQuote(), o...)) }},
+		{"Clients.List", "GET", "/clients", false, false, func(ctx ctxT, c *C, o ...O) error { return svcListErr(c.Clients.List(ctx, nil, listOpts(o)...)) }},
+		{"Clients.ListPage", "GET", "/clients", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Clients.ListPage(ctx, nil, o...)) }},
+		{"Clients.Get", "GET", "/clients/" + idClient, false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Clients.Get(ctx, idClient, o...)) }},
+		{"Clients.Create", "POST", "/clients", true, false, func(ctx ctxT, c *C, o ...O) error {
+			return svcErr(c.Clients.Create(ctx, &invoicing.ContactCreateParams{Name: "Acme"}, o...))
+		}},
+		{"Suppliers.List", "GET", "/suppliers", false, false, func(ctx ctxT, c *C, o ...O) error { return svcListErr(c.Suppliers.List(ctx, nil, listOpts(o)...)) }},
+		{"Suppliers.ListPage", "GET", "/suppliers", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Suppliers.ListPage(ctx, nil, o...)) }},
+		{"Suppliers.Get", "GET", "/suppliers/" + idSupplier, false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Suppliers.Get(ctx, idSupplier, o...)) }},
+		{"Suppliers.Create", "POST", "/suppliers", true, false, func(ctx ctxT, c *C, o ...O) error {
+			return svcErr(c.Suppliers.Create(ctx, &invoicing.ContactCreateParams{Name: "Paper Co"}, o...))
+		}},
+		{"Bills.List", "GET", "/bills", false, false, func(ctx ctxT, c *C, o ...O) error { return svcListErr(c.Bills.List(ctx, nil, listOpts(o)...)) }},
+		{"Bills.ListPage", "GET", "/bills", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Bills.ListPage(ctx, nil, o...)) }},
+		{"Bills.Get", "GET", "/bills/" + idBill, false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Bills.Get(ctx, idBill, o...)) }},
+		{"Bills.Create", "POST", "/bills", true, false, func(ctx ctxT, c *C, o ...O) error {
+			return svcErr(c.Bills.Create(ctx, &invoicing.BillCreateParams{SupplierID: idSupplier}, o...))
+		}},
+		{"Accounts.List", "GET", "/accounts", false, false, func(ctx ctxT, c *C, o ...O) error { return svcListErr(c.Accounts.List(ctx, nil, listOpts(o)...)) }},
+		{"Accounts.ListPage", "GET", "/accounts", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Accounts.ListPage(ctx, nil, o...)) }},
+		{"Accounts.Get", "GET", "/accounts/" + idAccount, false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Accounts.Get(ctx, idAccount, o...)) }},
+		{"TaxCodes.List", "GET", "/tax-codes", false, false, func(ctx ctxT, c *C, o ...O) error { return svcListErr(c.TaxCodes.List(ctx, nil, listOpts(o)...)) }},
+		{"TaxCodes.ListPage", "GET", "/tax-codes", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.TaxCodes.ListPage(ctx, nil, o...)) }},
+		{"TaxCodes.Get", "GET", "/tax-codes/" + idTaxCode, false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.TaxCodes.Get(ctx, idTaxCode, o...)) }},
+		{"BankAccounts.List", "GET", "/bank-accounts", false, false, func(ctx ctxT, c *C, o ...O) error { return svcListErr(c.BankAccounts.List(ctx, nil, listOpts(o)...)) }},
+		{"BankAccounts.ListPage", "GET", "/bank-accounts", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.BankAccounts.ListPage(ctx, nil, o...)) }},
+		{"BankTransactions.List", "GET", "/bank-transactions", false, false, func(ctx ctxT, c *C, o ...O) error {
+			return svcListErr(c.BankTransactions.List(ctx, nil, listOpts(o)...))
+		}},
+		{"BankTransactions.ListPage", "GET", "/bank-transactions", false, false, func(ctx ctxT, c *C, o ...O) error {
+			return svcErr(c.BankTransactions.ListPage(ctx, nil, o...))
+		}},
+		{"BankTransactions.Get", "GET", "/bank-transactions/" + idBankTx, false, false, func(ctx ctxT, c *C, o ...O) error {
+			return svcErr(c.BankTransactions.Get(ctx, idBankTx, o...))
+		}},
+		{"Reports.TrialBalance", "GET", "/reports/trial-balance", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Reports.TrialBalance(ctx, nil, o...)) }},
+		{"Reports.ProfitAndLoss", "GET", "/reports/profit-loss", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Reports.ProfitAndLoss(ctx, nil, o...)) }},
+		{"Reports.BalanceSheet", "GET", "/reports/balance-sheet", false, false, func(ctx ctxT, c *C, o ...O) error { return svcErr(c.Reports.BalanceSheet(ctx, nil, o...)) }},
+		{"Client.Do GET", "GET", "/invoices/" + idInvoice, false, true, func(ctx ctxT, c *C, o ...O) error {
+			var out map[string]any
+			return c.Do(ctx, "GET", "/invoices/"+idInvoice, nil, &out, o...)
+		}},
+		{"Client.Do POST", "POST", "/credit-notes", true, true, func(ctx ctxT, c *C, o ...O) error {
+			return c.Do(ctx, "POST", "/credit-notes", map[string]any{"invoice_id": idInvoice}, nil, o...)
+		}},
+	}
+}
+
+// recordCalls are the calls of apiCalls that decode a record or a page:
+// all but the PDFs and Client.Do.
+func recordCalls() []apiCall {
+	var out []apiCall
+	for _, c := range apiCalls() {
+		if !c.raw {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// listOpts turns RequestOptions into the ListOptions List takes.
+func listOpts(opts []invoicing.RequestOption) []invoicing.ListOption {
+	out := make([]invoicing.ListOption, len(opts))
+	for i, o := range opts {
+		out[i] = o
+	}
+	return out
+}
 
 // seenRequest is what the mock received.
 type seenRequest struct {
@@ -62,17 +255,45 @@ func (a *mockAPI) last(t *testing.T) seenRequest {
 // transport, with fast retries (opts come after, and win).
 func newMock(t *testing.T, h http.HandlerFunc, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
 	t.Helper()
+	return newMockVia(t, h, plainHTTPClient, opts...)
+}
+
+// newMockVia is newMock with the http.Client shape(mt) built around the
+// mock transport mt, as a caller would pass it to WithHTTPClient.
+func newMockVia(t *testing.T, h http.HandlerFunc, shape func(http.RoundTripper) *http.Client, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
+	t.Helper()
 	a := &mockAPI{handler: h}
+	c, _ := mockClient(t, a.respond, shape, opts...)
+	return c, a
+}
+
+// newMockResponder returns a Client whose requests r answers: for
+// responses no handler can give (a transport error, a body that breaks or
+// stalls).
+func newMockResponder(t *testing.T, r httpmock.Responder, opts ...invoicing.Option) (*invoicing.Client, *httpmock.MockTransport) {
+	t.Helper()
+	return mockClient(t, r, plainHTTPClient, opts...)
+}
+
+// mockClient returns a Client whose requests r answers through a new
+// httpmock transport, in the http.Client shape builds around it, with fast
+// retries (opts come after, and win).
+func mockClient(t *testing.T, r httpmock.Responder, shape func(http.RoundTripper) *http.Client, opts ...invoicing.Option) (*invoicing.Client, *httpmock.MockTransport) {
+	t.Helper()
 	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(a.respond)
+	mt.RegisterNoResponder(r)
 	opts = append([]invoicing.Option{
-		invoicing.WithHTTPClient(&http.Client{Transport: mt}),
+		invoicing.WithHTTPClient(shape(mt)),
 		invoicing.WithRetryWait(time.Millisecond, 20*time.Millisecond),
 	}, opts...)
 	c, err := invoicing.NewClient(testURL, testKey, opts...)
 	require.NoError(t, err)
-	return c, a
+	return c, mt
 }
+
+// plainHTTPClient is the http.Client most tests give the SDK: rt and
+// nothing else.
+func plainHTTPClient(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt} }
 
 // respond records r and answers it with the handler.
 func (a *mockAPI) respond(r *http.Request) (*http.Response, error) {
@@ -128,6 +349,20 @@ func fixture(t testing.TB, name string) string {
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
 	return string(b)
+}
+
+// getFixture answers every request with testdata/name and returns what get
+// makes of it, with the fixture's text. get must send one request: a GET
+// of path with the query.
+func getFixture[T any](t *testing.T, name, path, query string, get func(*invoicing.Client) (T, error)) (T, string) {
+	t.Helper()
+	body := fixture(t, name)
+	c, api := newMock(t, always(200, body))
+	v, err := get(c)
+	require.NoError(t, err)
+	svcAssertGET(t, api.last(t), path, query)
+	require.Len(t, api.requests(), 1)
+	return v, body
 }
 
 // rawJSON returns v encoded with encoding/json: for a record decoded from

@@ -12,11 +12,9 @@ import (
 )
 
 func TestItemsGet(t *testing.T) {
-	body := fixture(t, "item.json")
-	c, api := newMock(t, always(200, body))
-	it, err := c.Items.Get(context.Background(), idItem)
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/items/"+idItem, "")
+	it, body := getFixture(t, "item.json", "/items/"+idItem, "", func(c *invoicing.Client) (*invoicing.Item, error) {
+		return c.Items.Get(context.Background(), idItem)
+	})
 	assert.Equal(t, idItem, it.ID)
 	assert.Equal(t, "WIDGET-01", it.ItemCode)
 	assert.Equal(t, "Widget", it.Name)

@@ -27,206 +27,6 @@ import (
 	"github.com/invoicing-api/invoicing-go"
 )
 
-// ------------------------------------------------ every method, one table
-
-// apiCall is one SDK method, called with the options under test.
-type apiCall struct {
-	name   string
-	verb   string // the HTTP method it sends
-	path   string // the path it sends, relative to the base URL
-	create bool   // a POST not safe to repeat
-	call   func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error
-}
-
-// listOpts turns RequestOptions into the ListOptions List takes.
-func listOpts(opts []invoicing.RequestOption) []invoicing.ListOption {
-	out := make([]invoicing.ListOption, len(opts))
-	for i, o := range opts {
-		out[i] = o
-	}
-	return out
-}
-
-// rangeErr ranges over seq and returns the error it yields, if any.
-func rangeErr[T any](seq func(func(*T, error) bool)) error {
-	for _, err := range seq {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// allCalls is every method of every service, and Client.Do.
-func allCalls() []apiCall {
-	const id = loopInvoiceID
-	pdf := func(f *invoicing.File, err error) error {
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		_, err = io.Copy(io.Discard, f)
-		return err
-	}
-	return []apiCall{
-		{"Invoices.List", "GET", "/invoices", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.Invoices.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"Invoices.ListPage", "GET", "/invoices", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Invoices.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"Invoices.Get", "GET", "/invoices/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Invoices.Get(ctx, id, opts...)
-			return err
-		}},
-		{"Invoices.PDF", "GET", "/invoices/" + id + "/pdf", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return pdf(c.Invoices.PDF(ctx, id, opts...))
-		}},
-		{"Invoices.Create", "POST", "/invoices", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Invoices.Create(ctx, loopInvoice(), opts...)
-			return err
-		}},
-		{"Items.List", "GET", "/items", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.Items.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"Items.ListPage", "GET", "/items", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Items.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"Items.Get", "GET", "/items/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Items.Get(ctx, id, opts...)
-			return err
-		}},
-		{"Items.Create", "POST", "/items", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Items.Create(ctx, loopItem(), opts...)
-			return err
-		}},
-		{"Quotes.List", "GET", "/quotes", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.Quotes.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"Quotes.ListPage", "GET", "/quotes", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Quotes.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"Quotes.Get", "GET", "/quotes/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Quotes.Get(ctx, id, opts...)
-			return err
-		}},
-		{"Quotes.PDF", "GET", "/quotes/" + id + "/pdf", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return pdf(c.Quotes.PDF(ctx, id, opts...))
-		}},
-		{"Quotes.Create", "POST", "/quotes", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Quotes.Create(ctx, loopQuote(), opts...)
-			return err
-		}},
-		{"Clients.List", "GET", "/clients", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.Clients.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"Clients.ListPage", "GET", "/clients", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Clients.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"Clients.Get", "GET", "/clients/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Clients.Get(ctx, id, opts...)
-			return err
-		}},
-		{"Clients.Create", "POST", "/clients", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Clients.Create(ctx, &invoicing.ContactCreateParams{Name: "Acme"}, opts...)
-			return err
-		}},
-		{"Suppliers.List", "GET", "/suppliers", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.Suppliers.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"Suppliers.ListPage", "GET", "/suppliers", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Suppliers.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"Suppliers.Get", "GET", "/suppliers/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Suppliers.Get(ctx, id, opts...)
-			return err
-		}},
-		{"Suppliers.Create", "POST", "/suppliers", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Suppliers.Create(ctx, &invoicing.ContactCreateParams{Name: "Paper Co"}, opts...)
-			return err
-		}},
-		{"Bills.List", "GET", "/bills", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.Bills.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"Bills.ListPage", "GET", "/bills", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Bills.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"Bills.Get", "GET", "/bills/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Bills.Get(ctx, id, opts...)
-			return err
-		}},
-		{"Bills.Create", "POST", "/bills", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Bills.Create(ctx, &invoicing.BillCreateParams{SupplierID: id}, opts...)
-			return err
-		}},
-		{"Accounts.List", "GET", "/accounts", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.Accounts.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"Accounts.ListPage", "GET", "/accounts", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Accounts.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"Accounts.Get", "GET", "/accounts/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Accounts.Get(ctx, id, opts...)
-			return err
-		}},
-		{"TaxCodes.List", "GET", "/tax-codes", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.TaxCodes.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"TaxCodes.ListPage", "GET", "/tax-codes", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.TaxCodes.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"TaxCodes.Get", "GET", "/tax-codes/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.TaxCodes.Get(ctx, id, opts...)
-			return err
-		}},
-		{"BankAccounts.List", "GET", "/bank-accounts", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.BankAccounts.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"BankAccounts.ListPage", "GET", "/bank-accounts", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.BankAccounts.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"BankTransactions.List", "GET", "/bank-transactions", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return rangeErr(c.BankTransactions.List(ctx, nil, listOpts(opts)...))
-		}},
-		{"BankTransactions.ListPage", "GET", "/bank-transactions", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.BankTransactions.ListPage(ctx, nil, opts...)
-			return err
-		}},
-		{"BankTransactions.Get", "GET", "/bank-transactions/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.BankTransactions.Get(ctx, id, opts...)
-			return err
-		}},
-		{"Reports.TrialBalance", "GET", "/reports/trial-balance", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Reports.TrialBalance(ctx, nil, opts...)
-			return err
-		}},
-		{"Reports.ProfitAndLoss", "GET", "/reports/profit-loss", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Reports.ProfitAndLoss(ctx, nil, opts...)
-			return err
-		}},
-		{"Reports.BalanceSheet", "GET", "/reports/balance-sheet", false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			_, err := c.Reports.BalanceSheet(ctx, nil, opts...)
-			return err
-		}},
-		{"Client.Do GET", "GET", "/invoices/" + id, false, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			var out map[string]any
-			return c.Do(ctx, "GET", "/invoices/"+id, nil, &out, opts...)
-		}},
-		{"Client.Do POST", "POST", "/credit-notes", true, func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) error {
-			return c.Do(ctx, "POST", "/credit-notes", map[string]any{"invoice_id": id}, nil, opts...)
-		}},
-	}
-}
-
 // endpointAPI answers every endpoint with a minimal valid body, and obeys
 // the test's instructions in the request's X-Test header (sent with
 // WithHeader, which this also tests): "fail=N" answers 503 to the first N
@@ -287,7 +87,7 @@ func (a *endpointAPI) answer(w http.ResponseWriter, r *http.Request, call string
 	case strings.Count(path, "/") == 1 && r.Method == http.MethodGet: // a list
 		reply(w, status, `{"items": [], "total": 0, "page": 1, "page_size": 100, "has_more": false}`)
 	default:
-		reply(w, status, `{"id": "`+loopInvoiceID+`"}`)
+		reply(w, status, `{"id": "`+idInvoice+`"}`)
 	}
 }
 
@@ -317,7 +117,7 @@ func TestEveryMethodTakesRequestOptions(t *testing.T) {
 	c, _ := newMockResponder(t, api.respond)
 	stalling, _ := newMockResponder(t, api.respond, invoicing.WithTimeout(300*time.Millisecond))
 	ctx := context.Background()
-	for _, m := range allCalls() {
+	for _, m := range apiCalls() {
 		t.Run(m.name, func(t *testing.T) {
 			tag := func(s string) invoicing.RequestOption { return invoicing.WithHeader("X-Test-Call", m.name+"/"+s) }
 
@@ -372,7 +172,7 @@ func TestEveryMethodTakesRequestOptions(t *testing.T) {
 	// WithTimeout bounds each attempt: the stalled first one ends after it
 	// and (where repeating is safe) the second succeeds. (All at once: each
 	// waits out the timeout.)
-	calls := allCalls()
+	calls := apiCalls()
 	resps := make([]invoicing.Response, len(calls))
 	errs := make([]error, len(calls))
 	var wg sync.WaitGroup
@@ -488,12 +288,12 @@ func TestRequestOptionsRefuseBadValuesBeforeSending(t *testing.T) {
 		"key with control char":     invoicing.WithAPIKey("sk\x7fx"),
 		"key with a no-break space": invoicing.WithAPIKey("sk\u00a0x"),
 	} {
-		_, err := c.Invoices.Get(ctx, loopInvoiceID, opt)
+		_, err := c.Invoices.Get(ctx, idInvoice, opt)
 		require.ErrorIs(t, err, invoicing.ErrInvalidOption, name)
 		assert.True(t, strings.HasPrefix(err.Error(), "invoicing: invalid option: "), err.Error())
 		assert.ErrorIs(t, c.Do(ctx, "POST", "/x", map[string]int{"a": 1}, nil, opt), invoicing.ErrInvalidOption, name)
-		assert.ErrorIs(t, rangeErr(c.Invoices.List(ctx, nil, opt)), invoicing.ErrInvalidOption, name)
-		_, err = c.Invoices.PDF(ctx, loopInvoiceID, opt)
+		assert.ErrorIs(t, svcListErr(c.Invoices.List(ctx, nil, opt)), invoicing.ErrInvalidOption, name)
+		_, err = c.Invoices.PDF(ctx, idInvoice, opt)
 		assert.ErrorIs(t, err, invoicing.ErrInvalidOption, name)
 	}
 	assert.Empty(t, api.requests())
@@ -533,7 +333,7 @@ func TestWithQuery(t *testing.T) {
 		reply(w, 200, fixture(t, "contacts_client.json"))
 	})
 	ctx := context.Background()
-	_, err := c.Clients.Get(ctx, loopInvoiceID, invoicing.WithQuery("include", "addresses"), invoicing.WithQuery("include", "tags"),
+	_, err := c.Clients.Get(ctx, idInvoice, invoicing.WithQuery("include", "addresses"), invoicing.WithQuery("include", "tags"),
 		invoicing.WithQuery("page", "2"))
 	require.NoError(t, err)
 	assert.Equal(t, "include=addresses&include=tags&page=2", api.last(t).Query, "both values; page means nothing to a Get")
@@ -552,7 +352,7 @@ func TestWithQuery(t *testing.T) {
 		_, err = c.Accounts.ListPage(ctx, nil, invoicing.WithQuery(name, "5"))
 		require.ErrorAs(t, err, &pe, "%s belongs to ListParams", name)
 		assert.Equal(t, name, pe.Field)
-		err = rangeErr(c.Accounts.List(ctx, nil, invoicing.WithQuery(name, "5")))
+		err = svcListErr(c.Accounts.List(ctx, nil, invoicing.WithQuery(name, "5")))
 		require.ErrorAs(t, err, &pe, "List: %s", name)
 	}
 	assert.Len(t, api.requests(), sent, "nothing sent")
@@ -597,7 +397,7 @@ func TestWithResponseInto(t *testing.T) {
 
 	// On failure it is the *Error's Response.
 	c, _ = newMock(t, always(409, `{"detail": "Invoice number exists"}`, "X-Request-Id", "req-409"))
-	_, err := c.Invoices.Create(ctx, loopInvoice(), invoicing.WithResponseInto(&resp))
+	_, err := c.Invoices.Create(ctx, svcValidInvoice(), invoicing.WithResponseInto(&resp))
 	e := apiError(t, err)
 	assert.Equal(t, e.Response, resp)
 	assert.Equal(t, 409, resp.StatusCode)
@@ -634,13 +434,13 @@ func TestWithPrefetchBounds(t *testing.T) {
 	c, api := newMock(t, always(200, `{"invoices": [], "total": 0, "has_more": false}`))
 	ctx := context.Background()
 	for _, n := range []int{0, -1, invoicing.MaxPrefetch + 1} {
-		err := rangeErr(c.Invoices.List(ctx, nil, invoicing.WithPrefetch(n)))
+		err := svcListErr(c.Invoices.List(ctx, nil, invoicing.WithPrefetch(n)))
 		require.ErrorIs(t, err, invoicing.ErrInvalidOption, n)
 		assert.EqualError(t, err, fmt.Sprintf("invoicing: invalid option: prefetch %d is outside 1..%d", n, invoicing.MaxPrefetch))
 	}
 	assert.Empty(t, api.requests())
 	for _, n := range []int{1, invoicing.MaxPrefetch} {
-		require.NoError(t, rangeErr(c.Invoices.List(ctx, nil, invoicing.WithPrefetch(n), invoicing.WithHeader("X-A", "b"))), n)
+		require.NoError(t, svcListErr(c.Invoices.List(ctx, nil, invoicing.WithPrefetch(n), invoicing.WithHeader("X-A", "b"))), n)
 	}
 	assert.Len(t, api.requests(), 2)
 	assert.Equal(t, "b", api.last(t).Header.Get("X-A"), "RequestOptions are ListOptions")

@@ -14,11 +14,9 @@ import (
 )
 
 func TestQuotesGet(t *testing.T) {
-	body := fixture(t, "quote.json")
-	c, api := newMock(t, always(200, body))
-	q, err := c.Quotes.Get(context.Background(), idQuote)
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/quotes/"+idQuote, "")
+	q, body := getFixture(t, "quote.json", "/quotes/"+idQuote, "", func(c *invoicing.Client) (*invoicing.Quote, error) {
+		return c.Quotes.Get(context.Background(), idQuote)
+	})
 	assert.Equal(t, idQuote, q.ID)
 	assert.Equal(t, "QU-0007", q.QuoteNumber)
 	assert.Equal(t, "Website rebuild", q.Title)
