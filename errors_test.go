@@ -315,39 +315,3 @@ func TestParamError(t *testing.T) {
 	assert.Empty(t, api.requests())
 }
 
-// A create given nil says which params it needs.
-func TestCreateWithNilParamsSaysWhatItNeeds(t *testing.T) {
-	c, api := newMock(t, always(201, "{}"))
-	ctx := context.Background()
-	for want, call := range map[string]func() error{
-		"invoicing: invalid params: Invoices.Create needs a *InvoiceCreateParams with ClientID and at least one of LineItems, got nil": func() error {
-			_, err := c.Invoices.Create(ctx, nil)
-			return err
-		},
-		"invoicing: invalid params: Quotes.Create needs a *QuoteCreateParams with ClientID and at least one of LineItems, got nil": func() error {
-			_, err := c.Quotes.Create(ctx, nil)
-			return err
-		},
-		"invoicing: invalid params: Items.Create needs a *ItemCreateParams with Name, AccountID, TaxCodeID and (for SALES and PURCHASE items) UnitPrice, got nil": func() error {
-			_, err := c.Items.Create(ctx, nil)
-			return err
-		},
-		"invoicing: invalid params: Clients.Create needs a *ContactCreateParams (an empty one is allowed), got nil": func() error {
-			_, err := c.Clients.Create(ctx, nil)
-			return err
-		},
-		"invoicing: invalid params: Suppliers.Create needs a *ContactCreateParams (an empty one is allowed), got nil": func() error {
-			_, err := c.Suppliers.Create(ctx, nil)
-			return err
-		},
-		"invoicing: invalid params: Bills.Create needs a *BillCreateParams (an empty one is allowed), got nil": func() error {
-			_, err := c.Bills.Create(ctx, nil)
-			return err
-		},
-	} {
-		err := call()
-		assert.ErrorIs(t, err, invoicing.ErrInvalidParams)
-		assert.EqualError(t, err, want)
-	}
-	assert.Empty(t, api.requests())
-}

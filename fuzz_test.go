@@ -29,16 +29,16 @@ import (
 	"github.com/invoicing-api/invoicing-go"
 )
 
-// fuzzFixtures returns the JSON fixtures of testdata/ and, for those that
-// hold arrays of records (an array, or a list page's arrays), each record.
-func fuzzFixtures(f *testing.F) [][]byte {
+// fuzzSeed adds to f's corpus the JSON fixtures of testdata/ and, for those
+// that hold arrays of records (an array, or a list page's arrays), each
+// record; then the seeds.
+func fuzzSeed(f *testing.F, seeds []string) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(f, err)
-	var out [][]byte
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		require.NoError(f, err)
-		out = append(out, b)
+		f.Add(b)
 		var arrays []json.RawMessage
 		var page map[string]json.RawMessage
 		if json.Unmarshal(b, &page) == nil {
@@ -52,12 +52,14 @@ func fuzzFixtures(f *testing.F) [][]byte {
 			var recs []json.RawMessage
 			if json.Unmarshal(a, &recs) == nil {
 				for _, r := range recs {
-					out = append(out, r)
+					f.Add([]byte(r))
 				}
 			}
 		}
 	}
-	return out
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
 }
 
 // fuzzRecordSeeds are odd shapes for a record (from the old
@@ -100,12 +102,7 @@ var fuzzPageSeeds = []string{
 // never more records than the page size; and every record it yields obeys
 // the record rules of FuzzRecord.
 func FuzzPage(f *testing.F) {
-	for _, b := range fuzzFixtures(f) {
-		f.Add(b)
-	}
-	for _, s := range fuzzPageSeeds {
-		f.Add([]byte(s))
-	}
+	fuzzSeed(f, fuzzPageSeeds)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzPage(t, b, invoicing.DecodePage[invoicing.Invoice], "invoices")
 		fuzzPage(t, b, invoicing.DecodePage[invoicing.Item], "items")
@@ -147,12 +144,7 @@ func fuzzPage[T any, P interface {
 // every member; every record type fails on JSON that is not an object or
 // null.
 func FuzzRecord(f *testing.F) {
-	for _, b := range fuzzFixtures(f) {
-		f.Add(b)
-	}
-	for _, s := range fuzzRecordSeeds {
-		f.Add([]byte(s))
-	}
+	fuzzSeed(f, fuzzRecordSeeds)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzRecord[invoicing.Invoice](t, b, false)
 		fuzzRecord[invoicing.InvoiceLineItem](t, b, false)

@@ -359,18 +359,14 @@ var pgInconsistent = []struct {
 	requests int // requests of a sequential list
 }{
 	{
-		name: "page other than asked",
-		handler: func(w http.ResponseWriter, r *http.Request) {
-			reply(w, 200, `{"invoices": [`+pgRecord(1)+`, `+pgRecord(2)+`], "total": 900, "page": 1, "page_size": 100, "has_more": true}`)
-		},
-		want: pgWant(1, 2), message: "asked for page 2, the service answered page 1", requests: 2,
+		name:    "page other than asked",
+		handler: always(200, `{"invoices": [`+pgRecord(1)+`, `+pgRecord(2)+`], "total": 900, "page": 1, "page_size": 100, "has_more": true}`),
+		want:    pgWant(1, 2), message: "asked for page 2, the service answered page 1", requests: 2,
 	},
 	{
-		name: "page repeating the previous page",
-		handler: func(w http.ResponseWriter, r *http.Request) {
-			reply(w, 200, `{"invoices": [`+pgRecord(1)+`, `+pgRecord(2)+`], "has_more": true}`)
-		},
-		want: pgWant(1, 2), message: "page 2 repeats the records of page 1", requests: 2,
+		name:    "page repeating the previous page",
+		handler: always(200, `{"invoices": [`+pgRecord(1)+`, `+pgRecord(2)+`], "has_more": true}`),
+		want:    pgWant(1, 2), message: "page 2 repeats the records of page 1", requests: 2,
 	},
 	{
 		name: "more records than page_size",
@@ -406,19 +402,15 @@ var pgInconsistent = []struct {
 		want: pgWant(1, 2), message: "page 2 is empty but says more records follow", requests: 2,
 	},
 	{
-		name: "has_more after all total records",
-		handler: func(w http.ResponseWriter, r *http.Request) {
-			reply(w, 200, `{"invoices": [`+pgRecord(1)+`, `+pgRecord(2)+`], "total": 2, "page": 1, "page_size": 100, "has_more": true}`)
-		},
-		want: pgWant(1, 2), message: "page 1 says more records follow, but all 2 were listed", requests: 1,
+		name:    "has_more after all total records",
+		handler: always(200, `{"invoices": [`+pgRecord(1)+`, `+pgRecord(2)+`], "total": 2, "page": 1, "page_size": 100, "has_more": true}`),
+		want:    pgWant(1, 2), message: "page 1 says more records follow, but all 2 were listed", requests: 1,
 	},
 	{
-		name: "has_more after all total records, counting the pages skipped",
-		handler: func(w http.ResponseWriter, r *http.Request) {
-			reply(w, 200, `{"invoices": [`+pgRecord(11)+`, `+pgRecord(12)+`], "total": 12, "page": 2, "page_size": 10, "has_more": true}`)
-		},
-		params: &invoicing.InvoiceListParams{ListParams: invoicing.ListParams{Page: 2, PageSize: 10}},
-		want:   pgWant(11, 12), message: "page 2 says more records follow, but all 12 were listed", requests: 1,
+		name:    "has_more after all total records, counting the pages skipped",
+		handler: always(200, `{"invoices": [`+pgRecord(11)+`, `+pgRecord(12)+`], "total": 12, "page": 2, "page_size": 10, "has_more": true}`),
+		params:  &invoicing.InvoiceListParams{ListParams: invoicing.ListParams{Page: 2, PageSize: 10}},
+		want:    pgWant(11, 12), message: "page 2 says more records follow, but all 12 were listed", requests: 1,
 	},
 }
 

@@ -39,16 +39,7 @@ func qListPage[P any, T any](path string, f func(*invoicing.Client) func(context
 
 func qList[P any, T any](path string, f func(*invoicing.Client) func(context.Context, *P, ...invoicing.ListOption) iter.Seq2[*T, error]) qEndpoint {
 	return qEndpoint{params: new(P), path: path, list: true, call: func(ctx context.Context, c *invoicing.Client, p any, opts ...invoicing.RequestOption) error {
-		lo := make([]invoicing.ListOption, len(opts))
-		for i, o := range opts {
-			lo[i] = o
-		}
-		for _, err := range f(c)(ctx, p.(*P), lo...) {
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return svcListErr(f(c)(ctx, p.(*P), listOpts(opts)...))
 	}}
 }
 

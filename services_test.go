@@ -176,25 +176,23 @@ func TestServicesCanonicalUUIDs(t *testing.T) {
 func TestServicesCreateNilParams(t *testing.T) {
 	c, api := newMock(t, always(201, `{}`))
 	ctx := context.Background()
-	for name, err := range map[string]error{
-		"Invoices":  svcErr(c.Invoices.Create(ctx, nil)),
-		"Items":     svcErr(c.Items.Create(ctx, nil)),
-		"Quotes":    svcErr(c.Quotes.Create(ctx, nil)),
-		"Clients":   svcErr(c.Clients.Create(ctx, nil)),
-		"Suppliers": svcErr(c.Suppliers.Create(ctx, nil)),
-		"Bills":     svcErr(c.Bills.Create(ctx, nil)),
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{svcErr(c.Invoices.Create(ctx, nil)), "Invoices.Create needs a *InvoiceCreateParams with ClientID and at least one of LineItems, got nil"},
+		{svcErr(c.Quotes.Create(ctx, nil)), "Quotes.Create needs a *QuoteCreateParams with ClientID and at least one of LineItems, got nil"},
+		{svcErr(c.Items.Create(ctx, nil)),
+			"Items.Create needs a *ItemCreateParams with Name, AccountID, TaxCodeID and (for SALES and PURCHASE items) UnitPrice, got nil"},
+		{svcErr(c.Clients.Create(ctx, nil)), "Clients.Create needs a *ContactCreateParams (an empty one is allowed), got nil"},
+		{svcErr(c.Suppliers.Create(ctx, nil)), "Suppliers.Create needs a *ContactCreateParams (an empty one is allowed), got nil"},
+		{svcErr(c.Bills.Create(ctx, nil)), "Bills.Create needs a *BillCreateParams (an empty one is allowed), got nil"},
 	} {
 		var pe *invoicing.ParamError
-		require.ErrorAs(t, err, &pe, name)
-		assert.Equal(t, "params", pe.Field, name)
-		assert.Contains(t, err.Error(), name+".Create needs a *", name)
-	}
-	for name, err := range map[string]error{
-		"Clients.Create needs a *ContactCreateParams":   svcErr(c.Clients.Create(ctx, nil)),
-		"Suppliers.Create needs a *ContactCreateParams": svcErr(c.Suppliers.Create(ctx, nil)),
-		"Bills.Create needs a *BillCreateParams":        svcErr(c.Bills.Create(ctx, nil)),
-	} {
-		assert.EqualError(t, err, "invoicing: invalid params: "+name+" (an empty one is allowed), got nil")
+		require.ErrorAs(t, tc.err, &pe, tc.want)
+		assert.Equal(t, "params", pe.Field, tc.want)
+		assert.ErrorIs(t, tc.err, invoicing.ErrInvalidParams, tc.want)
+		assert.EqualError(t, tc.err, "invoicing: invalid params: "+tc.want)
 	}
 	assert.Empty(t, api.requests())
 }

@@ -153,39 +153,15 @@ func TestTypesDateText(t *testing.T) {
 }
 
 func TestTypesStatusesKnown(t *testing.T) {
-	for _, s := range []invoicing.InvoiceStatus{invoicing.InvoiceStatusDraft, invoicing.InvoiceStatusAwaitingPayment, invoicing.InvoiceStatusPaid,
-		invoicing.InvoiceStatusOverdue, invoicing.InvoiceStatusVoided} {
-		assert.True(t, s.Known(), s)
-	}
-	for _, s := range []invoicing.InvoiceStatus{"", "written_off", "DRAFT", "sent"} {
-		assert.False(t, s.Known(), s)
-	}
-	for _, s := range []invoicing.QuoteStatus{invoicing.QuoteStatusDraft, invoicing.QuoteStatusSent, invoicing.QuoteStatusAccepted,
-		invoicing.QuoteStatusDeclined, invoicing.QuoteStatusExpired} {
-		assert.True(t, s.Known(), s)
-	}
-	for _, s := range []invoicing.QuoteStatus{"", "viewed", "Accepted"} {
-		assert.False(t, s.Known(), s)
-	}
-	for _, s := range []invoicing.ItemType{invoicing.ItemTypeSales, invoicing.ItemTypePurchase, invoicing.ItemTypeText} {
-		assert.True(t, s.Known(), s)
-	}
-	for _, s := range []invoicing.ItemType{"", "SERVICE", "sales"} {
-		assert.False(t, s.Known(), s)
-	}
-	for _, s := range []invoicing.BillStatus{invoicing.BillStatusDraft, invoicing.BillStatusAwaitingApproval, invoicing.BillStatusApproved, invoicing.BillStatusPaid} {
-		assert.True(t, s.Known(), s)
-	}
-	for _, s := range []invoicing.BillStatus{"", "voided", "DRAFT", "partially_paid"} {
-		assert.False(t, s.Known(), s)
-	}
-	for _, s := range []invoicing.AccountType{invoicing.AccountTypeRevenue, invoicing.AccountTypeExpense, invoicing.AccountTypeAsset,
-		invoicing.AccountTypeLiability, invoicing.AccountTypeEquity} {
-		assert.True(t, s.Known(), s)
-	}
-	for _, s := range []invoicing.AccountType{"", "REVENUE", "current_asset"} {
-		assert.False(t, s.Known(), s)
-	}
+	knownOnly(t, []invoicing.InvoiceStatus{invoicing.InvoiceStatusDraft, invoicing.InvoiceStatusAwaitingPayment, invoicing.InvoiceStatusPaid,
+		invoicing.InvoiceStatusOverdue, invoicing.InvoiceStatusVoided}, "", "written_off", "DRAFT", "sent")
+	knownOnly(t, []invoicing.QuoteStatus{invoicing.QuoteStatusDraft, invoicing.QuoteStatusSent, invoicing.QuoteStatusAccepted,
+		invoicing.QuoteStatusDeclined, invoicing.QuoteStatusExpired}, "", "viewed", "Accepted")
+	knownOnly(t, []invoicing.ItemType{invoicing.ItemTypeSales, invoicing.ItemTypePurchase, invoicing.ItemTypeText}, "", "SERVICE", "sales")
+	knownOnly(t, []invoicing.BillStatus{invoicing.BillStatusDraft, invoicing.BillStatusAwaitingApproval, invoicing.BillStatusApproved,
+		invoicing.BillStatusPaid}, "", "voided", "DRAFT", "partially_paid")
+	knownOnly(t, []invoicing.AccountType{invoicing.AccountTypeRevenue, invoicing.AccountTypeExpense, invoicing.AccountTypeAsset,
+		invoicing.AccountTypeLiability, invoicing.AccountTypeEquity}, "", "REVENUE", "current_asset")
 
 	// Unknown values decode as they are, and encode back.
 	var v struct {
@@ -201,6 +177,21 @@ func TestTypesStatusesKnown(t *testing.T) {
 	assert.Equal(t, invoicing.InvoiceStatus("written_off"), inv.Status)
 	assert.False(t, inv.Status.Known())
 	assert.Equal(t, `{"status":"written_off"}`, string(rawJSON(t, inv)))
+}
+
+// knownOnly checks that Known reports the values of known, and none of
+// unknown.
+func knownOnly[S interface {
+	~string
+	Known() bool
+}](t *testing.T, known []S, unknown ...S) {
+	t.Helper()
+	for _, s := range known {
+		assert.True(t, s.Known(), s)
+	}
+	for _, s := range unknown {
+		assert.False(t, s.Known(), s)
+	}
 }
 
 func TestTypesPtr(t *testing.T) {
