@@ -314,4 +314,3 @@ func TestParamError(t *testing.T) {
 
 	assert.Empty(t, api.requests())
 }
-
