@@ -18,22 +18,12 @@ func TestConcurrentImportsWithOneReferenceCreateOneInvoice(t *testing.T) {
 	statuses := make(chan int, n)
 	var wg sync.WaitGroup
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			statuses <- post(t, srv, "/invoices", invoiceBody(map[string]any{"reference": "BATCH-1"})).status
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			get(t, srv, "/invoices")
-		}()
+		})
+		wg.Go(func() { get(t, srv, "/invoices") })
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		clock.Advance(10 * time.Minute)
-	}()
+	wg.Go(func() { clock.Advance(10 * time.Minute) })
 	wg.Wait()
 	close(statuses)
 	count := map[int]int{}

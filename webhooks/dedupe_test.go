@@ -47,6 +47,13 @@ func release(t *testing.T, m *MemoryDeduper, id string, processed bool) {
 	require.NoError(t, m.Release(context.Background(), id, processed))
 }
 
+// process claims id, which must be new, and releases it as processed.
+func process(t *testing.T, m *MemoryDeduper, id string) {
+	t.Helper()
+	require.Equal(t, ClaimNew, claim(t, m, id))
+	release(t, m, id, true)
+}
+
 func TestMemoryDeduperLifecycle(t *testing.T) {
 	m, clock := newTestDeduper(time.Hour)
 
@@ -68,9 +75,7 @@ func TestMemoryDeduperLifecycle(t *testing.T) {
 func TestMemoryDeduperForgetsExpiredIDs(t *testing.T) {
 	m, clock := newTestDeduper(time.Minute)
 	for i := range 1000 {
-		id := fmt.Sprint(i)
-		require.Equal(t, ClaimNew, claim(t, m, id))
-		release(t, m, id, true)
+		process(t, m, fmt.Sprint(i))
 		clock.Advance(time.Second)
 	}
 	// Ids 0..940 were processed a minute ago or earlier.
@@ -85,19 +90,16 @@ func TestMemoryDeduperForgetsExpiredIDs(t *testing.T) {
 
 func TestMemoryDeduperReprocessedAfterExpiry(t *testing.T) {
 	m, clock := newTestDeduper(time.Minute)
-	require.Equal(t, ClaimNew, claim(t, m, "a"))
-	release(t, m, "a", true)
+	process(t, m, "a")
 	clock.Advance(2 * time.Minute)
-	require.Equal(t, ClaimNew, claim(t, m, "a"))
-	release(t, m, "a", true)
+	process(t, m, "a")
 	clock.Advance(30 * time.Second)
 	require.Equal(t, ClaimDuplicate, claim(t, m, "a"))
 }
 
 func TestMemoryDeduperRepeatedRelease(t *testing.T) {
 	m, clock := newTestDeduper(time.Minute)
-	require.Equal(t, ClaimNew, claim(t, m, "a"))
-	release(t, m, "a", true)
+	process(t, m, "a")
 	clock.Advance(30 * time.Second)
 	release(t, m, "a", true) // again, without a claim: remembered until later
 	clock.Advance(40 * time.Second)
@@ -112,14 +114,12 @@ func TestMemoryDeduperConcurrentClaims(t *testing.T) {
 	results := make(chan ClaimStatus, n)
 	var wg sync.WaitGroup
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			st, err := m.Claim(context.Background(), "same")
 			if err == nil {
 				results <- st
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(results)

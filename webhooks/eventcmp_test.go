@@ -98,7 +98,7 @@ func eventDiffs(path string, want, got reflect.Value) []string {
 		if w.Format(time.RFC3339Nano) != g.Format(time.RFC3339Nano) {
 			return differ()
 		}
-	case t.Kind() == reflect.Interface:
+	case t.Kind() == reflect.Interface, t.Kind() == reflect.Pointer:
 		if want.IsNil() || got.IsNil() {
 			if want.IsNil() != got.IsNil() {
 				return differ()
@@ -127,14 +127,6 @@ func eventDiffs(path string, want, got reflect.Value) []string {
 			diffs = append(diffs, eventDiffs(p, want.Field(i), got.Field(i))...)
 		}
 		return diffs
-	case t.Kind() == reflect.Pointer:
-		if want.IsNil() || got.IsNil() {
-			if want.IsNil() != got.IsNil() {
-				return differ()
-			}
-			return nil
-		}
-		return eventDiffs(path, want.Elem(), got.Elem())
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8: // raw JSON
 		if want.IsNil() != got.IsNil() || !bytes.Equal(want.Bytes(), got.Bytes()) {
 			return differ()

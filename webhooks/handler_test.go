@@ -50,6 +50,13 @@ func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
 func TestHandlerStatuses(t *testing.T) {
 	body := fixture(t, "quote.accepted.json")
 	stale := strconv.FormatInt(testNow.Add(-time.Hour).Unix(), 10)
+	without := func(header string) func() *http.Request {
+		return func() *http.Request {
+			r := signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)
+			r.Header.Del(header)
+			return r
+		}
+	}
 	tests := []struct {
 		name    string
 		request func() *http.Request
@@ -88,13 +95,9 @@ func TestHandlerStatuses(t *testing.T) {
 			status: http.StatusUnauthorized,
 		},
 		{
-			name: "no signature",
-			request: func() *http.Request {
-				r := signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)
-				r.Header.Del(webhooks.HeaderSignature)
-				return r
-			},
-			status: http.StatusUnauthorized,
+			name:    "no signature",
+			request: without(webhooks.HeaderSignature),
+			status:  http.StatusUnauthorized,
 		},
 		{
 			name:    "stale",
@@ -102,13 +105,9 @@ func TestHandlerStatuses(t *testing.T) {
 			status:  http.StatusUnauthorized,
 		},
 		{
-			name: "no event header",
-			request: func() *http.Request {
-				r := signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)
-				r.Header.Del(webhooks.HeaderEvent)
-				return r
-			},
-			status: http.StatusBadRequest,
+			name:    "no event header",
+			request: without(webhooks.HeaderEvent),
+			status:  http.StatusBadRequest,
 		},
 		{
 			name: "payload does not decode",

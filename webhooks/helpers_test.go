@@ -71,6 +71,18 @@ func fixture(t testing.TB, name string) []byte {
 	return b
 }
 
+// fixtureNames returns the names of the JSON files of testdata/.
+func fixtureNames(tb testing.TB) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(tb, err)
+	names := make([]string, len(files))
+	for i, file := range files {
+		names[i] = filepath.Base(file)
+	}
+	return names
+}
+
 // fixtures maps every fixture file to the event type it is a body of.
 var fixtures = map[string]webhooks.EventType{
 	"invoice.created.json":           webhooks.EventInvoiceCreated,
@@ -109,4 +121,14 @@ func mustParse(t testing.TB, eventType webhooks.EventType, body []byte) webhooks
 	e, err := webhooks.Parse(eventType, body)
 	require.NoError(t, err)
 	return e
+}
+
+// parseAs parses body as an event of type typ, which must give a *T.
+func parseAs[T any](t *testing.T, typ webhooks.EventType, body []byte) *T {
+	t.Helper()
+	e, err := webhooks.Parse(typ, body)
+	require.NoError(t, err)
+	v, ok := any(e).(*T)
+	require.True(t, ok, "%s parses to %T", typ, e)
+	return v
 }

@@ -374,26 +374,20 @@ func fillAll(v reflect.Value) {
 
 func TestParseOptionalFields(t *testing.T) {
 	t.Run("payment.received without invoice_number and reference", func(t *testing.T) {
-		e, err := webhooks.Parse(webhooks.EventPaymentReceived, fixture(t, "payment.received.minimal.json"))
-		require.NoError(t, err)
-		p := e.(*webhooks.PaymentReceived)
+		p := parseAs[webhooks.PaymentReceived](t, webhooks.EventPaymentReceived, fixture(t, "payment.received.minimal.json"))
 		assert.Nil(t, p.InvoiceNumber)
 		assert.Nil(t, p.Reference)
 	})
 	t.Run("payment.received with empty and null optional fields", func(t *testing.T) {
 		body := `{"payment_id": "p", "invoice_id": "i", "amount": "1.00", "payment_method": "bank_transfer",
 			"received_at": "2026-03-05T09:14:21Z", "invoice_number": "", "reference": null}`
-		e, err := webhooks.Parse(webhooks.EventPaymentReceived, []byte(body))
-		require.NoError(t, err)
-		p := e.(*webhooks.PaymentReceived)
+		p := parseAs[webhooks.PaymentReceived](t, webhooks.EventPaymentReceived, []byte(body))
 		require.NotNil(t, p.InvoiceNumber, "an empty string is present, not absent")
 		assert.Equal(t, "", *p.InvoiceNumber)
 		assert.Nil(t, p.Reference)
 	})
 	t.Run("quote.accepted without invoice fields or accepting contact", func(t *testing.T) {
-		e, err := webhooks.Parse(webhooks.EventQuoteAccepted, fixture(t, "quote.accepted.no_invoice.json"))
-		require.NoError(t, err)
-		q := e.(*webhooks.QuoteAccepted)
+		q := parseAs[webhooks.QuoteAccepted](t, webhooks.EventQuoteAccepted, fixture(t, "quote.accepted.no_invoice.json"))
 		assert.Nil(t, q.InvoiceID)
 		assert.Nil(t, q.InvoiceNumber)
 		assert.Nil(t, q.InvoiceStatus)
@@ -402,31 +396,25 @@ func TestParseOptionalFields(t *testing.T) {
 		assert.Nil(t, q.AcceptingContact)
 	})
 	t.Run("quote.created without a share link", func(t *testing.T) {
-		e, err := webhooks.Parse(webhooks.EventQuoteCreated, fixture(t, "quote.created.json"))
-		require.NoError(t, err)
-		assert.Nil(t, e.(*webhooks.QuoteCreated).QuotePublicURL)
+		assert.Nil(t, parseAs[webhooks.QuoteCreated](t, webhooks.EventQuoteCreated, fixture(t, "quote.created.json")).QuotePublicURL)
 	})
 	t.Run("quote.viewed with a known viewer", func(t *testing.T) {
 		body := `{"quote_id": "q", "viewed_at": "2026-03-05T09:14:21Z", "viewer": {"contact_id": "c-1", "contact_name": "Jane", "contact_email": "j@x.example", "contact_type": "to"}}`
-		e, err := webhooks.Parse(webhooks.EventQuoteViewed, []byte(body))
-		require.NoError(t, err)
-		require.NotNil(t, e.(*webhooks.QuoteViewed).Viewer.ContactID)
-		assert.Equal(t, "c-1", *e.(*webhooks.QuoteViewed).Viewer.ContactID)
+		q := parseAs[webhooks.QuoteViewed](t, webhooks.EventQuoteViewed, []byte(body))
+		require.NotNil(t, q.Viewer.ContactID)
+		assert.Equal(t, "c-1", *q.Viewer.ContactID)
 	})
 }
 
 func TestParseMoneyIsExact(t *testing.T) {
 	body := `{"payment_id": "p", "invoice_id": "i", "amount": "0.10", "payment_method": "bank_transfer", "received_at": "2026-03-05T09:14:21Z"}`
-	e, err := webhooks.Parse(webhooks.EventPaymentReceived, []byte(body))
-	require.NoError(t, err)
-	amount := e.(*webhooks.PaymentReceived).Amount
+	amount := parseAs[webhooks.PaymentReceived](t, webhooks.EventPaymentReceived, []byte(body)).Amount
 	assert.Equal(t, "0.3", amount.Add(amount).Add(amount).String())
 	assert.Equal(t, "0.10", amount.StringFixed(2))
 
 	// A JSON number is accepted too.
-	e, err = webhooks.Parse(webhooks.EventInvoicePaid, []byte(`{"invoice_id": "i", "paid_at": "2026-03-05T09:14:21Z", "amount_paid": 12.5}`))
-	require.NoError(t, err)
-	assert.True(t, dec("12.5").Equal(e.(*webhooks.InvoicePaid).AmountPaid))
+	paid := parseAs[webhooks.InvoicePaid](t, webhooks.EventInvoicePaid, []byte(`{"invoice_id": "i", "paid_at": "2026-03-05T09:14:21Z", "amount_paid": 12.5}`))
+	assert.True(t, dec("12.5").Equal(paid.AmountPaid))
 }
 
 // TestMoneyKeepsItsJSONKind: the service sends money as JSON strings, and
@@ -598,22 +586,19 @@ func TestParseKeepsUnknownFields(t *testing.T) {
 // in Extra, and the field keeps the exactly named member's value.
 func TestParseMatchesNamesExactly(t *testing.T) {
 	body := `{"invoice_id": "i-1", "Invoice_ID": "i-2", "created_at": "2026-03-05T09:14:21Z", "TOTAL": "9.99"}`
-	e, err := webhooks.Parse(webhooks.EventInvoiceCreated, []byte(body))
-	require.NoError(t, err)
-	ic := e.(*webhooks.InvoiceCreated)
+	ic := parseAs[webhooks.InvoiceCreated](t, webhooks.EventInvoiceCreated, []byte(body))
 	assert.Equal(t, "i-1", ic.InvoiceID)
 	assert.True(t, ic.Total.IsZero())
 	assert.Equal(t, []string{"Invoice_ID", "TOTAL"}, ic.Extra.Names())
 
-	_, err = webhooks.Parse(webhooks.EventInvoiceCreated, []byte(`{"Invoice_ID": "i-2", "created_at": "2026-03-05T09:14:21Z"}`))
+	_, err := webhooks.Parse(webhooks.EventInvoiceCreated, []byte(`{"Invoice_ID": "i-2", "created_at": "2026-03-05T09:14:21Z"}`))
 	require.ErrorIs(t, err, webhooks.ErrInvalidPayload)
 	require.ErrorContains(t, err, "has no invoice_id")
 }
 
 func TestParseKeepsUnknownEnumValues(t *testing.T) {
-	e, err := webhooks.Parse(webhooks.EventInvoiceCreated, []byte(`{"invoice_id": "i", "created_at": "2026-03-05T09:14:21Z", "status": "partially_paid"}`))
-	require.NoError(t, err)
-	status := e.(*webhooks.InvoiceCreated).Status
+	status := parseAs[webhooks.InvoiceCreated](t, webhooks.EventInvoiceCreated,
+		[]byte(`{"invoice_id": "i", "created_at": "2026-03-05T09:14:21Z", "status": "partially_paid"}`)).Status
 	assert.Equal(t, invoicing.InvoiceStatus("partially_paid"), status)
 	assert.False(t, status.Known())
 }
