@@ -177,6 +177,20 @@ func newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
+// repeatedFlag adds to fs the repeatable flag name, whose values parse
+// turns into the elements of the slice it returns.
+func repeatedFlag[T any](fs *flag.FlagSet, name, usage string, parse func(string) (T, error)) *[]T {
+	var values []T
+	fs.Func(name, usage, func(v string) error {
+		x, err := parse(v)
+		if err == nil {
+			values = append(values, x)
+		}
+		return err
+	})
+	return &values
+}
+
 // parse parses args, where flags and positional arguments may come in any
 // order, and returns the positional arguments. For -h or --help it prints
 // the command's help (help, then the flags) to stdout and returns

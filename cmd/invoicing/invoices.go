@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/invoicing-api/invoicing-go"
@@ -55,30 +56,15 @@ var invoiceDrop = []string{"CUR", "ISSUED", "DUE", "AMOUNT DUE", "CLIENT", "STAT
 // invoiceListing lists invoices.
 var invoiceListing = listing[invoicing.Invoice]{noun: "invoices", columns: invoiceColumns, drop: invoiceDrop, money: invoiceMoney}
 
+// invoiceStatusFilter is --status of "invoices list".
+var invoiceStatusFilter = filter[invoicing.InvoiceStatus]{"status",
+	"only invoices in `STATUS`: draft, awaiting_payment, paid, overdue or voided (any case)", "status", invoiceStatuses}
+
 func (c *cli) listInvoices(ctx context.Context, args []string) error {
-	fs := newFlags("invoices list")
-	status := fs.String("status", "", "only invoices in `STATUS`: draft, awaiting_payment, paid, overdue or voided (any case)")
-	format := formatFlags(fs)
-	rest, err := c.parse(fs, invoicesListHelp, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs("invoices list", rest); err != nil {
-		return err
-	}
-	f, err := format()
-	if err != nil {
-		return err
-	}
-	st, err := enumFlag("invoices list", "status", *status, invoiceStatuses)
-	if err != nil {
-		return err
-	}
-	client, err := c.apiClient("invoices list")
-	if err != nil {
-		return err
-	}
-	return writeList(c, client.Invoices.List(ctx, &invoicing.InvoiceListParams{Status: st}), f, invoiceListing)
+	return runList(c, args, "invoices list", invoicesListHelp, invoiceStatusFilter, invoiceListing,
+		func(client *invoicing.Client, st invoicing.InvoiceStatus) iter.Seq2[*invoicing.Invoice, error] {
+			return client.Invoices.List(ctx, &invoicing.InvoiceListParams{Status: st})
+		})
 }
 
 const invoicesGetHelp = `
@@ -89,19 +75,14 @@ are exact, with at least two decimals (2649.90, 0.125).
 `
 
 func (c *cli) getInvoice(ctx context.Context, args []string) error {
-	fs := newFlags("invoices get")
-	asJSON := fs.Bool("json", false, "print the invoice as one JSON object")
-	id, client, err := c.parseID(fs, invoicesGetHelp, "invoice", args)
-	if err != nil {
-		return err
+	get := func(client *invoicing.Client, id string) (*invoicing.Invoice, error) {
+		return client.Invoices.Get(ctx, id)
 	}
-	inv, err := client.Invoices.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSONLine(c.stdout, inv, invoiceMoney)
-	}
+	return runGet(c, args, "invoices get", invoicesGetHelp, "invoice", invoiceMoney, get, c.showInvoice)
+}
+
+// showInvoice prints an invoice's fields, then its lines.
+func (c *cli) showInvoice(inv *invoicing.Invoice) {
 	fmt.Fprintf(c.stdout, "Invoice %s\n\n", inv.InvoiceNumber)
 	writeFields(c.stdout, [][2]string{
 		{"ID", inv.ID},
@@ -128,7 +109,6 @@ func (c *cli) getInvoice(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintln(c.stdout)
 	t.write(c.stdout, c.tableWidth())
-	return nil
 }
 
 const invoicesPDFHelp = `
@@ -139,17 +119,9 @@ Saves the invoice as PDF, under the name the service gives it
 `
 
 func (c *cli) invoicePDF(ctx context.Context, args []string) error {
-	fs := newFlags("invoices pdf")
-	out := fs.String("o", "", "write the PDF to `FILE` (- for stdout)")
-	id, client, err := c.parseID(fs, invoicesPDFHelp, "invoice", args)
-	if err != nil {
-		return err
-	}
-	file, err := client.Invoices.PDF(ctx, id)
-	if err != nil {
-		return err
-	}
-	return c.savePDF(file, *out, "Invoice-"+id+".pdf")
+	return runPDF(c, args, "invoices pdf", invoicesPDFHelp, "invoice", "Invoice", func(client *invoicing.Client, id string) (*invoicing.File, error) {
+		return client.Invoices.PDF(ctx, id)
+	})
 }
 
 // formatTimePtr formats a nullable datetime, "" for nil.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
 
@@ -49,30 +50,14 @@ var itemDrop = []string{"ACTIVE", "TAXABLE", "TYPE", "NAME", "UNIT PRICE", "ID"}
 // itemListing lists items.
 var itemListing = listing[invoicing.Item]{noun: "items", columns: itemColumns, drop: itemDrop, money: itemMoney}
 
+// itemTypeFilter is --type of "items list".
+var itemTypeFilter = filter[invoicing.ItemType]{"type", "only items of `TYPE`: SALES, PURCHASE or TEXT (any case)", "item type", itemTypes}
+
 func (c *cli) listItems(ctx context.Context, args []string) error {
-	fs := newFlags("items list")
-	itemType := fs.String("type", "", "only items of `TYPE`: SALES, PURCHASE or TEXT (any case)")
-	format := formatFlags(fs)
-	rest, err := c.parse(fs, itemsListHelp, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs("items list", rest); err != nil {
-		return err
-	}
-	f, err := format()
-	if err != nil {
-		return err
-	}
-	typ, err := enumFlag("items list", "item type", *itemType, itemTypes)
-	if err != nil {
-		return err
-	}
-	client, err := c.apiClient("items list")
-	if err != nil {
-		return err
-	}
-	return writeList(c, client.Items.List(ctx, &invoicing.ItemListParams{ItemType: typ}), f, itemListing)
+	return runList(c, args, "items list", itemsListHelp, itemTypeFilter, itemListing,
+		func(client *invoicing.Client, typ invoicing.ItemType) iter.Seq2[*invoicing.Item, error] {
+			return client.Items.List(ctx, &invoicing.ItemListParams{ItemType: typ})
+		})
 }
 
 const itemsGetHelp = `
@@ -83,19 +68,12 @@ exact, with at least two decimals (150.00, 0.125).
 `
 
 func (c *cli) getItem(ctx context.Context, args []string) error {
-	fs := newFlags("items get")
-	asJSON := fs.Bool("json", false, "print the item as one JSON object")
-	id, client, err := c.parseID(fs, itemsGetHelp, "item", args)
-	if err != nil {
-		return err
-	}
-	it, err := client.Items.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSONLine(c.stdout, it, itemMoney)
-	}
+	get := func(client *invoicing.Client, id string) (*invoicing.Item, error) { return client.Items.Get(ctx, id) }
+	return runGet(c, args, "items get", itemsGetHelp, "item", itemMoney, get, c.showItem)
+}
+
+// showItem prints an item's fields.
+func (c *cli) showItem(it *invoicing.Item) {
 	fmt.Fprintf(c.stdout, "Item %s\n\n", it.Name)
 	writeFields(c.stdout, [][2]string{
 		{"ID", it.ID},
@@ -110,5 +88,4 @@ func (c *cli) getItem(ctx context.Context, args []string) error {
 		{"Created", it.CreatedAt.Format(time.RFC3339)},
 		{"Updated", formatTimePtr(it.UpdatedAt)},
 	})
-	return nil
 }

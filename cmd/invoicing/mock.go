@@ -94,14 +94,7 @@ func (c *cli) mock(ctx context.Context, args []string) error {
 	seed := fs.Int("seed", 0, "add `N` sample invoices and N sample quotes (deterministic)")
 	latency := fs.Duration("latency", 0, "delay every API request by `D`, e.g. 150ms")
 	state := fs.String("state", "", "restore the data from `FILE` if it exists, save it there on exit")
-	var hooks []webhookFlag
-	fs.Func("webhook", "add a webhook endpoint `URL[,EVENT...]` for every event or those listed (repeatable)", func(v string) error {
-		h, err := parseWebhookFlag(v)
-		if err == nil {
-			hooks = append(hooks, h)
-		}
-		return err
-	})
+	hooks := repeatedFlag(fs, "webhook", "add a webhook endpoint `URL[,EVENT...]` for every event or those listed (repeatable)", parseWebhookFlag)
 	rest, err := c.parse(fs, mockHelp, args)
 	if err != nil {
 		return err
@@ -129,8 +122,8 @@ func (c *cli) mock(ctx context.Context, args []string) error {
 		}
 	}
 	srv.SetLatency(*latency, 0)
-	endpoints := make([]*invoicingtest.WebhookEndpoint, len(hooks))
-	for i, h := range hooks {
+	endpoints := make([]*invoicingtest.WebhookEndpoint, len(*hooks))
+	for i, h := range *hooks {
 		endpoints[i] = srv.AddWebhookEndpoint(h.url, h.events...)
 	}
 	c.printMockBanner(srv, endpoints, *state, restored, *seed)

@@ -189,6 +189,84 @@ func writeFields(w io.Writer, pairs [][2]string) {
 	}
 }
 
+// filter is the one filter flag of a list command: --flag (described by
+// usage), one of values in any case, called what in its errors.
+type filter[E ~string] struct {
+	flag, usage, what string
+	values            []E
+}
+
+// runList runs a list command (cmd, such as "invoices list") with its
+// filter and the format flags: it writes the records list gives for the
+// filter's value (empty: all of them) with writeList.
+func runList[T any, E ~string](c *cli, args []string, cmd, help string, f filter[E], l listing[T], list func(*invoicing.Client, E) iter.Seq2[*T, error]) error {
+	fs := newFlags(cmd)
+	value := fs.String(f.flag, "", f.usage)
+	format := formatFlags(fs)
+	rest, err := c.parse(fs, help, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(cmd, rest); err != nil {
+		return err
+	}
+	lf, err := format()
+	if err != nil {
+		return err
+	}
+	v, err := enumFlag(cmd, f.what, *value, f.values)
+	if err != nil {
+		return err
+	}
+	client, err := c.apiClient(cmd)
+	if err != nil {
+		return err
+	}
+	return writeList(c, list(client, v), lf, l)
+}
+
+// runGet runs a get command (cmd, such as "invoices get") for one record
+// of the kind noun: it prints the record get returns with show, or as one
+// JSON object with --json (its money members as writeJSONLine writes them).
+func runGet[T any](c *cli, args []string, cmd, help, noun string, money moneyPaths, get func(*invoicing.Client, string) (*T, error), show func(*T)) error {
+	fs := newFlags(cmd)
+	asJSON := fs.Bool("json", false, "print the "+noun+" as one JSON object")
+	_, rec, err := fetch(c, fs, help, noun, args, get)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSONLine(c.stdout, rec, money)
+	}
+	show(rec)
+	return nil
+}
+
+// runPDF runs a pdf command (cmd, such as "invoices pdf") for one record of
+// the kind noun: it saves the PDF that pdf downloads with savePDF, as
+// fallback+"-ID.pdf" when the service names no file.
+func runPDF(c *cli, args []string, cmd, help, noun, fallback string, pdf func(*invoicing.Client, string) (*invoicing.File, error)) error {
+	fs := newFlags(cmd)
+	out := fs.String("o", "", "write the PDF to `FILE` (- for stdout)")
+	id, file, err := fetch(c, fs, help, noun, args, pdf)
+	if err != nil {
+		return err
+	}
+	return c.savePDF(file, *out, fallback+"-"+id+".pdf")
+}
+
+// fetch parses the command line of a command that takes the id of one
+// record of the kind noun (see parseID), and returns the id and what get
+// returns for it.
+func fetch[T any](c *cli, fs *flag.FlagSet, help, noun string, args []string, get func(*invoicing.Client, string) (*T, error)) (string, *T, error) {
+	id, client, err := c.parseID(fs, help, noun, args)
+	if err != nil {
+		return "", nil, err
+	}
+	rec, err := get(client, id)
+	return id, rec, err
+}
+
 // parseID parses the command line of a command that takes one record id
 // (a UUID, the form of every id) and reads the API configuration. It
 // returns the id and an SDK client.

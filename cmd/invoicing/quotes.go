@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/invoicing-api/invoicing-go"
@@ -54,30 +55,15 @@ var quoteDrop = []string{"CUR", "ISSUED", "VALID UNTIL", "CLIENT", "TITLE", "STA
 // quoteListing lists quotes.
 var quoteListing = listing[invoicing.Quote]{noun: "quotes", columns: quoteColumns, drop: quoteDrop, money: quoteMoney}
 
+// quoteStatusFilter is --status of "quotes list".
+var quoteStatusFilter = filter[invoicing.QuoteStatus]{"status",
+	"only quotes in `STATUS`: draft, sent, accepted, declined or expired (any case)", "status", quoteStatuses}
+
 func (c *cli) listQuotes(ctx context.Context, args []string) error {
-	fs := newFlags("quotes list")
-	status := fs.String("status", "", "only quotes in `STATUS`: draft, sent, accepted, declined or expired (any case)")
-	format := formatFlags(fs)
-	rest, err := c.parse(fs, quotesListHelp, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs("quotes list", rest); err != nil {
-		return err
-	}
-	f, err := format()
-	if err != nil {
-		return err
-	}
-	st, err := enumFlag("quotes list", "status", *status, quoteStatuses)
-	if err != nil {
-		return err
-	}
-	client, err := c.apiClient("quotes list")
-	if err != nil {
-		return err
-	}
-	return writeList(c, client.Quotes.List(ctx, &invoicing.QuoteListParams{Status: st}), f, quoteListing)
+	return runList(c, args, "quotes list", quotesListHelp, quoteStatusFilter, quoteListing,
+		func(client *invoicing.Client, st invoicing.QuoteStatus) iter.Seq2[*invoicing.Quote, error] {
+			return client.Quotes.List(ctx, &invoicing.QuoteListParams{Status: st})
+		})
 }
 
 const quotesGetHelp = `
@@ -88,19 +74,12 @@ are exact, with at least two decimals (2649.90, 0.125).
 `
 
 func (c *cli) getQuote(ctx context.Context, args []string) error {
-	fs := newFlags("quotes get")
-	asJSON := fs.Bool("json", false, "print the quote as one JSON object")
-	id, client, err := c.parseID(fs, quotesGetHelp, "quote", args)
-	if err != nil {
-		return err
-	}
-	q, err := client.Quotes.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSONLine(c.stdout, q, quoteMoney)
-	}
+	get := func(client *invoicing.Client, id string) (*invoicing.Quote, error) { return client.Quotes.Get(ctx, id) }
+	return runGet(c, args, "quotes get", quotesGetHelp, "quote", quoteMoney, get, c.showQuote)
+}
+
+// showQuote prints a quote's fields, then its lines.
+func (c *cli) showQuote(q *invoicing.Quote) {
 	fmt.Fprintf(c.stdout, "Quote %s: %s\n\n", q.QuoteNumber, q.Title)
 	writeFields(c.stdout, [][2]string{
 		{"ID", q.ID},
@@ -125,7 +104,6 @@ func (c *cli) getQuote(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintln(c.stdout)
 	t.write(c.stdout, c.tableWidth())
-	return nil
 }
 
 const quotesPDFHelp = `
@@ -137,15 +115,7 @@ The service never creates a share link for it.
 `
 
 func (c *cli) quotePDF(ctx context.Context, args []string) error {
-	fs := newFlags("quotes pdf")
-	out := fs.String("o", "", "write the PDF to `FILE` (- for stdout)")
-	id, client, err := c.parseID(fs, quotesPDFHelp, "quote", args)
-	if err != nil {
-		return err
-	}
-	file, err := client.Quotes.PDF(ctx, id)
-	if err != nil {
-		return err
-	}
-	return c.savePDF(file, *out, "Quote-"+id+".pdf")
+	return runPDF(c, args, "quotes pdf", quotesPDFHelp, "quote", "Quote", func(client *invoicing.Client, id string) (*invoicing.File, error) {
+		return client.Quotes.PDF(ctx, id)
+	})
 }

@@ -93,14 +93,7 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 		expect = n
 		return nil
 	})
-	var sets []jsonobj.Field
-	fs.Func("set", "set `FIELD=VALUE` at the top of the body (repeatable; VALUE is JSON or a string)", func(v string) error {
-		f, err := parseSet(v)
-		if err == nil {
-			sets = append(sets, f)
-		}
-		return err
-	})
+	sets := repeatedFlag(fs, "set", "set `FIELD=VALUE` at the top of the body (repeatable; VALUE is JSON or a string)", parseSet)
 	rest, err := c.parse(fs, triggerHelp, args)
 	if err != nil {
 		return err
@@ -128,15 +121,15 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 		return err
 	}
 	var payload jsonobj.Object // the body as members, for --set and --tamper
-	if len(sets) > 0 || *tamper {
+	if len(*sets) > 0 || *tamper {
 		if payload, err = jsonobj.Parse(td.Body); err != nil {
 			return err
 		}
 	}
-	for _, f := range sets {
+	for _, f := range *sets {
 		payload = payload.Set(f.Key, f.Value)
 	}
-	if len(sets) > 0 {
+	if len(*sets) > 0 {
 		if td.Body, err = json.Marshal(payload, payloadOptions); err != nil {
 			return err
 		}
