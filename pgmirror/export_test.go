@@ -20,10 +20,10 @@ func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([
 		switch v := rec.(type) {
 		case *invoicing.Invoice:
 			res = resourceNamed(Invoices)
-			r, err = invoiceRow(v)
+			r, err = recordRow(v, invoiceRow)
 		case *invoicing.TaxCode:
 			res = resourceNamed(TaxCodes)
-			r, err = taxCodeRow(v)
+			r, err = recordRow(v, taxCodeRow)
 		default:
 			return nil, fmt.Errorf("ApplyForTest: %T", rec)
 		}

@@ -23,12 +23,8 @@ var invoiceLineColumns = []column{
 	{"account_id", tText}, {"tax_code_id", tText},
 }
 
-func invoiceRow(v *invoicing.Invoice) (row, error) {
-	raw, err := rawJSON(v.ID, v)
-	if err != nil {
-		return row{}, err
-	}
-	r := row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), raw: raw, values: []any{
+func invoiceRow(v *invoicing.Invoice) row {
+	r := row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), values: []any{
 		str(v.InvoiceNumber), str(v.ClientID), str(v.ClientName), str(string(v.Status)),
 		date(v.IssueDate), date(v.DueDate),
 		num(v.Subtotal), num(v.TaxTotal), num(v.Total), num(v.AmountPaid), num(v.AmountDue),
@@ -42,7 +38,7 @@ func invoiceRow(v *invoicing.Invoice) (row, error) {
 			strPtr(l.AccountID), strPtr(l.TaxCodeID),
 		})
 	}
-	return r, nil
+	return r
 }
 
 var quoteColumns = []column{
@@ -59,12 +55,8 @@ var quoteLineColumns = []column{
 	{"quantity", tNumeric}, {"unit_price", tNumeric}, {"amount", tNumeric}, {"tax_amount", tNumeric},
 }
 
-func quoteRow(v *invoicing.Quote) (row, error) {
-	raw, err := rawJSON(v.ID, v)
-	if err != nil {
-		return row{}, err
-	}
-	r := row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), raw: raw, values: []any{
+func quoteRow(v *invoicing.Quote) row {
+	r := row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), values: []any{
 		str(v.QuoteNumber), str(v.Title), str(v.ClientID), str(v.ClientName), str(string(v.Status)),
 		date(v.IssueDate), date(v.ValidUntil),
 		num(v.Subtotal), num(v.TaxTotal), num(v.Total),
@@ -80,7 +72,7 @@ func quoteRow(v *invoicing.Quote) (row, error) {
 			num(l.Quantity), num(l.UnitPrice), num(l.Amount), num(l.TaxAmount),
 		})
 	}
-	return r, nil
+	return r
 }
 
 var itemColumns = []column{
@@ -89,16 +81,12 @@ var itemColumns = []column{
 	{"is_active", tBool}, {"created_at", tTimestamp}, {"updated_at", tTimestamp},
 }
 
-func itemRow(v *invoicing.Item) (row, error) {
-	raw, err := rawJSON(v.ID, v)
-	if err != nil {
-		return row{}, err
-	}
-	return row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), raw: raw, values: []any{
+func itemRow(v *invoicing.Item) row {
+	return row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), values: []any{
 		str(v.ItemCode), str(v.Name), str(v.Description), str(string(v.ItemType)),
 		num(v.UnitPrice), boolean(v.IsTaxable), str(v.AccountID), str(v.TaxCodeID),
 		boolean(v.IsActive), ts(v.CreatedAt), v.UpdatedAt,
-	}}, nil
+	}}
 }
 
 // The records below are documented only in outline: a member the service
@@ -109,16 +97,12 @@ var contactColumns = []column{
 	{"name", tText}, {"email", tText}, {"phone", tText}, {"created_at", tTimestamp}, {"updated_at", tTimestamp},
 }
 
-func contactRow(v *invoicing.Contact) (row, error) {
-	raw, err := rawJSON(v.ID, v)
-	if err != nil {
-		return row{}, err
-	}
+func contactRow(v *invoicing.Contact) row {
 	f := fields(v)
-	return row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), raw: raw, values: []any{
+	return row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), values: []any{
 		f("name", str(v.Name)), f("email", str(v.Email)), f("phone", str(v.Phone)),
 		f("created_at", ts(v.CreatedAt)), f("updated_at", v.UpdatedAt),
-	}}, nil
+	}}
 }
 
 var billColumns = []column{
@@ -128,13 +112,9 @@ var billColumns = []column{
 	{"created_at", tTimestamp}, {"updated_at", tTimestamp},
 }
 
-func billRow(v *invoicing.Bill) (row, error) {
-	raw, err := rawJSON(v.ID, v)
-	if err != nil {
-		return row{}, err
-	}
+func billRow(v *invoicing.Bill) row {
 	f := fields(v)
-	r := row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), raw: raw, values: []any{
+	r := row{id: v.ID, version: version(v.CreatedAt, v.UpdatedAt), values: []any{
 		f("bill_number", str(v.BillNumber)), f("supplier_id", str(v.SupplierID)), f("supplier_name", str(v.SupplierName)),
 		f("status", str(string(v.Status))),
 		f("issue_date", date(v.IssueDate)), f("due_date", date(v.DueDate)), f("currency", str(v.Currency)),
@@ -150,47 +130,35 @@ func billRow(v *invoicing.Bill) (row, error) {
 			lf("account_id", l.AccountID), lf("tax_code_id", l.TaxCodeID),
 		})
 	}
-	return r, nil
+	return r
 }
 
 var accountColumns = []column{{"code", tText}, {"name", tText}, {"type", tText}, {"is_active", tBool}}
 
-func accountRow(v *invoicing.Account) (row, error) {
-	raw, err := rawJSON(v.ID, v)
-	if err != nil {
-		return row{}, err
-	}
+func accountRow(v *invoicing.Account) row {
 	f := fields(v)
-	return row{id: v.ID, raw: raw, values: []any{
+	return row{id: v.ID, values: []any{
 		f("code", str(v.Code)), f("name", str(v.Name)), f("type", str(string(v.Type))), f("is_active", v.IsActive),
-	}}, nil
+	}}
 }
 
 var taxCodeColumns = []column{{"code", tText}, {"name", tText}, {"rate", tNumeric}, {"region", tText}}
 
-func taxCodeRow(v *invoicing.TaxCode) (row, error) {
-	raw, err := rawJSON(v.ID, v)
-	if err != nil {
-		return row{}, err
-	}
+func taxCodeRow(v *invoicing.TaxCode) row {
 	f := fields(v)
-	return row{id: v.ID, raw: raw, values: []any{
+	return row{id: v.ID, values: []any{
 		f("code", str(v.Code)), f("name", str(v.Name)), f("rate", num(v.Rate)), f("region", str(v.Region)),
-	}}, nil
+	}}
 }
 
 var bankAccountColumns = []column{{"name", tText}, {"account_number", tText}, {"currency", tText}, {"balance", tNumeric}}
 
-func bankAccountRow(v *invoicing.BankAccount) (row, error) {
-	raw, err := rawJSON(v.ID, v)
-	if err != nil {
-		return row{}, err
-	}
+func bankAccountRow(v *invoicing.BankAccount) row {
 	f := fields(v)
-	return row{id: v.ID, raw: raw, values: []any{
+	return row{id: v.ID, values: []any{
 		f("name", str(v.Name)), f("account_number", str(v.AccountNumber)), f("currency", str(v.Currency)),
 		f("balance", num(v.Balance)),
-	}}, nil
+	}}
 }
 
 var bankTransactionColumns = []column{
@@ -198,14 +166,10 @@ var bankTransactionColumns = []column{
 	{"reference", tText}, {"status", tText},
 }
 
-func bankTransactionRow(v *invoicing.BankTransaction) (row, error) {
-	raw, err := rawJSON(v.ID, v)
-	if err != nil {
-		return row{}, err
-	}
+func bankTransactionRow(v *invoicing.BankTransaction) row {
 	f := fields(v)
-	return row{id: v.ID, raw: raw, values: []any{
+	return row{id: v.ID, values: []any{
 		f("bank_account_id", str(v.BankAccountID)), f("date", date(v.Date)), f("description", str(v.Description)),
 		f("amount", num(v.Amount)), f("reference", str(v.Reference)), f("status", str(v.Status)),
-	}}, nil
+	}}
 }

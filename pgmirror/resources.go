@@ -57,14 +57,14 @@ func paging(start int) invoicing.ListParams {
 }
 
 // rows turns a List of records into a sequence of rows.
-func rows[T any](seq iter.Seq2[*T, error], conv func(*T) (row, error)) iter.Seq2[row, error] {
+func rows[T any](seq iter.Seq2[*T, error], conv func(*T) row) iter.Seq2[row, error] {
 	return func(yield func(row, error) bool) {
 		for rec, err := range seq {
 			if err != nil {
 				yield(row{}, err)
 				return
 			}
-			r, err := conv(rec)
+			r, err := recordRow(rec, conv)
 			if !yield(r, err) || err != nil {
 				return
 			}
@@ -73,11 +73,22 @@ func rows[T any](seq iter.Seq2[*T, error], conv func(*T) (row, error)) iter.Seq2
 }
 
 // one turns a Get into a row.
-func one[T any](rec *T, err error, conv func(*T) (row, error)) (row, error) {
+func one[T any](rec *T, err error, conv func(*T) row) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	return conv(rec)
+	return recordRow(rec, conv)
+}
+
+// recordRow is the row conv makes of rec, with rec's raw JSON.
+func recordRow[T any](rec *T, conv func(*T) row) (row, error) {
+	r := conv(rec)
+	raw, err := rawJSON(r.id, rec)
+	if err != nil {
+		return row{}, err
+	}
+	r.raw = raw
+	return r, nil
 }
 
 // totalOf returns the total of a one-record page.
