@@ -75,29 +75,18 @@ func TestSuccessIsForgottenAfterTTL(t *testing.T) {
 	_, err := d.Claim(ctx, "d1")
 	require.NoError(t, err)
 	require.NoError(t, d.Release(ctx, "d1", true))
-	require.Eventually(t, func() bool {
-		s, err := d.Claim(ctx, "d1")
-		return err == nil && s == webhooks.ClaimNew
-	}, 5*time.Second, 10*time.Millisecond)
+	eventuallyClaimsNew(t, d, "d1")
 }
 
 func TestAbandonedClaimExpiresWithLease(t *testing.T) {
-	ctx := context.Background()
 	p := prefix(t)
 	dead := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(time.Second))
 	alive := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
 
-	s, err := dead.Claim(ctx, "d1")
-	require.NoError(t, err)
-	require.Equal(t, webhooks.ClaimNew, s)
+	requireClaim(t, dead, "d1", webhooks.ClaimNew)
 	// dead never releases, as a replica that crashed.
-	s, err = alive.Claim(ctx, "d1")
-	require.NoError(t, err)
-	assert.Equal(t, webhooks.ClaimInFlight, s)
-	require.Eventually(t, func() bool {
-		s, err := alive.Claim(ctx, "d1")
-		return err == nil && s == webhooks.ClaimNew
-	}, 5*time.Second, 10*time.Millisecond)
+	requireClaim(t, alive, "d1", webhooks.ClaimInFlight)
+	eventuallyClaimsNew(t, alive, "d1")
 }
 
 func TestNeverReleasesAnotherReplicasClaim(t *testing.T) {
@@ -109,24 +98,15 @@ func TestNeverReleasesAnotherReplicasClaim(t *testing.T) {
 
 	_, err := slow.Claim(ctx, "d1")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { // slow's lease runs out; other claims
-		s, err := other.Claim(ctx, "d1")
-		return err == nil && s == webhooks.ClaimNew
-	}, 5*time.Second, 10*time.Millisecond)
+	eventuallyClaimsNew(t, other, "d1") // slow's lease runs out; other claims
 
-	s, err := slow.Claim(ctx, "d1")
-	require.NoError(t, err)
-	assert.Equal(t, webhooks.ClaimInFlight, s, "slow still holds its own, expired, claim")
+	requireClaim(t, slow, "d1", webhooks.ClaimInFlight, "slow still holds its own, expired, claim")
 	err = slow.Release(ctx, "d1", false)
 	assert.ErrorIs(t, err, redisdedup.ErrLeaseExpired)
-	s, err = third.Claim(ctx, "d1")
-	require.NoError(t, err)
-	assert.Equal(t, webhooks.ClaimInFlight, s, "other's claim survives slow's late release")
+	requireClaim(t, third, "d1", webhooks.ClaimInFlight, "other's claim survives slow's late release")
 
 	require.NoError(t, other.Release(ctx, "d1", true))
-	s, err = third.Claim(ctx, "d1")
-	require.NoError(t, err)
-	assert.Equal(t, webhooks.ClaimDuplicate, s)
+	requireClaim(t, third, "d1", webhooks.ClaimDuplicate)
 }
 
 func TestLateSuccessIsRememberedWhenNobodyClaimed(t *testing.T) {
@@ -176,16 +156,11 @@ func TestReleaseFindingAnotherClaimsSuccessIsLeaseExpired(t *testing.T) {
 
 	_, err := slow.Claim(ctx, "d1")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { // slow's lease runs out; other claims
-		s, err := other.Claim(ctx, "d1")
-		return err == nil && s == webhooks.ClaimNew
-	}, 5*time.Second, 10*time.Millisecond)
+	eventuallyClaimsNew(t, other, "d1") // slow's lease runs out; other claims
 	require.NoError(t, other.Release(ctx, "d1", true))
 
 	assert.ErrorIs(t, slow.Release(ctx, "d1", true), redisdedup.ErrLeaseExpired)
-	s, err := other.Claim(ctx, "d1")
-	require.NoError(t, err)
-	assert.Equal(t, webhooks.ClaimDuplicate, s, "the delivery stays done")
+	requireClaim(t, other, "d1", webhooks.ClaimDuplicate, "the delivery stays done")
 }
 
 // A key written as "done" alone, before the token was recorded with it,
@@ -216,19 +191,12 @@ func TestLateSuccessIsRememberedOverAnotherClaim(t *testing.T) {
 		id := fmt.Sprint("d-", otherProcessed)
 		_, err := slow.Claim(ctx, id)
 		require.NoError(t, err)
-		require.Eventually(t, func() bool { // slow's lease runs out; other claims
-			s, err := other.Claim(ctx, id)
-			return err == nil && s == webhooks.ClaimNew
-		}, 5*time.Second, 10*time.Millisecond)
+		eventuallyClaimsNew(t, other, id) // slow's lease runs out; other claims
 
 		assert.ErrorIs(t, slow.Release(ctx, id, true), redisdedup.ErrLeaseExpired)
-		s, err := third.Claim(ctx, id)
-		require.NoError(t, err)
-		assert.Equal(t, webhooks.ClaimDuplicate, s, "the success is remembered")
+		requireClaim(t, third, id, webhooks.ClaimDuplicate, "the success is remembered")
 
 		assert.ErrorIs(t, other.Release(ctx, id, otherProcessed), redisdedup.ErrLeaseExpired)
-		s, err = third.Claim(ctx, id)
-		require.NoError(t, err)
-		assert.Equal(t, webhooks.ClaimDuplicate, s, "other's release (processed %t) leaves it done", otherProcessed)
+		requireClaim(t, third, id, webhooks.ClaimDuplicate, "other's release (processed %t) leaves it done", otherProcessed)
 	}
 }

@@ -51,9 +51,7 @@ func TestReleaseWhoseReplyWasLostSucceeds(t *testing.T) {
 			other := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
 
 			for _, id := range []string{"warm-up", "d1"} { // a first release loads any script it runs into Redis
-				s, err := d.Claim(ctx, id)
-				require.NoError(t, err)
-				require.Equal(t, webhooks.ClaimNew, s)
+				requireClaim(t, d, id, webhooks.ClaimNew)
 			}
 			require.NoError(t, d.Release(ctx, "warm-up", processed))
 			dropped := proxy.DropReply(mentions(p + "d1"))

@@ -2,9 +2,11 @@ package redisdedup_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/invoicing-api/invoicing-go/internal/testservers"
 	"github.com/invoicing-api/invoicing-go/internal/testservers/webhooktest"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+	"github.com/invoicing-api/invoicing-go/webhooks/redisdedup"
 )
 
 // server is the redis-server every test of this package uses; each test
@@ -83,4 +87,22 @@ func requireClosed(t testing.TB, ch <-chan struct{}, what string) {
 // prefix returns a key prefix of the test's own.
 func prefix(t testing.TB) string {
 	return "test:" + strings.ReplaceAll(t.Name(), "/", ":") + ":" + uuid.NewString()[:8] + ":"
+}
+
+// eventuallyClaimsNew waits until d claims id as new: until the claim
+// before has run out of lease, say, or the success before been forgotten.
+func eventuallyClaimsNew(t *testing.T, d *redisdedup.Deduper, id string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		s, err := d.Claim(context.Background(), id)
+		return err == nil && s == webhooks.ClaimNew
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
+// requireClaim claims id with d and checks what the claim says.
+func requireClaim(t *testing.T, d *redisdedup.Deduper, id string, want webhooks.ClaimStatus, msgAndArgs ...any) {
+	t.Helper()
+	s, err := d.Claim(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, want, s, msgAndArgs...)
 }

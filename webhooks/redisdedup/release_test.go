@@ -141,10 +141,7 @@ func TestReleaseTriesAgainOnlyWhileRedisDoesNotAnswer(t *testing.T) {
 	other := redisdedup.New(clientOf(t, srv.Addr), redisdedup.WithKeyPrefix(p))
 	_, err = slow.Claim(ctx, "d2")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { // slow's lease runs out; other claims
-		s, err := other.Claim(ctx, "d2")
-		return err == nil && s == webhooks.ClaimNew
-	}, 5*time.Second, 10*time.Millisecond)
+	eventuallyClaimsNew(t, other, "d2") // slow's lease runs out; other claims
 	assert.ErrorIs(t, slow.Release(ctx, "d2", true), redisdedup.ErrLeaseExpired)
 	assert.Equal(t, int32(2), answered.n.Load(), "the claim, then one release")
 }
