@@ -60,19 +60,7 @@ func newCluster(t testing.TB, n int, inTx bool) *cluster {
 }
 
 // effects returns how many effects rows each delivery id has.
-func (c *cluster) effects(t testing.TB) map[string]int {
-	rows, err := c.pools[0].Query(context.Background(), `SELECT delivery_id, count(*) FROM effects GROUP BY delivery_id`)
-	require.NoError(t, err)
-	out := map[string]int{}
-	for rows.Next() {
-		var id string
-		var n int
-		require.NoError(t, rows.Scan(&id, &n))
-		out[id] = n
-	}
-	require.NoError(t, rows.Err())
-	return out
-}
+func (c *cluster) effects(t testing.TB) map[string]int { return effectsOf(t, c.pools[0]) }
 
 // Three replicas receive the same 200 deliveries five times each, 32 at a
 // time, in random order: each delivery is stored once and processed exactly

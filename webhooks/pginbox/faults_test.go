@@ -226,15 +226,5 @@ func processAll(t *testing.T, schema string, n int) map[string]int {
 		}})
 	waitFor(t, pool, pginbox.StatusProcessed, n)
 	stop()
-	rows, err := pool.Query(ctx, `SELECT delivery_id, count(*) FROM effects GROUP BY delivery_id`)
-	require.NoError(t, err)
-	effects := map[string]int{}
-	for rows.Next() {
-		var id string
-		var runs int
-		require.NoError(t, rows.Scan(&id, &runs))
-		effects[id] = runs
-	}
-	require.NoError(t, rows.Err())
-	return effects
+	return effectsOf(t, pool)
 }

@@ -146,5 +146,21 @@ func count(pool *pgxpool.Pool, status string) (int, error) {
 	return n, err
 }
 
+// effectsOf returns how many rows of the table effects (which the tests'
+// callbacks fill) each delivery id has.
+func effectsOf(t testing.TB, pool *pgxpool.Pool) map[string]int {
+	rows, err := pool.Query(context.Background(), `SELECT delivery_id, count(*) FROM effects GROUP BY delivery_id`)
+	require.NoError(t, err)
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		require.NoError(t, rows.Scan(&id, &n))
+		out[id] = n
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
 // short is an id prefix for failure messages.
 func short(id string) string { return strings.SplitN(id, "-", 2)[0] }
