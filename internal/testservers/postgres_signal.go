@@ -37,8 +37,9 @@ func (p *Postgres) Pause() error {
 }
 
 // stopPostmaster stops the postmaster (SIGSTOP), waits until it is
-// stopped, and lists its children: stopped, it starts no other.
-func (p *Postgres) stopPostmaster() ([]int, error) {
+// stopped, and lists its children (stopped, it starts no other), then
+// sends each of them sig; doing names that in errors.
+func (p *Postgres) stopPostmaster(sig syscall.Signal, doing string) ([]int, error) {
 	postmaster := p.proc.cmd.Process.Pid
 	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
 		return nil, fmt.Errorf("testservers: stopping the postmaster: %w", err)
@@ -46,19 +47,29 @@ func (p *Postgres) stopPostmaster() ([]int, error) {
 	if err := waitPID(postmaster, isStopped); err != nil {
 		return nil, err
 	}
-	return childrenOf(postmaster)
+	children, err := childrenOf(postmaster)
+	if err != nil {
+		return nil, err
+	}
+	return children, signalAll(children, sig, doing)
+}
+
+// signalAll sends sig to each of pids that still exists; doing names that
+// in errors.
+func signalAll(pids []int, sig syscall.Signal, doing string) error {
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("testservers: %s postgres process %d: %w", doing, pid, err)
+		}
+	}
+	return nil
 }
 
 // pause does the work of Pause.
 func (p *Postgres) pause() error {
-	children, err := p.stopPostmaster()
+	children, err := p.stopPostmaster(syscall.SIGSTOP, "stopping")
 	if err != nil {
 		return err
-	}
-	for _, pid := range children {
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("testservers: stopping postgres process %d: %w", pid, err)
-		}
 	}
 	for _, pid := range children {
 		// A backend whose client has just gone may have exited: the
@@ -82,10 +93,8 @@ func (p *Postgres) Resume() error {
 	if err != nil {
 		return err
 	}
-	for _, pid := range append(children, postmaster) {
-		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("testservers: resuming postgres process %d: %w", pid, err)
-		}
+	if err := signalAll(append(children, postmaster), syscall.SIGCONT, "resuming"); err != nil {
+		return err
 	}
 	p.paused = false
 	return nil
@@ -103,14 +112,9 @@ func (p *Postgres) Kill() error {
 	}
 	// Stopped, the postmaster starts no process between the listing and
 	// the kill.
-	children, err := p.stopPostmaster()
+	children, err := p.stopPostmaster(syscall.SIGKILL, "killing")
 	if err != nil {
 		return err
-	}
-	for _, pid := range children {
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("testservers: killing postgres process %d: %w", pid, err)
-		}
 	}
 	err = p.proc.stop(syscall.SIGKILL) // waits for the postmaster to exit
 	p.proc, p.paused = nil, false

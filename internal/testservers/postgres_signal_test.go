@@ -3,7 +3,6 @@ package testservers
 import (
 	"encoding/binary"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,11 +32,7 @@ func askSSL(conn net.Conn, wait time.Duration) (byte, error) {
 }
 
 func TestPostgresPauseResume(t *testing.T) {
-	p, err := StartPostgres()
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, p.Close()) })
-	u, err := url.Parse(p.URL)
-	require.NoError(t, err)
+	p, u := startPostgres(t)
 
 	open, err := net.Dial("tcp", u.Host) // a backend serves it from now on
 	require.NoError(t, err)
@@ -79,11 +74,7 @@ func TestPostgresPauseResume(t *testing.T) {
 }
 
 func TestPostgresKillStart(t *testing.T) {
-	p, err := StartPostgres()
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, p.Close()) })
-	u, err := url.Parse(p.URL)
-	require.NoError(t, err)
+	p, u := startPostgres(t)
 	postmaster := p.proc.cmd.Process.Pid
 	children, err := childrenOf(postmaster)
 	require.NoError(t, err)

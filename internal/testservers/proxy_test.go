@@ -14,9 +14,7 @@ import (
 // The proxy forwards requests and replies; an armed DropReply lets its
 // request reach the server and cuts the connection before the reply.
 func TestProxyDropsOneReply(t *testing.T) {
-	r, err := StartRedis()
-	require.NoError(t, err)
-	defer r.Close()
+	r := startRedis(t)
 	p, err := StartProxy(r.Addr)
 	require.NoError(t, err)
 	defer p.Close()

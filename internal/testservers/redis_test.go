@@ -38,9 +38,7 @@ func redisDo(addr, command string) (string, error) {
 // By default what the server acknowledged survives Stop and Kill;
 // "--appendonly no" makes a server that forgets everything when it stops.
 func TestRedisKeepsAcknowledgedWritesAcrossRestarts(t *testing.T) {
-	r, err := StartRedis()
-	require.NoError(t, err)
-	defer r.Close()
+	r := startRedis(t)
 
 	for _, restart := range []func() error{r.Stop, r.Kill} {
 		v := fmt.Sprint(time.Now().UnixNano())
@@ -54,9 +52,7 @@ func TestRedisKeepsAcknowledgedWritesAcrossRestarts(t *testing.T) {
 		assert.Equal(t, v, reply, "an acknowledged write survives a restart")
 	}
 
-	volatile, err := StartRedis("--appendonly", "no")
-	require.NoError(t, err)
-	defer volatile.Close()
+	volatile := startRedis(t, "--appendonly", "no")
 	reply, err := redisDo(volatile.Addr, "SET k v")
 	require.NoError(t, err)
 	require.Equal(t, "+OK", reply)
@@ -69,9 +65,7 @@ func TestRedisKeepsAcknowledgedWritesAcrossRestarts(t *testing.T) {
 
 // A paused server accepts connections but answers nothing until resumed.
 func TestRedisPauseResume(t *testing.T) {
-	r, err := StartRedis()
-	require.NoError(t, err)
-	defer r.Close()
+	r := startRedis(t)
 
 	require.NoError(t, r.Pause())
 	conn, err := net.DialTimeout("tcp", r.Addr, time.Second)

@@ -70,6 +70,27 @@ func TestFindPostgres(t *testing.T) {
 	assert.Greater(t, majorOf("/usr/lib/postgresql/16/bin"), majorOf("/usr/lib/postgresql/9.6/bin"))
 }
 
+// startRedis starts a Redis server for the test, closed when it ends.
+func startRedis(t *testing.T, options ...string) *Redis {
+	t.Helper()
+	r, err := StartRedis(options...)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// startPostgres starts a PostgreSQL server for the test, closed when it
+// ends, and returns it with its URL parsed.
+func startPostgres(t *testing.T) (*Postgres, *url.URL) {
+	t.Helper()
+	p, err := StartPostgres()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, p.Close()) })
+	u, err := url.Parse(p.URL)
+	require.NoError(t, err)
+	return p, u
+}
+
 func requireDial(t *testing.T, hostPort string) {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", hostPort, time.Second)
