@@ -16,11 +16,7 @@ import (
 
 func TestAccountsListTypeFilter(t *testing.T) {
 	c, api := newMock(t, always(200, fixture(t, "accounts_list.json")))
-	var got []*invoicing.Account
-	for a, err := range c.Accounts.List(context.Background(), &invoicing.AccountListParams{Type: invoicing.AccountTypeRevenue}) {
-		require.NoError(t, err)
-		got = append(got, a)
-	}
+	got := listAll(t, c.Accounts.List(context.Background(), &invoicing.AccountListParams{Type: invoicing.AccountTypeRevenue}))
 	svcAssertGET(t, api.last(t), "/accounts", "page=1&page_size=100&type=revenue")
 	assert.Len(t, api.requests(), 1)
 
@@ -36,9 +32,7 @@ func TestAccountsListTypeFilter(t *testing.T) {
 
 	assert.Nil(t, a1.IsActive, "an absent is_active is not read as inactive")
 	assert.False(t, a1.Has("is_active"))
-	var desc string
-	require.NoError(t, a1.Extra.Get("description", &desc))
-	assert.Equal(t, "Interest and sundry income", desc)
+	assert.Equal(t, "Interest and sundry income", extraValue[string](t, a1.Extra, "description"))
 	assert.Nil(t, a1.MismatchedFields())
 }
 
@@ -81,9 +75,7 @@ func TestTaxCodesListPageRegion(t *testing.T) {
 	assert.Equal(t, "AU", gst.Region)
 	assert.True(t, fre.Rate.IsZero())
 	assert.True(t, fre.Has("rate"), "a zero rate is sent, not absent")
-	var label string
-	require.NoError(t, fre.Extra.Get("reporting_label", &label))
-	assert.Equal(t, "G2", label)
+	assert.Equal(t, "G2", extraValue[string](t, fre.Extra, "reporting_label"))
 }
 
 func TestTaxCodesListWithRegionUnderAnotherName(t *testing.T) {

@@ -15,11 +15,7 @@ import (
 
 func TestBankAccountsList(t *testing.T) {
 	c, api := newMock(t, always(200, fixture(t, "bank_accounts_list.json")))
-	var got []*invoicing.BankAccount
-	for a, err := range c.BankAccounts.List(context.Background(), nil) {
-		require.NoError(t, err)
-		got = append(got, a)
-	}
+	got := listAll(t, c.BankAccounts.List(context.Background(), nil))
 	svcAssertGET(t, api.last(t), "/bank-accounts", "page=1&page_size=100")
 	require.Len(t, got, 2)
 	op, cc := got[0], got[1]
@@ -28,9 +24,7 @@ func TestBankAccountsList(t *testing.T) {
 	assert.Equal(t, "062-000 1234 5678", op.AccountNumber)
 	assert.Equal(t, "AUD", op.Currency)
 	assert.Equal(t, "25031.07", op.Balance.String())
-	var bsb string
-	require.NoError(t, op.Extra.Get("bsb", &bsb))
-	assert.Equal(t, "062-000", bsb)
+	assert.Equal(t, "062-000", extraValue[string](t, op.Extra, "bsb"))
 	assert.Equal(t, "-812.3", cc.Balance.String())
 	assert.True(t, cc.Balance.IsNegative())
 	assert.False(t, cc.Has("bsb"))
@@ -91,9 +85,7 @@ func TestBankTransactionsListPageFilters(t *testing.T) {
 	assert.Equal(t, "SUP-INV-7781", out.Reference)
 	assert.Equal(t, "reconciled", out.Status)
 	assert.Equal(t, "1357.95", in.Amount.String())
-	var payee string
-	require.NoError(t, in.Extra.Get("payee", &payee))
-	assert.Equal(t, "ACME", payee)
+	assert.Equal(t, "ACME", extraValue[string](t, in.Extra, "payee"))
 	assert.Equal(t, 2, pg.Total)
 	assert.Equal(t, 20, pg.PageSize)
 }
@@ -120,9 +112,7 @@ func TestBankTransactionsGet(t *testing.T) {
 	}
 	require.NoError(t, tx.Extra.Get("counterparty", &cp))
 	assert.Equal(t, "Paper Supplies Co", cp.Name)
-	var running decimal.Decimal
-	require.NoError(t, tx.Extra.Get("running_balance", &running))
-	assert.Equal(t, "23931", running.String())
+	assert.Equal(t, "23931", extraValue[decimal.Decimal](t, tx.Extra, "running_balance").String())
 	assert.JSONEq(t, body, string(rawJSON(t, tx)))
 	assert.Contains(t, string(rawJSON(t, tx)), `"running_balance":23931.00`, "as sent")
 }

@@ -75,9 +75,7 @@ func TestBillsGetKeepsUnknownFields(t *testing.T) {
 	require.NoError(t, b.Extra.Get("amount_paid", &paid))
 	require.NoError(t, b.Extra.Get("amount_due", &due))
 	assert.True(t, paid.Add(due).Equal(b.Total))
-	var ref string
-	require.NoError(t, b.Extra.Get("reference", &ref))
-	assert.Equal(t, "PO-2026-118", ref)
+	assert.Equal(t, "PO-2026-118", extraValue[string](t, b.Extra, "reference"))
 	assert.True(t, b.Has("reference"))
 	var atts []struct {
 		Filename string `json:"filename"`
@@ -93,9 +91,7 @@ func TestBillsGetKeepsUnknownFields(t *testing.T) {
 	var tracking map[string]string
 	require.NoError(t, l.Extra.Get("tracking", &tracking))
 	assert.Equal(t, map[string]string{"category": "Region", "option": "North"}, tracking)
-	var rate decimal.Decimal
-	require.NoError(t, l.Extra.Get("discount_rate", &rate))
-	assert.Equal(t, "2.5", rate.String())
+	assert.Equal(t, "2.5", extraValue[decimal.Decimal](t, l.Extra, "discount_rate").String())
 
 	out, err := json.Marshal(b)
 	require.NoError(t, err)
@@ -241,9 +237,7 @@ func TestBillsLenientLines(t *testing.T) {
 	assert.Nil(t, l.TaxCodeID, "null is not a mismatch")
 	assert.Equal(t, "Folders", l.Description)
 	assert.True(t, l.UnitPrice.Equal(decimal.NewFromInt(10)))
-	var q string
-	require.NoError(t, l.Extra.Get("quantity", &q))
-	assert.Equal(t, "two", q)
+	assert.Equal(t, "two", extraValue[string](t, l.Extra, "quantity"))
 	var sent struct {
 		Lines []json.RawMessage `json:"line_items"`
 	}

@@ -173,9 +173,7 @@ func TestContactsSuppliersListPageQueryWithExtra(t *testing.T) {
 	s := pg.Items[0]
 	assert.Equal(t, idSupplier, s.ID)
 	assert.Equal(t, "Paper Supplies Co", s.Name)
-	var abn string
-	require.NoError(t, s.Extra.Get("abn", &abn))
-	assert.Equal(t, "12 345 678 901", abn)
+	assert.Equal(t, "12 345 678 901", extraValue[string](t, s.Extra, "abn"))
 }
 
 func TestContactsListPageItemsKey(t *testing.T) {

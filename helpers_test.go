@@ -365,6 +365,25 @@ func getFixture[T any](t *testing.T, name, path, query string, get func(*invoici
 	return v, body
 }
 
+// listAll returns every record seq yields; it must yield no error.
+func listAll[T any](t *testing.T, seq iter.Seq2[*T, error]) []*T {
+	t.Helper()
+	var out []*T
+	for rec, err := range seq {
+		require.NoError(t, err)
+		out = append(out, rec)
+	}
+	return out
+}
+
+// extraValue returns the member name of e, which must decode as a T.
+func extraValue[T any](t *testing.T, e invoicing.Extra, name string) T {
+	t.Helper()
+	var v T
+	require.NoError(t, e.Get(name, &v), name)
+	return v
+}
+
 // rawJSON returns v encoded with encoding/json: for a record decoded from
 // the service, the members it was decoded from.
 func rawJSON(t testing.TB, v any) json.RawMessage {

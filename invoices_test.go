@@ -66,9 +66,7 @@ func TestInvoicesGetKeepsUnknownMembers(t *testing.T) {
 	c, _ := newMock(t, always(200, body))
 	inv, err := c.Invoices.Get(context.Background(), idInvoice)
 	require.NoError(t, err)
-	var po string
-	require.NoError(t, inv.Extra.Get("purchase_order", &po))
-	assert.Equal(t, "PO-7781", po)
+	assert.Equal(t, "PO-7781", extraValue[string](t, inv.Extra, "purchase_order"))
 	var discount struct {
 		Rate   string `json:"rate"`
 		Reason string `json:"reason"`
@@ -114,11 +112,7 @@ func TestInvoicesListPage(t *testing.T) {
 
 func TestInvoicesList(t *testing.T) {
 	c, api := newMock(t, always(200, `{"invoices": [`+fixture(t, "invoice.json")+`], "total": 1, "page": 1, "page_size": 100, "has_more": false}`))
-	var got []*invoicing.Invoice
-	for inv, err := range c.Invoices.List(context.Background(), &invoicing.InvoiceListParams{Status: invoicing.InvoiceStatusPaid}) {
-		require.NoError(t, err)
-		got = append(got, inv)
-	}
+	got := listAll(t, c.Invoices.List(context.Background(), &invoicing.InvoiceListParams{Status: invoicing.InvoiceStatusPaid}))
 	require.Len(t, got, 1)
 	assert.Equal(t, idInvoice, got[0].ID)
 	svcAssertGET(t, api.last(t), "/invoices", "page=1&page_size=100&status=paid")

@@ -35,9 +35,7 @@ func TestReportsTrialBalance(t *testing.T) {
 	assert.Equal(t, "15500.1", sales.Credit.String())
 	assert.Equal(t, "-15500.1", sales.Balance.String())
 	assert.True(t, sales.Balance.Add(ar.Balance).IsZero(), "exact: the trial balance balances")
-	var ytd decimal.Decimal
-	require.NoError(t, ar.Extra.Get("ytd_movement", &ytd))
-	assert.Equal(t, "1200", ytd.String())
+	assert.Equal(t, "1200", extraValue[decimal.Decimal](t, ar.Extra, "ytd_movement").String())
 
 	debit, err := r.Totals.Amount("debit")
 	require.NoError(t, err)
