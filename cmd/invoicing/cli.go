@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/invoicing-api/invoicing-go/internal/cliflag"
 )
 
 // Exit codes, as the package documentation lists them.
@@ -194,7 +196,8 @@ func repeatedFlag[T any](fs *flag.FlagSet, name, usage string, parse func(string
 // parse parses args, where flags and positional arguments may come in any
 // order, and returns the positional arguments. For -h or --help it prints
 // the command's help (help, then the flags) to stdout and returns
-// errHelpShown; any other flag error is a usage error.
+// errHelpShown; any other flag error is a usage error that names the flag
+// (the nearest one for an unknown name) and shows its usage line.
 func (c *cli) parse(fs *flag.FlagSet, help string, args []string) ([]string, error) {
 	var positional []string
 	for {
@@ -204,7 +207,7 @@ func (c *cli) parse(fs *flag.FlagSet, help string, args []string) ([]string, err
 			return nil, errHelpShown
 		}
 		if err != nil {
-			return nil, usagef(fs.Name(), "%s: %v%s", fs.Name(), err, flagSuggestion(fs, err))
+			return nil, usagef(fs.Name(), "%s: %s", fs.Name(), cliflag.Explain(fs, err))
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -266,19 +269,4 @@ func noArgs(cmd string, args []string) error {
 		return usagef(cmd, "unexpected argument %q", args[0])
 	}
 	return nil
-}
-
-// flagSuggestion returns a did-you-mean for the error package flag gives
-// an undefined flag ("flag provided but not defined: -jsn"), or "".
-func flagSuggestion(fs *flag.FlagSet, err error) string {
-	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
-	if !ok {
-		return ""
-	}
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if s := suggest(strings.TrimPrefix(name, "-"), names); s != "" {
-		return fmt.Sprintf(" (did you mean --%s?)", s)
-	}
-	return ""
 }

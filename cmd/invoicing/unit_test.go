@@ -144,20 +144,6 @@ func TestTablesOfWideTextFitTheWidth(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	commands := []string{"mock", "trigger", "listen", "invoices", "quotes", "items", "help"}
-	for word, want := range map[string]string{
-		"invoice": "invoices", "INVOICES": "invoices", "qoutes": "quotes", "lisen": "listen", "tirgger": "trigger",
-		"mok": "mock", "hlp": "help", "it": "items", "xyz": "", "i": "", "invoicesxyz": "", "q": "", "pfd": "", "tirggre": "trigger",
-	} {
-		assert.Equal(t, want, suggest(word, commands), word)
-	}
-	events := []string{"invoice.created", "invoice.sent", "invoice.updated", "invoice.paid"}
-	assert.Equal(t, "", suggest("invoice", events), "a prefix of several names suggests none of them")
-	assert.Equal(t, "invoice.paid", suggest("invoice.pai", events))
-	assert.Equal(t, "pdf", suggest("pfd", []string{"list", "get", "pdf"}), "a swap counts once")
-}
-
 func TestEnumFlagIgnoresCase(t *testing.T) {
 	for _, v := range []string{"sales", "Sales", "SALES"} {
 		got, err := enumFlag("items list", "item type", v, itemTypes)

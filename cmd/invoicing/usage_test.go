@@ -104,8 +104,8 @@ func TestUnknownNamesGetADidYouMean(t *testing.T) {
 		{[]string{"Mock"}, `invoicing: unknown command "Mock" (did you mean "mock"?)`},
 		{[]string{"invoices", "lst"}, `invoicing: unknown subcommand "lst" of invoices (did you mean "list"?)`},
 		{[]string{"quotes", "pfd", "x"}, `invoicing: unknown subcommand "pfd" of quotes (did you mean "pdf"?)`},
-		{[]string{"items", "list", "--jsn"}, `invoicing: items list: flag provided but not defined: -jsn (did you mean --json?)`},
-		{[]string{"mock", "--sed", "3"}, `invoicing: mock: flag provided but not defined: -sed (did you mean --seed?)`},
+		{[]string{"items", "list", "--jsn"}, `invoicing: items list: unknown flag --jsn (did you mean --json?)`},
+		{[]string{"mock", "--sed", "3"}, `invoicing: mock: unknown flag --sed (did you mean --seed?)`},
 		{[]string{"invoices", "list", "--status", "overdu"}, `invoicing: unknown status "overdu" (did you mean "overdue"?): use draft, awaiting_payment, paid, overdue or voided`},
 		{[]string{"items", "list", "--type", "sale"}, `invoicing: unknown item type "sale" (did you mean "SALES"?): use SALES, PURCHASE or TEXT`},
 		{[]string{"trigger", "invoice.create", "--to", to, "--secret", testSecret}, `invoicing: unknown event type "invoice.create" (did you mean "invoice.created"?)`},
@@ -117,4 +117,56 @@ func TestUnknownNamesGetADidYouMean(t *testing.T) {
 	}
 	r := run(t, env, "xyzzy")
 	assert.Equal(t, "invoicing: unknown command \"xyzzy\"\nRun 'invoicing --help' for usage.\n", r.stderr, "no suggestion when nothing is close")
+}
+
+// A flag mistake is explained on three lines: what is wrong with which
+// flag, that flag's line of the command's help, and where the whole help is.
+func TestFlagMistakesShowThatFlagsUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // the first line
+		flag string // the flag whose help line follows
+	}{
+		{[]string{"items", "list", "--jsn"}, "invoicing: items list: unknown flag --jsn (did you mean --json?)", "--json"},
+		{[]string{"invoices", "list", "--stauts", "paid"}, "invoicing: invoices list: unknown flag --stauts (did you mean --status?)", "--status STATUS"},
+		{[]string{"invoices", "list", "--status"}, "invoicing: invoices list: --status needs a value", "--status STATUS"},
+		{[]string{"invoices", "pdf", "x", "-o"}, "invoicing: invoices pdf: -o needs a value", "-o FILE"},
+		{[]string{"mock", "--latency", "soon"}, `invoicing: mock: invalid value "soon" for --latency: not a duration (such as 30s, 5m or 1h30m)`, "--latency D"},
+		{[]string{"mock", "--seed", "some"}, `invoicing: mock: invalid value "some" for --seed: not a whole number`, "--seed N"},
+	} {
+		r := run(t, nil, c.args...)
+		assert.Equal(t, 2, r.code, "invoicing %q", c.args)
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		if !assert.Len(t, lines, 3, "invoicing %q: stderr %q", c.args, r.stderr) {
+			continue
+		}
+		assert.Equal(t, c.want, lines[0])
+		assert.True(t, strings.HasPrefix(lines[1], "  "+c.flag+"  "), "invoicing %q: %q is the line of %s", c.args, lines[1], c.flag)
+		cmd := c.args[:1]
+		if c.args[0] != "mock" {
+			cmd = c.args[:2]
+		}
+		help := run(t, nil, append(cmd, "--help")...)
+		assert.Contains(t, strings.Split(help.stdout, "\n"), oneSpaced(help.stdout, lines[1]), "invoicing %q: the help lists the flag on the same line", c.args)
+		assert.Equal(t, "Run 'invoicing "+strings.Join(cmd, " ")+" --help' for usage.", lines[2])
+	}
+
+	r := run(t, nil, "items", "list", "--xyzzy")
+	assert.Equal(t, "invoicing: items list: unknown flag --xyzzy\nRun 'invoicing items list --help' for usage.\n", r.stderr, "no usage line when no flag is close")
+	r = run(t, nil, "items", "list", "--hlep")
+	assert.Equal(t, "invoicing: items list: unknown flag --hlep (did you mean --help?)\nRun 'invoicing items list --help' for usage.\n", r.stderr)
+}
+
+// oneSpaced returns the line of help that lists the same flag as line, a
+// usage line whose columns are two spaces apart, or line when help has
+// none: help pads its first column to its widest flag.
+func oneSpaced(help, line string) string {
+	name, usage, _ := strings.Cut(strings.TrimPrefix(line, "  "), "  ")
+	for _, l := range strings.Split(help, "\n") {
+		n, u, ok := strings.Cut(strings.TrimPrefix(l, "  "), "  ")
+		if ok && n == name && strings.TrimLeft(u, " ") == usage {
+			return l
+		}
+	}
+	return line
 }
