@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/cliflag"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -80,11 +81,10 @@ type options struct {
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
 	var o options
 	fs := flag.NewFlagSet("invoicing-mirror", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	// Package flag prints nothing itself: a mistake is explained below,
+	// with the usage of the one flag concerned rather than the whole help.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.BoolVar(&o.once, "once", false, "backfill (or, when already backfilled, reconcile once) and exit")
 	fs.StringVar(&o.listen, "listen", ":8080", "serve the webhook endpoint on `ADDR` (port 0 picks a free port)")
 	fs.StringVar(&o.path, "path", "/webhooks", "the webhook endpoint's `PATH`; GET /healthz answers 200 while the database answers")
@@ -96,8 +96,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, usage)
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 			return exitOK
 		}
+		fmt.Fprintf(stderr, "invoicing-mirror: %s\nRun 'invoicing-mirror --help' for every flag.\n", cliflag.Explain(fs, err))
 		return exitUsage
 	}
 	if fs.NArg() > 0 {

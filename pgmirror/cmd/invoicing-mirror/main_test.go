@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,7 +30,7 @@ func TestUsageErrors(t *testing.T) {
 		"no API key":         {drop: "INVOICING_API_KEY", want: "set INVOICING_API_KEY"},
 		"no database":        {drop: "DATABASE_URL", want: "set DATABASE_URL"},
 		"no webhook secret":  {drop: "INVOICING_WEBHOOK_SECRET", want: "set INVOICING_WEBHOOK_SECRET"},
-		"an unknown flag":    {args: []string{"--nope"}, want: "flag provided but not defined: -nope"},
+		"an unknown flag":    {args: []string{"--nope"}, want: "invoicing-mirror: unknown flag --nope\n"},
 		"an argument":        {args: []string{"extra"}, want: `unexpected argument "extra"`},
 		"a bad log level":    {args: []string{"--log-level", "loud"}, want: "invalid value"},
 		"a bad reconciling":  {args: []string{"--reconcile-interval", "soon"}, want: "invalid value"},
@@ -51,6 +52,45 @@ func TestUsageErrors(t *testing.T) {
 			}
 			assert.Contains(t, out.String(), c.want)
 		})
+	}
+}
+
+// A flag mistake is explained on three lines, the flag's usage line
+// between the mistake and the pointer to --help, and not with the whole
+// help.
+func TestFlagMistakesShowThatFlagsUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lisen", ":9090"}, "invoicing-mirror: unknown flag --lisen (did you mean --listen?)\n" +
+			"  --listen ADDR  serve the webhook endpoint on ADDR (port 0 picks a free port) (default :8080)\n"},
+		{[]string{"-reconcile-intervall=5m"}, "invoicing-mirror: unknown flag --reconcile-intervall (did you mean --reconcile-interval?)\n" +
+			"  --reconcile-interval DURATION  re-list everything every DURATION (default 1h0m0s)\n"},
+		{[]string{"--reconcile-interval", "abc"}, `invoicing-mirror: invalid value "abc" for --reconcile-interval: not a duration (such as 30s, 5m or 1h30m)` + "\n" +
+			"  --reconcile-interval DURATION  re-list everything every DURATION (default 1h0m0s)\n"},
+		{[]string{"--prefetch", "many"}, `invoicing-mirror: invalid value "many" for --prefetch: not a whole number` + "\n" +
+			"  --prefetch int  list pages fetched ahead (1 to 64) (default 8)\n"},
+		{[]string{"--once=maybe"}, `invoicing-mirror: invalid value "maybe" for --once: not true or false` + "\n" +
+			"  --once  backfill (or, when already backfilled, reconcile once) and exit\n"},
+		{[]string{"--listen"}, "invoicing-mirror: --listen needs a value\n" +
+			"  --listen ADDR  serve the webhook endpoint on ADDR (port 0 picks a free port) (default :8080)\n"},
+		{[]string{"--xyzzy"}, "invoicing-mirror: unknown flag --xyzzy\n"},
+	} {
+		var out bytes.Buffer
+		code := run(context.Background(), c.args, env(fullEnv), &out)
+		assert.Equal(t, exitUsage, code, "%q", c.args)
+		assert.Equal(t, c.want+"Run 'invoicing-mirror --help' for every flag.\n", out.String(), "%q", c.args)
+	}
+}
+
+// --help prints the whole help, and exits 0.
+func TestHelp(t *testing.T) {
+	var out bytes.Buffer
+	assert.Equal(t, exitOK, run(context.Background(), []string{"--help"}, nil, &out))
+	assert.True(t, strings.HasPrefix(out.String(), "Usage: invoicing-mirror [flags]\n"), out.String())
+	for _, f := range []string{"coalesce", "fetch-lease", "listen", "log-level", "once", "path", "prefetch", "reconcile-interval", "schema"} {
+		assert.Contains(t, out.String(), "\n  -"+f, "the help lists --%s", f)
 	}
 }
 
