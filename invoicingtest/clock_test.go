@@ -1,6 +1,8 @@
 package invoicingtest
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,4 +38,114 @@ func TestServerUsesItsClock(t *testing.T) {
 	inv := createInvoice(t, srv, nil)
 	assert.Equal(t, "2026-03-11", inv["issue_date"])
 	assert.Equal(t, "2026-03-11T21:30:00Z", inv["created_at"])
+}
+
+// within reports whether got is at most tolerance away from want.
+func within(want, got time.Time, tolerance time.Duration) bool {
+	d := got.Sub(want)
+	return -tolerance <= d && d <= tolerance
+}
+
+func TestOffsetClockNowMovesWithAdvance(t *testing.T) {
+	c := NewOffsetClock()
+	assert.True(t, within(time.Now(), c.Now(), time.Second), "reads the wall clock until advanced")
+	c.Advance(48 * time.Hour)
+	c.Advance(0)
+	c.Advance(-time.Hour)
+	assert.Equal(t, 48*time.Hour, c.Offset(), "zero and negative advances do nothing")
+	assert.True(t, within(time.Now().Add(48*time.Hour), c.Now(), time.Second))
+
+	var zero OffsetClock
+	assert.True(t, within(time.Now(), zero.Now(), time.Second), "the zero value is usable")
+}
+
+func TestOffsetClockRunsDueCallsInsideAdvanceInOrder(t *testing.T) {
+	c := NewOffsetClock()
+	var got []string
+	var offsets []time.Duration
+	record := func(name string) {
+		got = append(got, name)
+		offsets = append(offsets, c.Offset())
+	}
+	c.AfterFunc(time.Hour, func() { record("b") })
+	c.AfterFunc(30*time.Minute, func() {
+		record("a")
+		c.AfterFunc(10*time.Minute, func() { record("a2") }) // due inside the window
+		c.AfterFunc(2*time.Hour, func() { record("late") })  // due after it
+	})
+	stopped := c.AfterFunc(45*time.Minute, func() { record("never") })
+	assert.True(t, stopped.Stop())
+	assert.False(t, stopped.Stop())
+
+	c.Advance(29 * time.Minute)
+	assert.Empty(t, got)
+	c.Advance(90*time.Minute - 29*time.Minute)
+	assert.Equal(t, []string{"a", "a2", "b"}, got, "synchronously, in order of due time")
+	// While a call runs the clock stands at (about) its due time.
+	for i, want := range []time.Duration{30 * time.Minute, 40 * time.Minute, time.Hour} {
+		assert.InDelta(t, want, offsets[i], float64(time.Second), "offset while %s ran", got[i])
+	}
+	assert.Equal(t, 90*time.Minute, c.Offset())
+	assert.Equal(t, 1, c.Pending(), "the call due after the window waits")
+}
+
+func TestOffsetClockRunsCallsInRealTime(t *testing.T) {
+	c := NewOffsetClock()
+	fired := make(chan time.Time, 2)
+	c.AfterFunc(20*time.Millisecond, func() { fired <- c.Now() })
+	due := time.Now().Add(20 * time.Millisecond)
+	select {
+	case at := <-fired:
+		assert.False(t, at.Before(due), "not before it is due")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not run in real time")
+	}
+	time.Sleep(30 * time.Millisecond)
+	assert.Empty(t, fired, "once only")
+	assert.Equal(t, 0, c.Pending())
+
+	// An Advance that stops short of a call brings its real timer closer.
+	c.AfterFunc(time.Hour, func() { fired <- c.Now() })
+	c.Advance(time.Hour - 30*time.Millisecond)
+	select {
+	case <-fired:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call due 30ms after the advance did not run")
+	}
+}
+
+func TestOffsetClockStop(t *testing.T) {
+	c := NewOffsetClock()
+	var ran atomic.Int32
+	tm := c.AfterFunc(10*time.Millisecond, func() { ran.Add(1) })
+	assert.True(t, tm.Stop())
+	time.Sleep(30 * time.Millisecond)
+	c.Advance(time.Hour)
+	assert.Zero(t, ran.Load(), "a stopped call never runs")
+	assert.Equal(t, 0, c.Pending())
+
+	tm = c.AfterFunc(time.Minute, func() { ran.Add(1) })
+	c.Advance(time.Minute)
+	assert.Equal(t, int32(1), ran.Load())
+	assert.False(t, tm.Stop(), "it already ran")
+}
+
+func TestOffsetClockNeverRunsACallTwice(t *testing.T) {
+	c := NewOffsetClock()
+	var wg sync.WaitGroup
+	counts := make([]atomic.Int32, 20)
+	for i := range counts {
+		// Due at about the time the Advance runs: the real timer and the
+		// Advance race for it.
+		c.AfterFunc(time.Duration(i%4)*time.Millisecond, func() { counts[i].Add(1) })
+	}
+	for range 3 {
+		wg.Go(func() { c.Advance(time.Millisecond) })
+	}
+	wg.Wait()
+	time.Sleep(20 * time.Millisecond)
+	for i := range counts {
+		assert.Equal(t, int32(1), counts[i].Load(), "call %d", i)
+	}
+	assert.Equal(t, 0, c.Pending())
 }
