@@ -73,22 +73,28 @@ func (s *Server) RevokeAPIKey(key string) {
 }
 
 // authorize checks the Authorization header of r against the key store and
-// the scope the endpoint needs: 401 for a missing, malformed or unknown key,
-// 403 for a known key without the scope.
-func (s *Server) authorize(r *http.Request, scope string) *apiError {
+// the scopes the endpoint needs: 401 for a missing, malformed or unknown
+// key, 403 naming the first scope a known key lacks.
+func (s *Server) authorize(r *http.Request, scopes ...string) *apiError {
 	key, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		return &apiError{http.StatusUnauthorized, "Invalid or missing API key"}
 	}
 	s.mu.Lock()
-	scopes, known := s.keys[key]
-	allowed := scopes[scope]
+	granted, known := s.keys[key]
+	missing := ""
+	for _, sc := range scopes {
+		if !granted[sc] {
+			missing = sc
+			break
+		}
+	}
 	s.mu.Unlock()
 	if !known {
 		return &apiError{http.StatusUnauthorized, "Invalid or missing API key"}
 	}
-	if !allowed {
-		return &apiError{http.StatusForbidden, "API key is missing the required scope: " + scope}
+	if missing != "" {
+		return &apiError{http.StatusForbidden, "API key is missing the required scope: " + missing}
 	}
 	return nil
 }

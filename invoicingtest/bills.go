@@ -150,14 +150,19 @@ func (s *Server) insertBill(req *billRequest) (*bill, *apiError) {
 // ApproveBill approves a draft or awaiting_approval bill for payment and
 // fires bill.approved.
 func (s *Server) ApproveBill(billID string) error {
-	s.mu.Lock()
+	_, err := s.act(func() ([]event, error) { return s.approveBill(billID) })
+	return err
+}
+
+// approveBill approves the bill and returns the event to publish. The
+// caller holds s.mu.
+func (s *Server) approveBill(billID string) ([]event, error) {
 	b, err := s.billFor(billID)
 	if err == nil && b.status != invoicing.BillStatusDraft && b.status != invoicing.BillStatusAwaitingApproval {
 		err = fmt.Errorf("%w: bill %s is %s", ErrInvalidState, b.number, b.status)
 	}
 	if err != nil {
-		s.mu.Unlock()
-		return err
+		return nil, err
 	}
 	now := s.now()
 	b.status = invoicing.BillStatusApproved
@@ -169,9 +174,7 @@ func (s *Server) ApproveBill(billID string) error {
 		{Key: "supplier_id", Value: b.supplierID},
 		{Key: "approved_at", Value: formatTime(now)},
 	})
-	s.mu.Unlock()
-	s.publish(ev)
-	return nil
+	return []event{ev}, nil
 }
 
 // PayBill marks an approved bill paid in full at paidAt (the server's

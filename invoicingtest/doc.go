@@ -20,17 +20,21 @@
 // bank accounts and transactions) under the well-known Seed* ids.
 //
 // Helpers drive what the API cannot: SendQuote, ViewQuote, AcceptQuote,
-// UnacceptQuote, DeclineQuote, ExpireQuote, SendInvoice, UpdateInvoice,
-// RecordPayment, ApproveBill, PayBill, and the Add* helpers for more data
-// ("Statuses" below lists the changes each makes). Each fires the documented
-// events (webhooks.EventType) to the endpoints added with
-// AddWebhookEndpoint, signed with webhooks.Sign; NewReceiver starts a
+// UnacceptQuote, DeclineQuote, ExpireQuote, ExpireQuotes, SendInvoice,
+// UpdateInvoice, RecordPayment, ApproveBill, PayBill, and the Add* helpers
+// for more data ("Statuses" below lists the changes each makes). Each fires
+// the documented events (webhooks.EventType) to the endpoints added with
+// AddWebhookEndpoint (or AddWebhookEndpointWithSecret, to sign with a secret
+// of your choosing), signed with webhooks.Sign. NewReceiver starts a
 // receiver running webhooks.Handler and adds it as an endpoint in one call,
-// its function getting typed events. Deliveries are
-// synchronous: when an API call or a helper returns, every first attempt
-// has been made. Failed deliveries are retried on the documented retry
-// schedule (RetrySchedule) by the server's Clock; with a FakeClock
-// (WithClock), Advance runs the retries that fall due, so tests never sleep.
+// its function getting typed events; NewHandlerReceiver does the same for
+// an http.Handler of your own, built with the secret given with WithSecret.
+// Deliveries are synchronous: when an API call or a helper returns, every
+// first attempt has been made. Failed deliveries are retried on the
+// documented retry schedule (RetrySchedule) by the server's Clock; with a
+// FakeClock (WithClock), Advance runs the retries that fall due, so tests
+// never sleep. An OffsetClock is the wall clock with an Advance of its own,
+// for a long-running fake (WithControl lets other programs advance it).
 // InjectFault, RateLimitNext, FailNext and ProxyErrorNext make the next
 // requests fail as a rate limiter or a proxy would. WithLatency and
 // SetLatency give every request a network-like delay, waited in parallel by
@@ -69,12 +73,84 @@
 // invoice.created for the converted invoice); UnacceptQuote returns it to
 // its status before acceptance (quote.unaccepted); DeclineQuote and
 // ExpireQuote make a draft or sent quote declined or expired (no event is
-// documented, none fires). A quote does not expire by itself when its
-// valid_until passes.
+// documented, none fires). A quote does not expire the moment its
+// valid_until passes: draft and sent quotes whose valid_until is before
+// today expire when ExpireQuotes runs (as the service's daily job would),
+// which the control endpoint's clock advance does.
 //
 // Bills are created draft or awaiting_approval (POST /bills). ApproveBill
 // makes them approved (bill.approved); PayBill makes an approved bill paid
 // (no event).
+//
+// # Control endpoints (mock only)
+//
+// A server made with WithControl also answers control endpoints under
+// BasePath + "/_mock" (srv.URL + "/_mock/..."), through which programs that
+// cannot call the helpers (the CLI's `invoicing mock` and `invoicing
+// trigger`, tests in other languages) make the same changes, so that the
+// events they raise are real: signed by the fake and naming records that
+// exist. The real service has no such path (it answers 404 there), and
+// neither does a server made without WithControl.
+//
+// They take the API's Authorization header, and a key with every scope of
+// AllScopes (FullKey): 401 for a missing or unknown key, 403 for a key
+// lacking one. Bodies are JSON objects; a body whose fields are all
+// optional may be left out, and members the endpoint does not know are
+// ignored. Errors are {"detail": ...}: 400 for malformed JSON or a field of
+// the wrong JSON type, 404 for an unknown record ("Invoice not found",
+// "Quote not found", "Bill not found", "Webhook endpoint not found") or
+// control path ("Not Found"), 405 with Allow for another method, 409 when
+// the record's status does not allow the action (ErrInvalidState; the detail
+// is the helper's error text without its "invoicingtest: " prefix) or the
+// endpoint is paused, 422 for a value the action refuses.
+//
+// An action answers the ids of the records it touched and "events": each
+// event it raised, in order, as {"type", "deliveries"}, and each delivery as
+// {"delivery_id", "endpoint_id", "url", "status" (succeeded, pending or
+// failed), "status_code" (0 when no response came), "error" (when no
+// response came)}; the first attempts have been made when the answer is
+// written. Paths are relative to srv.URL:
+//   - GET /_mock: {"mock": true, "business_id", "now" (the server's clock),
+//     "today", "webhooks": [{"id", "url", "events" (null: every event),
+//     "paused"}], "last_event_seq"}. Secrets are never listed.
+//   - GET /_mock/events?after=N: {"events": [...], "last_event_seq"}, the
+//     events raised after the Nth (numbered from 1 in the order raised,
+//     API calls included), each {"seq", "type", "at", "body" (the payload),
+//     "deliveries" (as they stand now)}.
+//   - POST /_mock/webhooks {"url", "events"?, "secret"?}: 201 {"id", "url",
+//     "events", "paused", "secret"}, a new endpoint receiving the events
+//     given (every event when left out) at an http or https URL, signing
+//     with the secret given (64 hexadecimal characters) or a new one.
+//   - POST /_mock/webhooks/{id}/secret {"secret"?}: 200, the same object
+//     with the secret given or a new one; the old one is invalid at once.
+//   - DELETE /_mock/webhooks/{id}: 204.
+//   - POST /_mock/webhooks/{id}/test: 200 {"events"}, a test delivery (409
+//     while the endpoint is paused).
+//   - POST /_mock/invoices/{id}/send: SendInvoice.
+//   - PATCH /_mock/invoices/{id} {"notes"?, "due_date"?}: UpdateInvoice
+//     (422 when neither is given).
+//   - POST /_mock/invoices/{id}/void: UpdateInvoice to voided.
+//   - POST /_mock/invoices/{id}/payments {"amount"?, "payment_method"?,
+//     "received_at"?}: 201 {"payment_id", "invoice_id", "events"},
+//     RecordPayment. amount is a JSON number or a string holding one, with
+//     at most two decimal places (default: the whole amount due);
+//     payment_method defaults to bank_transfer, received_at (RFC 3339) to
+//     now.
+//   - POST /_mock/quotes/{id}/send, /view, /unaccept: SendQuote (to the
+//     client), ViewQuote (by the first recipient), UnacceptQuote.
+//   - POST /_mock/quotes/{id}/accept {"accepted_by"?}: AcceptQuote, by the
+//     first recipient through the share link once the quote was sent, else
+//     by staff; the answer adds "invoice_id", "invoice_number" and
+//     "invoice_status" when conversion made an invoice.
+//   - POST /_mock/quotes/{id}/decline: DeclineQuote; "events" is empty.
+//   - POST /_mock/bills/{id}/approve: ApproveBill.
+//   - POST /_mock/clock/advance {"by"}: advances a clock with an Advance
+//     method (FakeClock, OffsetClock; 409 "the server's clock cannot be
+//     advanced" for SystemClock) by a Go duration ("36h") optionally
+//     preceded by whole days ("15d", "1d12h"), more than zero and at most
+//     3650 days; the webhook retries due on the way run; then ExpireQuotes
+//     runs. It answers {"now", "today", "overdue_invoices" (the invoices
+//     that read overdue now and did not before), "expired_quotes"}.
 //
 // # Choices where the API documentation is silent
 //

@@ -117,3 +117,86 @@ func ExampleNewServer() {
 	// Output:
 	// Acme Pty Ltd
 }
+
+// newPaymentsHandler stands for your application's webhook handler, built
+// from its configuration: it verifies deliveries with its signing secret
+// (against the wall clock, as in production) and reports paid invoices.
+func newPaymentsHandler(secret string, paid func(invoiceNumber string)) (http.Handler, error) {
+	v, err := webhooks.NewVerifier(secret)
+	if err != nil {
+		return nil, err
+	}
+	return webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+		if e, ok := d.Event.(*webhooks.InvoicePaid); ok {
+			paid(e.InvoiceNumber)
+		}
+		return nil
+	}), nil
+}
+
+// Your own handler, built with the secret from your configuration, tested
+// against the fake: NewHandlerReceiver serves it and registers it as a
+// webhook endpoint, and WithSecret makes that endpoint sign with the same
+// secret. Deliveries are synchronous: the handler has run when
+// RecordPayment returns.
+func ExampleServer_NewHandlerReceiver() {
+	const secret = "3f6c1e0a9b8d7c6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e" // 64 hex characters
+	h, err := newPaymentsHandler(secret, func(number string) { fmt.Println("paid:", number) })
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	srv := invoicingtest.NewServer()
+	defer srv.Close() // closes the receiver too
+	srv.NewHandlerReceiver(h, invoicingtest.WithSecret(secret), invoicingtest.Subscribe(webhooks.EventInvoicePaid))
+
+	inv, err := srv.Client().Invoices.Create(context.Background(), &invoicing.InvoiceCreateParams{
+		ClientID:         invoicingtest.SeedClientID,
+		Status:           invoicing.InvoiceStatusAwaitingPayment,
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        []invoicing.LineItemParams{{Description: "Design", UnitPrice: decimal.RequireFromString("250")}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := srv.RecordPayment(inv.ID, invoicingtest.Payment{Amount: inv.Total}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("recorded a payment of", inv.Total.StringFixed(2))
+	// Output:
+	// paid: INV-0001
+	// recorded a payment of 275.00
+}
+
+// The same handler served by your own server: AddWebhookEndpointWithSecret
+// registers its URL with the secret the handler was built with.
+func ExampleServer_AddWebhookEndpointWithSecret() {
+	const secret = "3f6c1e0a9b8d7c6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e"
+	h, err := newPaymentsHandler(secret, func(number string) { fmt.Println("paid:", number) })
+	if err != nil {
+		log.Fatal(err)
+	}
+	app := httptest.NewServer(h)
+	defer app.Close()
+
+	srv := invoicingtest.NewServer()
+	defer srv.Close()
+	srv.AddWebhookEndpointWithSecret(app.URL+"/webhooks", secret, webhooks.EventInvoicePaid)
+
+	inv, err := srv.Client().Invoices.Create(context.Background(), &invoicing.InvoiceCreateParams{
+		ClientID:         invoicingtest.SeedClientID,
+		Status:           invoicing.InvoiceStatusAwaitingPayment,
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        []invoicing.LineItemParams{{Description: "Design", UnitPrice: decimal.RequireFromString("250")}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := srv.RecordPayment(inv.ID, invoicingtest.Payment{Amount: inv.Total}); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// paid: INV-0001
+}

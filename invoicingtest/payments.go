@@ -38,16 +38,16 @@ type Payment struct {
 // fires, and when the balance is cleared the invoice becomes paid and
 // invoice.paid fires too. invoice.updated does not fire for payments.
 func (s *Server) RecordPayment(invoiceID string, p Payment) (string, error) {
-	s.mu.Lock()
-	id, events, err := s.recordPayment(invoiceID, p)
-	s.mu.Unlock()
-	if err != nil {
-		return "", err
-	}
-	s.publish(events...)
-	return id, nil
+	var id string
+	_, err := s.act(func() (events []event, err error) {
+		id, events, err = s.recordPayment(invoiceID, p)
+		return events, err
+	})
+	return id, err
 }
 
+// recordPayment allocates the payment and returns its id and the events to
+// publish. The caller holds s.mu.
 func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, error) {
 	inv, err := s.invoiceFor(invoiceID)
 	if err != nil {
@@ -103,14 +103,19 @@ func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, er
 // SendInvoice sends an invoice (or marks it sent): a draft becomes
 // awaiting_payment, and invoice.sent fires. Voided invoices cannot be sent.
 func (s *Server) SendInvoice(invoiceID string) error {
-	s.mu.Lock()
+	_, err := s.act(func() ([]event, error) { return s.sendInvoice(invoiceID) })
+	return err
+}
+
+// sendInvoice sends the invoice and returns the event to publish. The
+// caller holds s.mu.
+func (s *Server) sendInvoice(invoiceID string) ([]event, error) {
 	inv, err := s.invoiceFor(invoiceID)
 	if err == nil && inv.status == invoicing.InvoiceStatusVoided {
 		err = fmt.Errorf("%w: invoice %s is voided", ErrInvalidState, inv.number)
 	}
 	if err != nil {
-		s.mu.Unlock()
-		return err
+		return nil, err
 	}
 	now := s.now()
 	if inv.status == invoicing.InvoiceStatusDraft {
@@ -126,9 +131,7 @@ func (s *Server) SendInvoice(invoiceID string) error {
 		{Key: "client_id", Value: inv.clientID},
 		{Key: "sent_at", Value: formatTime(now)},
 	})
-	s.mu.Unlock()
-	s.publish(ev)
-	return nil
+	return []event{ev}, nil
 }
 
 // InvoiceUpdate is a change to an invoice's header made with UpdateInvoice.
@@ -152,19 +155,22 @@ type InvoiceUpdate struct {
 // interface, and fires invoice.updated. An invoice becomes overdue without
 // it: see "Statuses" in the package documentation.
 func (s *Server) UpdateInvoice(invoiceID string, u InvoiceUpdate) error {
-	s.mu.Lock()
+	_, err := s.act(func() ([]event, error) { return s.updateInvoice(invoiceID, u) })
+	return err
+}
+
+// updateInvoice changes the invoice and returns the event to publish. The
+// caller holds s.mu.
+func (s *Server) updateInvoice(invoiceID string, u InvoiceUpdate) ([]event, error) {
 	inv, err := s.invoiceFor(invoiceID)
 	if err != nil {
-		s.mu.Unlock()
-		return err
+		return nil, err
 	}
 	if err := checkStatusChange(inv, u.Status); err != nil {
-		s.mu.Unlock()
-		return err
+		return nil, err
 	}
 	if !u.DueDate.IsZero() && dateOf(u.DueDate).Before(inv.issueDate) {
-		s.mu.Unlock()
-		return fmt.Errorf("invoicingtest: due date %s is before the issue date %s", formatDate(dateOf(u.DueDate)), formatDate(inv.issueDate))
+		return nil, fmt.Errorf("invoicingtest: due date %s is before the issue date %s", formatDate(dateOf(u.DueDate)), formatDate(inv.issueDate))
 	}
 	if u.Notes != nil {
 		inv.notes = *u.Notes
@@ -177,10 +183,7 @@ func (s *Server) UpdateInvoice(invoiceID string, u InvoiceUpdate) error {
 	}
 	now := s.now()
 	inv.updatedAt = &now
-	ev := s.invoiceEvent(webhooks.EventInvoiceUpdated, inv)
-	s.mu.Unlock()
-	s.publish(ev)
-	return nil
+	return []event{s.invoiceEvent(webhooks.EventInvoiceUpdated, inv)}, nil
 }
 
 // checkStatusChange reports whether UpdateInvoice may set the status.

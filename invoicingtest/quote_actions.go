@@ -1,8 +1,11 @@
 package invoicingtest
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -85,14 +88,19 @@ func (s *Server) SetQuoteLineOptions(quoteID, lineID string, o QuoteLineOptions)
 // client, as "to"), giving it a customer share link; the quote becomes sent
 // and quote.sent fires.
 func (s *Server) SendQuote(quoteID string, recipients ...Recipient) error {
-	s.mu.Lock()
+	_, err := s.act(func() ([]event, error) { return s.sendQuote(quoteID, recipients) })
+	return err
+}
+
+// sendQuote sends the quote and returns the event to publish. The caller
+// holds s.mu.
+func (s *Server) sendQuote(quoteID string, recipients []Recipient) ([]event, error) {
 	q, err := s.quoteFor(quoteID)
 	if err == nil && q.status != invoicing.QuoteStatusDraft && q.status != invoicing.QuoteStatusSent {
 		err = fmt.Errorf("%w: quote %s is %s", ErrInvalidState, q.number, q.status)
 	}
 	if err != nil {
-		s.mu.Unlock()
-		return err
+		return nil, err
 	}
 	if len(recipients) == 0 {
 		c := s.data.clients.get(q.clientID)
@@ -112,10 +120,7 @@ func (s *Server) SendQuote(quoteID string, recipients ...Recipient) error {
 	now := s.now()
 	q.status = invoicing.QuoteStatusSent
 	q.updatedAt = &now
-	ev := s.quoteEvent(webhooks.EventQuoteSent, q, jsonobj.Field{Key: "sent_at", Value: formatTime(now)})
-	s.mu.Unlock()
-	s.publish(ev)
-	return nil
+	return []event{s.quoteEvent(webhooks.EventQuoteSent, q, jsonobj.Field{Key: "sent_at", Value: formatTime(now)})}, nil
 }
 
 // ViewQuote records that a recipient opened the quote's share link, which
@@ -124,14 +129,19 @@ func (s *Server) SendQuote(quoteID string, recipients ...Recipient) error {
 // (views so far, this one included), last_viewed_at (equal to viewed_at:
 // the latest view is this one) and viewer. The status does not change.
 func (s *Server) ViewQuote(quoteID string, viewer *Recipient) error {
-	s.mu.Lock()
+	_, err := s.act(func() ([]event, error) { return s.viewQuote(quoteID, viewer) })
+	return err
+}
+
+// viewQuote records the view and returns the event to publish. The caller
+// holds s.mu.
+func (s *Server) viewQuote(quoteID string, viewer *Recipient) ([]event, error) {
 	q, err := s.quoteFor(quoteID)
 	if err == nil && q.shareToken == "" {
 		err = fmt.Errorf("%w: quote %s has no share link yet; send it first", ErrInvalidState, q.number)
 	}
 	if err != nil {
-		s.mu.Unlock()
-		return err
+		return nil, err
 	}
 	v := q.recipients[0]
 	if viewer != nil {
@@ -149,9 +159,7 @@ func (s *Server) ViewQuote(quoteID string, viewer *Recipient) error {
 		jsonobj.Field{Key: "last_viewed_at", Value: formatTime(now)},
 		jsonobj.Field{Key: "viewer", Value: contactJSONForEvent(v)},
 	)
-	s.mu.Unlock()
-	s.publish(ev)
-	return nil
+	return []event{ev}, nil
 }
 
 // AcceptOptions describe how a quote is accepted.
@@ -193,16 +201,16 @@ type AcceptResult struct {
 // awaiting_payment, see QuoteConversion). quote.accepted fires, then
 // invoice.created for the new invoice.
 func (s *Server) AcceptQuote(quoteID string, o AcceptOptions) (AcceptResult, error) {
-	s.mu.Lock()
-	res, events, err := s.acceptQuote(quoteID, o)
-	s.mu.Unlock()
-	if err != nil {
-		return AcceptResult{}, err
-	}
-	s.publish(events...)
-	return res, nil
+	var res AcceptResult
+	_, err := s.act(func() (events []event, err error) {
+		res, events, err = s.acceptQuote(quoteID, o)
+		return events, err
+	})
+	return res, err
 }
 
+// acceptQuote accepts the quote and returns what it did and the events to
+// publish. The caller holds s.mu.
 func (s *Server) acceptQuote(quoteID string, o AcceptOptions) (AcceptResult, []event, error) {
 	q, err := s.quoteFor(quoteID)
 	if err != nil {
@@ -370,14 +378,19 @@ func (s *Server) invoiceFromQuote(q *quote) *invoice {
 // accepting_contact (when a recipient accepted), interactive_selections
 // and invoice_id (when an invoice was created).
 func (s *Server) UnacceptQuote(quoteID string) error {
-	s.mu.Lock()
+	_, err := s.act(func() ([]event, error) { return s.unacceptQuote(quoteID) })
+	return err
+}
+
+// unacceptQuote withdraws the acceptance and returns the event to publish.
+// The caller holds s.mu.
+func (s *Server) unacceptQuote(quoteID string) ([]event, error) {
 	q, err := s.quoteFor(quoteID)
 	if err == nil && (q.status != invoicing.QuoteStatusAccepted || q.acceptance == nil) {
 		err = fmt.Errorf("%w: quote %s is %s, not accepted", ErrInvalidState, q.number, q.status)
 	}
 	if err != nil {
-		s.mu.Unlock()
-		return err
+		return nil, err
 	}
 	acc := q.acceptance
 	previous := jsonobj.Object{
@@ -402,25 +415,61 @@ func (s *Server) UnacceptQuote(quoteID string) error {
 		jsonobj.Field{Key: "unaccepted_at", Value: formatTime(now)},
 		jsonobj.Field{Key: "previous_acceptance", Value: previous},
 	)
-	s.mu.Unlock()
-	s.publish(ev)
-	return nil
+	return []event{ev}, nil
 }
 
 // DeclineQuote marks a draft or sent quote declined. The service documents
 // no event for it, so none fires.
 func (s *Server) DeclineQuote(quoteID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.closeQuote(quoteID, invoicing.QuoteStatusDeclined)
 }
 
 // ExpireQuote marks a draft or sent quote expired. No event fires.
 func (s *Server) ExpireQuote(quoteID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.closeQuote(quoteID, invoicing.QuoteStatusExpired)
 }
 
-func (s *Server) closeQuote(quoteID string, status invoicing.QuoteStatus) error {
+// ExpireQuotes expires every draft or sent quote whose valid_until is
+// before today (the date on the server's Clock, in UTC), as the service's
+// daily job would, and returns their ids in order of quote number (nil when
+// none). Their updated_at is set; no event is documented, none fires. The
+// control endpoint POST /_mock/clock/advance calls it after advancing the
+// clock.
+func (s *Server) ExpireQuotes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.expireQuotes()
+}
+
+// expireQuotes is ExpireQuotes under s.mu.
+func (s *Server) expireQuotes() []string {
+	today, now := s.today(), s.now()
+	var expired []*quote
+	for _, q := range s.data.quotes.all() {
+		if (q.status == invoicing.QuoteStatusDraft || q.status == invoicing.QuoteStatusSent) && q.validUntil.Before(today) {
+			q.status = invoicing.QuoteStatusExpired
+			q.updatedAt = &now
+			expired = append(expired, q)
+		}
+	}
+	// QU-0999 before QU-1000 before QU-10000.
+	slices.SortStableFunc(expired, func(a, b *quote) int {
+		return cmp.Or(cmp.Compare(len(a.number), len(b.number)), strings.Compare(a.number, b.number))
+	})
+	var ids []string
+	for _, q := range expired {
+		ids = append(ids, q.id)
+	}
+	return ids
+}
+
+// closeQuote makes a draft or sent quote declined or expired. The caller
+// holds s.mu.
+func (s *Server) closeQuote(quoteID string, status invoicing.QuoteStatus) error {
 	q, err := s.quoteFor(quoteID)
 	if err != nil {
 		return err

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -167,3 +170,153 @@ func TestNewReceiverClosesWithTheServer(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// userSecret is the signing secret "the user's application" is configured
+// with.
+const userSecret = "6f1d0c2b9a8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a392817060504"
+
+// paidHandler is "a user's handler": it verifies deliveries with its own
+// secret and clock, and records the numbers of the invoices paid.
+type paidHandler struct {
+	mu   sync.Mutex
+	paid []string
+}
+
+func (p *paidHandler) handler(t *testing.T, opts ...webhooks.Option) http.Handler {
+	t.Helper()
+	v, err := webhooks.NewVerifier(userSecret, opts...)
+	require.NoError(t, err)
+	return webhooks.Handler(v, func(_ context.Context, d *webhooks.Delivery) error {
+		if e, ok := d.Event.(*webhooks.InvoicePaid); ok {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.paid = append(p.paid, e.InvoiceNumber)
+		}
+		return nil
+	})
+}
+
+func (p *paidHandler) numbers() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.paid...)
+}
+
+// payInFull sends and pays a new invoice, and returns its number.
+func payInFull(t *testing.T, srv *invoicingtest.Server) string {
+	t.Helper()
+	res := createInvoice(t, srv.Client())
+	require.NoError(t, srv.SendInvoice(res.ID))
+	_, err := srv.RecordPayment(res.ID, invoicingtest.Payment{Amount: res.Total})
+	require.NoError(t, err)
+	return res.InvoiceNumber
+}
+
+func TestNewHandlerReceiverServesTheUsersHandler(t *testing.T) {
+	srv := invoicingtest.NewTestServer(t) // the wall clock: the handler's verifier reads time.Now
+	var app paidHandler
+	ep := srv.NewHandlerReceiver(app.handler(t), invoicingtest.WithSecret(userSecret),
+		invoicingtest.Subscribe(webhooks.EventInvoicePaid, webhooks.EventPaymentReceived))
+
+	number := payInFull(t, srv)
+
+	assert.Equal(t, []string{number}, app.numbers(), "delivered before RecordPayment returned")
+	assert.Equal(t, userSecret, ep.Secret())
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/webhooks$`, ep.URL())
+	var types []webhooks.EventType
+	for _, d := range ep.Deliveries() {
+		types = append(types, d.Event)
+		assert.Equal(t, invoicingtest.DeliverySucceeded, d.Status)
+		assert.Equal(t, http.StatusOK, d.Attempts[0].StatusCode)
+	}
+	assert.Equal(t, []webhooks.EventType{webhooks.EventPaymentReceived, webhooks.EventInvoicePaid}, types, "only the events subscribed to")
+}
+
+func TestNewHandlerReceiverOnAFakeClock(t *testing.T) {
+	srv := invoicingtest.NewTestServer(t, invoicingtest.WithClock(invoicingtest.NewFakeClock(receiverStart)))
+	var wallClock, serverClock paidHandler
+	wall := srv.NewHandlerReceiver(wallClock.handler(t), invoicingtest.WithSecret(userSecret))
+	srv.NewHandlerReceiver(serverClock.handler(t, webhooks.WithClock(srv.Now)), invoicingtest.WithSecret(userSecret))
+
+	number := payInFull(t, srv)
+
+	assert.Empty(t, wallClock.numbers(), "deliveries are signed at the fake time, months from the wall clock")
+	assert.Equal(t, http.StatusUnauthorized, wall.Deliveries()[0].Attempts[0].StatusCode)
+	assert.Equal(t, []string{number}, serverClock.numbers())
+}
+
+func TestNewHandlerReceiverWithoutWithSecretSignsWithANewSecret(t *testing.T) {
+	srv := invoicingtest.NewTestServer(t)
+	var app paidHandler
+	ep := srv.NewHandlerReceiver(app.handler(t))
+	assert.Regexp(t, `^[0-9a-f]{64}$`, ep.Secret())
+	assert.NotEqual(t, userSecret, ep.Secret())
+
+	payInFull(t, srv)
+	assert.Empty(t, app.numbers(), "the handler does not know that secret")
+	assert.Equal(t, http.StatusUnauthorized, ep.Deliveries()[0].Attempts[0].StatusCode)
+}
+
+func TestNewHandlerReceiverPanicsOnMistakes(t *testing.T) {
+	srv := invoicingtest.NewTestServer(t, invoicingtest.WithControl())
+	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	assert.PanicsWithValue(t, "invoicingtest: NewHandlerReceiver needs a handler", func() { srv.NewHandlerReceiver(nil) })
+	assert.Panics(t, func() { srv.NewHandlerReceiver(h, invoicingtest.WithHandlerOptions(webhooks.WithLogger(nil))) })
+	assert.Panics(t, func() { srv.NewHandlerReceiver(h, invoicingtest.WithSecret("0123")) })
+	assert.Panics(t, func() { srv.NewHandlerReceiver(h, invoicingtest.WithSecret(strings.Repeat("g", 64))) })
+	assert.Panics(t, func() { srv.NewHandlerReceiver(h, invoicingtest.Subscribe("invoice.deleted")) })
+	assert.Panics(t, func() {
+		srv.NewReceiver(func(context.Context, *webhooks.Delivery) error { return nil }, invoicingtest.WithSecret("0123"))
+	})
+
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/_mock", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var info struct {
+		Webhooks []any `json:"webhooks"`
+	}
+	require.NoError(t, json.UnmarshalRead(resp.Body, &info))
+	assert.Empty(t, info.Webhooks, "the calls that panicked registered no endpoint")
+}
+
+func TestNewHandlerReceiverClosesWithTheServer(t *testing.T) {
+	srv := invoicingtest.NewServer()
+	ep := srv.NewHandlerReceiver(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Close()
+	resp, err := http.Post(ep.URL(), "application/json", nil)
+	if err == nil {
+		resp.Body.Close()
+	}
+	assert.Error(t, err, "nothing listens any more")
+}
+
+func TestNewReceiverWithSecret(t *testing.T) {
+	srv := invoicingtest.NewTestServer(t)
+	var got received
+	ep := srv.NewReceiver(got.handle, invoicingtest.WithSecret(userSecret))
+	assert.Equal(t, userSecret, ep.Secret())
+	createInvoice(t, srv.Client())
+	require.Len(t, got.all(), 1, "verified with the secret given")
+}
+
+func TestAddWebhookEndpointWithSecret(t *testing.T) {
+	srv := invoicingtest.NewTestServer(t)
+	var app paidHandler
+	ts := httptest.NewServer(app.handler(t))
+	defer ts.Close()
+	ep := srv.AddWebhookEndpointWithSecret(ts.URL, userSecret, webhooks.EventInvoicePaid)
+	assert.Equal(t, userSecret, ep.Secret())
+
+	number := payInFull(t, srv)
+	assert.Equal(t, []string{number}, app.numbers())
+
+	upper := strings.ToUpper(userSecret)
+	assert.Equal(t, upper, srv.AddWebhookEndpointWithSecret(ts.URL, upper).Secret(), "hexadecimal in either case, used as given")
+	for _, bad := range []string{"", userSecret[:63], userSecret + "0", "z" + userSecret[1:]} {
+		assert.Panics(t, func() { srv.AddWebhookEndpointWithSecret(ts.URL, bad) }, "%q", bad)
+	}
+	assert.Panics(t, func() { srv.AddWebhookEndpointWithSecret(ts.URL, userSecret, "invoice.deleted") })
+}

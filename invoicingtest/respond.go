@@ -64,13 +64,39 @@ const maxBodyBytes = 1 << 20
 //   - a null line of a body with line items (withLines) is a 400 (decoding
 //     refuses the other lines that are not objects).
 func decodeBody(r *http.Request, v any) *apiError {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(raw, v)
+}
+
+// decodeOptionalBody is decodeBody for a body whose every field is
+// optional: an empty body (or only white space) is taken as {}, leaving v
+// as it is.
+func decodeOptionalBody(r *http.Request, v any) *apiError {
+	raw, err := readBody(r)
+	if err != nil || len(bytes.TrimSpace(raw)) == 0 {
+		return err
+	}
+	return decodeJSON(raw, v)
+}
+
+// readBody reads the request body, up to maxBodyBytes; a longer one is a
+// 400.
+func readBody(r *http.Request) ([]byte, *apiError) {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
-		return badRequest("Reading request body: %v", err)
+		return nil, badRequest("Reading request body: %v", err)
 	}
 	if len(raw) > maxBodyBytes {
-		return badRequest("Request body is larger than %d bytes", maxBodyBytes)
+		return nil, badRequest("Request body is larger than %d bytes", maxBodyBytes)
 	}
+	return raw, nil
+}
+
+// decodeJSON decodes raw into v by the rules of decodeBody.
+func decodeJSON(raw []byte, v any) *apiError {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return badRequest("Malformed JSON body: expected a JSON object")

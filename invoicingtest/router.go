@@ -8,9 +8,9 @@ import (
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// route is one method of one path: the scope it needs and its handler.
+// route is one method of one path: the scopes it needs and its handler.
 type route struct {
-	scope   string
+	scopes  []string
 	handler http.HandlerFunc
 }
 
@@ -23,7 +23,7 @@ func (s *Server) handler() http.Handler {
 		if paths[path] == nil {
 			paths[path] = map[string]route{}
 		}
-		paths[path][method] = route{scope, h}
+		paths[path][method] = route{[]string{scope}, h}
 	}
 
 	add("GET", "/invoices", ScopeInvoicesRead, s.listInvoices)
@@ -64,6 +64,16 @@ func (s *Server) handler() http.Handler {
 	add("GET", "/bank-transactions", ScopeBankingRead, listHandler(s, "bank_transactions", &s.data.bankTxns, bankTransactionFilter, bankTransactionView))
 	add("GET", "/bank-transactions/{id}", ScopeBankingRead, getHandler(s, &s.data.bankTxns, "Bank transaction", bankTransactionView))
 
+	if s.control {
+		s.controlRoutes(func(method, path string, h http.HandlerFunc) {
+			path = controlPath + path
+			if paths[path] == nil {
+				paths[path] = map[string]route{}
+			}
+			paths[path][method] = route{AllScopes(), h}
+		})
+	}
+
 	mux := http.NewServeMux()
 	for path, methods := range paths {
 		mux.Handle(BasePath+path, s.dispatch(methods))
@@ -90,7 +100,7 @@ func (s *Server) dispatch(methods map[string]route) http.Handler {
 			writeError(w, &apiError{http.StatusMethodNotAllowed, "Method Not Allowed"})
 			return
 		}
-		if err := s.authorize(r, rt.scope); err != nil {
+		if err := s.authorize(r, rt.scopes...); err != nil {
 			writeError(w, err)
 			return
 		}

@@ -34,6 +34,7 @@ type Server struct {
 	root          string // scheme://host:port, for the admin and share links
 	clock         Clock
 	webhookClient *http.Client
+	control       bool                    // serve the control endpoints (WithControl)
 	latency       atomic.Pointer[latency] // never nil
 	waiting       atomic.Int64            // requests waiting for their latency now
 
@@ -43,7 +44,7 @@ type Server struct {
 	conversion QuoteConversion
 	faults     []*activeFault
 	requests   []Request
-	events     []event
+	events     []*raisedEvent
 	endpoints  []*WebhookEndpoint
 	receivers  []*httptest.Server // started by NewReceiver, closed by Close
 	closed     bool
@@ -58,6 +59,7 @@ type config struct {
 	webhookClient *http.Client
 	latency       latency
 	listener      net.Listener // nil: a new loopback listener
+	control       bool
 }
 
 // WithClock makes the server read time from c (default SystemClock). Pass a
@@ -93,6 +95,7 @@ func NewServer(opts ...Option) *Server {
 		clock:         cfg.clock,
 		conversion:    cfg.conversion,
 		webhookClient: cfg.webhookClient,
+		control:       cfg.control,
 		keys:          map[string]map[string]bool{},
 	}
 	s.latency.Store(&cfg.latency)

@@ -79,7 +79,9 @@ type Attempt struct {
 	// Number is 1 for the first attempt, 2 for the first retry, and so on.
 	Number int
 	// At is when the attempt was made, on the server's clock; it is also the
-	// X-Service-Timestamp sent.
+	// X-Service-Timestamp sent, except on an *OffsetClock: its deliveries
+	// are signed with the wall time (time.Now), which is what a receiver
+	// checks the timestamp against, however far the clock was advanced.
 	At time.Time
 	// StatusCode is the receiver's HTTP status, or 0 when no response came
 	// (connection refused, timeout).
@@ -96,7 +98,44 @@ type Attempt struct {
 // its handle with a new 64-hex-character signing secret. It panics on an
 // event type outside AllEvents, which is a mistake in the test's setup.
 func (s *Server) AddWebhookEndpoint(url string, events ...webhooks.EventType) *WebhookEndpoint {
-	return s.addEndpoint(url, subscription("AddWebhookEndpoint", events))
+	return s.addEndpoint(url, subscription("AddWebhookEndpoint", events), randomHex(32))
+}
+
+// AddWebhookEndpointWithSecret registers a webhook endpoint like
+// AddWebhookEndpoint, signing with the secret the caller chose instead of a
+// new one, so that a handler configured with that secret can be built
+// before the endpoint exists. It panics unless secret is 64 hexadecimal
+// characters (the service's format), or on an event type outside
+// AllEvents.
+func (s *Server) AddWebhookEndpointWithSecret(url, secret string, events ...webhooks.EventType) *WebhookEndpoint {
+	mustBeSecret("AddWebhookEndpointWithSecret", secret)
+	return s.addEndpoint(url, subscription("AddWebhookEndpointWithSecret", events), secret)
+}
+
+// secretLength is the length of a signing secret: 64 hexadecimal
+// characters (API.md 6.4 and 8).
+const secretLength = 64
+
+// validSecret reports whether secret is 64 hexadecimal characters (either
+// case).
+func validSecret(secret string) bool {
+	if len(secret) != secretLength {
+		return false
+	}
+	for _, c := range []byte(secret) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// mustBeSecret panics, naming the caller, unless secret is a valid signing
+// secret.
+func mustBeSecret(caller, secret string) {
+	if !validSecret(secret) {
+		panic(fmt.Sprintf("invoicingtest: %s: a signing secret is %d hexadecimal characters, got %d characters", caller, secretLength, len(secret)))
+	}
 }
 
 // subscription returns the set of events, nil for every event. It panics,
@@ -117,9 +156,9 @@ func subscription(caller string, events []webhooks.EventType) map[webhooks.Event
 }
 
 // addEndpoint registers an endpoint receiving events (nil for every event)
-// at url.
-func (s *Server) addEndpoint(url string, events map[webhooks.EventType]bool) *WebhookEndpoint {
-	ep := &WebhookEndpoint{s: s, id: uuid.NewString(), url: url, secret: randomHex(32), events: events}
+// at url, signing with secret.
+func (s *Server) addEndpoint(url string, events map[webhooks.EventType]bool, secret string) *WebhookEndpoint {
+	ep := &WebhookEndpoint{s: s, id: uuid.NewString(), url: url, secret: secret, events: events}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.endpoints = append(s.endpoints, ep)
@@ -176,10 +215,15 @@ func (ep *WebhookEndpoint) Resume() {
 // signed with the new one.
 func (ep *WebhookEndpoint) RotateSecret() string {
 	secret := randomHex(32)
+	ep.setSecret(secret)
+	return secret
+}
+
+// setSecret replaces the signing secret, as RotateSecret does.
+func (ep *WebhookEndpoint) setSecret(secret string) {
 	ep.s.mu.Lock()
 	defer ep.s.mu.Unlock()
 	ep.secret = secret
-	return secret
 }
 
 // Delete removes the endpoint for good: it receives nothing more and its
@@ -203,14 +247,23 @@ func (ep *WebhookEndpoint) Delete() {
 // once, never retried. It returns ErrPaused or ErrDeleted, sending nothing,
 // when the endpoint is paused or deleted.
 func (ep *WebhookEndpoint) Test() (Delivery, error) {
+	d, err := ep.test()
+	if err != nil {
+		return Delivery{}, err
+	}
+	return ep.s.snapshot(d), nil
+}
+
+// test sends a test delivery and returns it once attempted.
+func (ep *WebhookEndpoint) test() (*delivery, error) {
 	s := ep.s
 	s.mu.Lock()
 	if ep.deleted || ep.paused {
 		s.mu.Unlock()
 		if ep.deleted {
-			return Delivery{}, ErrDeleted
+			return nil, ErrDeleted
 		}
-		return Delivery{}, ErrPaused
+		return nil, ErrPaused
 	}
 	ev := s.newEvent(webhooks.EventTest, jsonobj.Object{
 		{Key: "event", Value: webhooks.EventTest},
@@ -220,9 +273,11 @@ func (ep *WebhookEndpoint) Test() (Delivery, error) {
 	})
 	if ev.err != nil {
 		s.mu.Unlock()
-		return Delivery{}, ev.err
+		return nil, ev.err
 	}
-	return ep.attemptOnce(ep.newDelivery(ev)), nil
+	d := ep.newDelivery(ev)
+	ep.attemptOnce(d)
+	return d, nil
 }
 
 // Retry makes one more attempt of a failed delivery, as the "retry" button
@@ -249,16 +304,20 @@ func (ep *WebhookEndpoint) Retry(deliveryID string) (Delivery, error) {
 		return Delivery{}, fmt.Errorf("invoicingtest: delivery %s is %s, only failed deliveries can be retried", deliveryID, d.status)
 	}
 	d.status = DeliveryPending
-	return ep.attemptOnce(d), nil
+	ep.attemptOnce(d)
+	return s.snapshot(d), nil
 }
 
-// attemptOnce makes one attempt of d, never retried, and returns d after
-// it. The caller holds s.mu; attemptOnce releases it.
-func (ep *WebhookEndpoint) attemptOnce(d *delivery) Delivery {
-	s := ep.s
+// attemptOnce makes one attempt of d, never retried. The caller holds s.mu;
+// attemptOnce releases it.
+func (ep *WebhookEndpoint) attemptOnce(d *delivery) {
 	d.noRetry = true
-	s.mu.Unlock()
-	s.attempt(ep, d)
+	ep.s.mu.Unlock()
+	ep.s.attempt(ep, d)
+}
+
+// snapshot copies the delivery for callers.
+func (s *Server) snapshot(d *delivery) Delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return d.snapshot()
@@ -302,39 +361,104 @@ func (d *delivery) snapshot() Delivery {
 	}
 }
 
+// act makes a change under s.mu, then publishes the events it raised and
+// reports them; nothing is published when change fails. The caller must
+// not hold s.mu.
+func (s *Server) act(change func() ([]event, error)) ([]eventReport, error) {
+	s.mu.Lock()
+	events, err := change()
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.publish(events...), nil
+}
+
 // publish records events and delivers each to every subscribed, active
 // endpoint, synchronously and in order: when publish returns, every first
-// attempt has been made. The caller must not hold s.mu. An event whose
-// payload could not be encoded (a mistake in the fake) makes publish panic
-// before anything is published; as s.mu is not held, the server goes on
-// serving and Close still returns.
-func (s *Server) publish(events ...event) {
-	type job struct {
-		ep *WebhookEndpoint
-		d  *delivery
-	}
+// attempt has been made. It reports each event published with its
+// deliveries as they stand after their first attempts. The caller must not
+// hold s.mu. An event whose payload could not be encoded (a mistake in the
+// fake) makes publish panic before anything is published; as s.mu is not
+// held, the server goes on serving and Close still returns.
+func (s *Server) publish(events ...event) []eventReport {
 	for _, ev := range events {
 		if ev.err != nil {
 			panic(ev.err)
 		}
 	}
+	reports := make([]eventReport, 0, len(events))
 	for _, ev := range events {
 		if ev.name == "" {
 			continue
 		}
 		s.mu.Lock()
-		s.events = append(s.events, ev)
-		var jobs []job
+		raised := &raisedEvent{event: ev, seq: len(s.events) + 1}
+		s.events = append(s.events, raised)
 		for _, ep := range s.endpoints {
 			if !ep.paused && ep.Subscribed(ev.name) {
-				jobs = append(jobs, job{ep, ep.newDelivery(ev)})
+				raised.sent = append(raised.sent, sentDelivery{ep, ep.newDelivery(ev)})
 			}
 		}
 		s.mu.Unlock()
-		for _, j := range jobs {
-			s.attempt(j.ep, j.d)
+		for _, sd := range raised.sent {
+			s.attempt(sd.ep, sd.d)
 		}
+		s.mu.Lock()
+		reports = append(reports, raised.report())
+		s.mu.Unlock()
 	}
+	return reports
+}
+
+// raisedEvent is an event the server published, numbered from 1 in the
+// order published, with the deliveries it made.
+type raisedEvent struct {
+	event
+	seq  int
+	sent []sentDelivery // guarded by s.mu once published
+}
+
+// sentDelivery is a delivery made to an endpoint.
+type sentDelivery struct {
+	ep *WebhookEndpoint
+	d  *delivery
+}
+
+// eventReport is an event and its deliveries, as the control endpoints
+// report them.
+type eventReport struct {
+	Type       webhooks.EventType `json:"type"`
+	Deliveries []deliveryReport   `json:"deliveries"`
+}
+
+// deliveryReport is a delivery as it stands: its status and the outcome of
+// its latest attempt.
+type deliveryReport struct {
+	DeliveryID string `json:"delivery_id"`
+	EndpointID string `json:"endpoint_id"`
+	URL        string `json:"url"`
+	Status     string `json:"status"`
+	StatusCode int    `json:"status_code"` // 0 when no response came (or no attempt yet)
+	Error      string `json:"error,omitempty"`
+}
+
+// report describes the event and its deliveries now. The caller holds s.mu.
+func (e *raisedEvent) report() eventReport {
+	r := eventReport{Type: e.name, Deliveries: make([]deliveryReport, 0, len(e.sent))}
+	for _, sd := range e.sent {
+		r.Deliveries = append(r.Deliveries, sd.d.report(sd.ep))
+	}
+	return r
+}
+
+// report describes the delivery to ep now. The caller holds s.mu.
+func (d *delivery) report(ep *WebhookEndpoint) deliveryReport {
+	r := deliveryReport{DeliveryID: d.id, EndpointID: ep.id, URL: ep.url, Status: d.status}
+	if n := len(d.attempts); n > 0 {
+		r.StatusCode, r.Error = d.attempts[n-1].StatusCode, d.attempts[n-1].Error
+	}
+	return r
 }
 
 // attempt makes one delivery attempt, records it and, when it fails,
@@ -360,7 +484,8 @@ func (s *Server) attempt(ep *WebhookEndpoint, d *delivery) {
 	number := len(d.attempts) + 1
 	s.mu.Unlock()
 
-	code, err := s.post(url, webhooks.TestDelivery{Secret: secret, Type: d.event, DeliveryID: d.id, Timestamp: at, Body: d.body})
+	td := webhooks.TestDelivery{Secret: secret, Type: d.event, DeliveryID: d.id, Timestamp: s.signingTime(at), Body: d.body}
+	code, err := s.post(url, td)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -383,6 +508,19 @@ func (s *Server) attempt(ep *WebhookEndpoint, d *delivery) {
 	}
 	d.attempts = append(d.attempts, a)
 }
+
+// signingTime is the X-Service-Timestamp of an attempt made at at on the
+// server's clock: at itself, or the wall time on an *OffsetClock, whose
+// advanced time a receiver would refuse as too far in the future.
+func (s *Server) signingTime(at time.Time) time.Time {
+	if _, ok := s.clock.(*OffsetClock); ok {
+		return time.Now()
+	}
+	return at
+}
+
+// signingNow is the current time on the clock deliveries are signed with.
+func (s *Server) signingNow() time.Time { return s.signingTime(s.clock.Now()) }
 
 // post sends one attempt, signed and with the headers of API.md 6.2, and
 // returns the response status.
