@@ -86,11 +86,7 @@ type webhookJSON struct {
 }
 
 // controlInfo serves GET /_mock: the server's clock and webhook endpoints.
-func (s *Server) controlInfo(w http.ResponseWriter, r *http.Request) {
-	if err := decodeOptionalBody(r, &struct{}{}); err != nil {
-		writeError(w, err)
-		return
-	}
+func (s *Server) controlInfo(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	now := s.now()
 	info := controlInfoJSON{
