@@ -152,7 +152,7 @@ func (c *cli) group(ctx context.Context, name, about string, args []string, subs
 		}
 		fmt.Fprintf(w, "%s\n\nUsage:\n", about)
 		for _, s := range subs {
-			fmt.Fprintf(w, "  invoicing %s %-5s  %s\n", name, s.name, s.summary)
+			fmt.Fprintf(w, "  invoicing %s %-7s  %s\n", name, s.name, s.summary)
 		}
 		fmt.Fprintf(w, "\nRun 'invoicing %s SUBCOMMAND --help' for a subcommand's flags.\n", name)
 		if len(args) == 0 {
@@ -227,19 +227,7 @@ func (c *cli) printHelp(fs *flag.FlagSet, help string) {
 	fmt.Fprintln(c.stdout, "\nFlags:")
 	var names, usages []string
 	fs.VisitAll(func(f *flag.Flag) {
-		arg, usage := flag.UnquoteUsage(f)
-		name := "--" + f.Name
-		if len(f.Name) == 1 {
-			name = "-" + f.Name
-		}
-		if arg != "" {
-			name += " " + arg
-		}
-		switch f.DefValue {
-		case "", "0", "false", "0s":
-		default:
-			usage += " (default " + f.DefValue + ")"
-		}
+		name, usage := cliflag.Columns(f)
 		names, usages = append(names, name), append(usages, usage)
 	})
 	names, usages = append(names, "-h, --help"), append(usages, "show this help")

@@ -11,10 +11,13 @@ import (
 
 // invoices runs "invoicing invoices SUBCOMMAND".
 func (c *cli) invoices(ctx context.Context, args []string) error {
-	return c.group(ctx, "invoices", "Read the business's sales invoices (INVOICING_BASE_URL, INVOICING_API_KEY).", args, []command{
+	return c.group(ctx, "invoices", "Read the business's sales invoices (INVOICING_BASE_URL, INVOICING_API_KEY), and change them on 'invoicing mock'.", args, []command{
 		{"list", "list invoices [--status S] [--json|--csv]", (*cli).listInvoices},
 		{"get", "show one invoice: get ID [--json]", (*cli).getInvoice},
 		{"pdf", "save an invoice as PDF: pdf ID [-o FILE]", (*cli).invoicePDF},
+		{"send", "mock only: send an invoice (invoice.sent): send ID", actionCommand(invoiceSendAction)},
+		{"pay", "mock only: record a payment: pay ID [--amount A]", actionCommand(invoicePayAction)},
+		{"void", "mock only: void an invoice (invoice.updated): void ID", actionCommand(invoiceVoidAction)},
 	})
 }
 

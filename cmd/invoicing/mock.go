@@ -16,37 +16,54 @@ import (
 )
 
 const mockHelp = `
-Usage: invoicing mock [--addr 127.0.0.1:4010] [--seed N] [--latency D] [--state FILE] [--webhook URL[,EVENT...]]...
+Usage: invoicing mock [--addr 127.0.0.1:4010] [--seed N] [--latency D] [--state FILE] [--env-file FILE] [--webhook URL[,EVENT...]]...
+       invoicing mock advance DURATION
 
 Serves the in-memory Invoicing Service (package invoicingtest) under
 /api/v1/external until interrupted (Ctrl-C or SIGTERM), for front ends,
 scripts and CI jobs in any language. It prints the base URL, two API keys
 (every scope, and read scopes only) and the signing secret of each webhook
-endpoint. These are keys and secrets of the local fake, not of a real
-account.
+endpoint, with the export lines that configure the other commands. These
+are keys and secrets of the local fake, not of a real account.
 
 The business starts with the fake's fixed seed data (two clients, two
 suppliers, a chart of accounts, tax codes, a catalog item, bank accounts).
 --seed N adds N sample invoices and N sample quotes, issued a week apart,
 the last one today: the same N always gives the same numbers, clients,
-lines, amounts and statuses (draft, awaiting payment, paid, overdue, part
-paid; draft, sent, declined, expired). An invoice awaiting payment is due
-two weeks after issue and reads overdue once that date has passed, as the
-service shows it. Ids are random, as the service makes them.
+lines, amounts and statuses (invoices draft, awaiting payment, paid,
+overdue, part paid and voided; quotes draft, sent, accepted, which makes
+an invoice, declined and expired; a draft or sent quote past its
+valid_until has expired). An invoice awaiting payment is due two weeks
+after issue and reads overdue once that date has passed, as the service
+shows it. Ids are random, as the service makes them.
 
 --state FILE restores the data and API keys from FILE when it exists (then
 --seed is ignored) and saves them there on exit, so a demo survives a
 restart with the same keys. Webhook endpoints are not saved: give --webhook
-again, and a new secret is printed.
+again.
 
 --webhook registers an endpoint of the business, receiving every event or
 the events listed after the URL, e.g.
-  --webhook http://127.0.0.1:8080/hooks,invoice.created,quote.accepted
-The service delivers synchronously: an API call returns once its webhooks
-were answered.
+  --webhook http://127.0.0.1:8080/webhooks,invoice.created,quote.accepted
+It signs with $` + envWebhookSecret + ` when that holds a secret (64
+hexadecimal characters, never printed), so that a receiver configured
+with it keeps working across restarts of the mock; otherwise each endpoint
+gets a new secret, printed. The service delivers synchronously: an API
+call returns once its webhooks were answered.
+
+--env-file FILE writes the export lines (base URL, full key, webhook secret)
+to FILE, readable by you only, once the mock is serving, and removes it on
+exit: '. ./FILE' configures a shell, and a script can wait for FILE.
+
+The mock also serves control endpoints under /api/v1/external/_mock, a path
+the service never uses, for what only the service's user interface does:
+'invoicing invoices send|pay|void', 'invoicing quotes send|accept|decline'
+and 'invoicing mock advance DURATION' (the clock: invoices become overdue,
+quotes expire) drive them, and 'invoicing trigger EVENT' uses them to make
+the real change that raises EVENT.
 
 Example:
-  invoicing mock --seed 20 --state demo.json --webhook http://127.0.0.1:8080/hooks
+  invoicing mock --seed 20 --state demo.json --webhook http://127.0.0.1:8080/webhooks --env-file mock.env
 `
 
 // webhookFlag is one --webhook: a URL and the events it receives (nil for
@@ -89,11 +106,15 @@ func eventNames(events []webhooks.EventType) []string {
 
 // mock runs "invoicing mock".
 func (c *cli) mock(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "advance" {
+		return c.mockAdvance(ctx, args[1:])
+	}
 	fs := newFlags("mock")
 	addr := fs.String("addr", "127.0.0.1:4010", "listen on `HOST:PORT`; port 0 picks a free one")
 	seed := fs.Int("seed", 0, "add `N` sample invoices and N sample quotes (deterministic)")
 	latency := fs.Duration("latency", 0, "delay every API request by `D`, e.g. 150ms")
 	state := fs.String("state", "", "restore the data from `FILE` if it exists, save it there on exit")
+	envFile := fs.String("env-file", "", "write the export lines to `FILE` once serving; removed on exit")
 	hooks := repeatedFlag(fs, "webhook", "add a webhook endpoint `URL[,EVENT...]` for every event or those listed (repeatable)", parseWebhookFlag)
 	rest, err := c.parse(fs, mockHelp, args)
 	if err != nil {
@@ -105,12 +126,23 @@ func (c *cli) mock(ctx context.Context, args []string) error {
 	if *seed < 0 || *latency < 0 {
 		return usagef("mock", "--seed and --latency must not be negative")
 	}
+	secret := c.getenv(envWebhookSecret)
+	if secret != "" && !isSigningSecret(secret) {
+		return usagef("mock", "%s is set but is not a signing secret (64 hexadecimal characters): unset it, or set it to one such as $(openssl rand -hex 32)", envWebhookSecret)
+	}
+	if *envFile != "" {
+		// A file left by an earlier run must not pass for this one's.
+		if err := os.Remove(*envFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("mock: %w", err)
+		}
+	}
 
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("mock: %w", err)
 	}
-	srv := invoicingtest.NewServer(invoicingtest.WithListener(l))
+	srv := invoicingtest.NewServer(invoicingtest.WithListener(l), invoicingtest.WithControl(),
+		invoicingtest.WithClock(invoicingtest.NewOffsetClock()))
 	defer srv.Close()
 	restored, err := restoreState(srv, *state)
 	if err != nil {
@@ -124,9 +156,20 @@ func (c *cli) mock(ctx context.Context, args []string) error {
 	srv.SetLatency(*latency, 0)
 	endpoints := make([]*invoicingtest.WebhookEndpoint, len(*hooks))
 	for i, h := range *hooks {
-		endpoints[i] = srv.AddWebhookEndpoint(h.url, h.events...)
+		if secret != "" {
+			endpoints[i] = srv.AddWebhookEndpointWithSecret(h.url, secret, h.events...)
+		} else {
+			endpoints[i] = srv.AddWebhookEndpoint(h.url, h.events...)
+		}
 	}
-	c.printMockBanner(srv, endpoints, *state, restored, *seed)
+	exports := mockExports(srv, endpoints, secret != "")
+	if *envFile != "" {
+		if err := writeEnvFile(*envFile, exports); err != nil {
+			return err
+		}
+		defer os.Remove(*envFile)
+	}
+	c.printMockBanner(srv, endpoints, exports, *state, restored, *seed)
 
 	<-ctx.Done()
 	c.stop()
@@ -142,8 +185,9 @@ func (c *cli) mock(ctx context.Context, args []string) error {
 }
 
 // printMockBanner writes what a user of the mock needs: the base URL, the
-// keys, the webhook secrets (once) and where the data comes from.
-func (c *cli) printMockBanner(srv *invoicingtest.Server, endpoints []*invoicingtest.WebhookEndpoint, state string, restored bool, seed int) {
+// keys, the webhook secrets (once, unless they came from the environment),
+// where the data comes from, and the export lines.
+func (c *cli) printMockBanner(srv *invoicingtest.Server, endpoints []*invoicingtest.WebhookEndpoint, exports []string, state string, restored bool, seed int) {
 	w := c.stdout
 	fmt.Fprintln(w, "Invoicing mock service (in-memory fake: the keys and secrets below are not real)")
 	fmt.Fprintf(w, "base URL       %s\n", srv.URL)
@@ -169,10 +213,76 @@ func (c *cli) printMockBanner(srv *invoicingtest.Server, endpoints []*invoicingt
 			events = eventList(subscribed)
 		}
 		fmt.Fprintf(w, "webhook        %s (%s)\n", ep.URL(), events)
-		fmt.Fprintf(w, "  secret       %s\n", ep.Secret())
+		if c.getenv(envWebhookSecret) != "" {
+			fmt.Fprintf(w, "  secret       from $%s\n", envWebhookSecret)
+		} else {
+			fmt.Fprintf(w, "  secret       %s\n", ep.Secret())
+		}
 	}
-	fmt.Fprintf(w, "\nTry:\n  export INVOICING_BASE_URL=%s\n  export INVOICING_API_KEY=%s\n  invoicing invoices list\n\n", srv.URL, srv.FullKey)
-	fmt.Fprintln(w, "Serving until Ctrl-C.")
+	fmt.Fprintln(w, "\nConfigure another shell with:")
+	for _, e := range exports {
+		fmt.Fprintln(w, "  "+e)
+	}
+	fmt.Fprintln(w, "\nThen try:\n  invoicing invoices list\n  invoicing trigger invoice.paid      # pays a new invoice: real events to the webhook endpoints")
+	fmt.Fprintln(w, "\nServing until Ctrl-C.")
+}
+
+// mockExports returns the export lines that configure the other commands
+// (and the SDK) for the mock: every variable the banner names. With
+// several webhook endpoints, each line names the endpoint its secret signs
+// for. A secret taken from the environment is not repeated.
+func mockExports(srv *invoicingtest.Server, endpoints []*invoicingtest.WebhookEndpoint, secretFromEnv bool) []string {
+	lines := []string{
+		"export " + envBaseURL + "=" + srv.URL,
+		"export " + envAPIKey + "=" + srv.FullKey,
+	}
+	if secretFromEnv {
+		return lines
+	}
+	for _, ep := range endpoints {
+		line := "export " + envWebhookSecret + "=" + ep.Secret()
+		if len(endpoints) > 1 {
+			line += "  # for " + ep.URL()
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// writeEnvFile writes the export lines to path, readable by its owner only
+// (they hold the mock's key), through a temporary file so that a script
+// waiting for path never reads half of it.
+func writeEnvFile(path string, exports []string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("mock: writing --env-file: %w", err)
+	}
+	err = writeAndClose(tmp, func(w io.Writer) error {
+		_, err := io.WriteString(w, "# Written by invoicing mock; removed when it stops.\n"+strings.Join(exports, "\n")+"\n")
+		return err
+	})
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("mock: writing --env-file %s: %w", path, err)
+	}
+	return nil
+}
+
+// isSigningSecret reports whether s has the form of a webhook signing
+// secret: 64 hexadecimal characters.
+func isSigningSecret(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+	}
+	return true
 }
 
 // restoreState loads the state file into srv when path names one, and

@@ -84,12 +84,18 @@ func TestMockAnswersTheSDK(t *testing.T) {
 	assert.Contains(t, m.banner, "not real", "the banner says the keys are the fake's")
 	c := m.client(t, m.fullKey)
 
-	invoices := listAll(t, c.Invoices.List(t.Context(), nil))
+	all := listAll(t, c.Invoices.List(t.Context(), nil))
+	require.Len(t, all, 8, "7 samples, and the invoice the accepted sample quote became")
+	var invoices []*invoicing.Invoice // the samples, by their notes
+	for _, inv := range all {
+		if inv.Notes == "Sample invoice from invoicing mock --seed." {
+			invoices = append(invoices, inv)
+		}
+	}
 	require.Len(t, invoices, 7)
 	var statuses []invoicing.InvoiceStatus
 	last := invoices[6].IssueDate
 	for i, inv := range invoices {
-		assert.Equal(t, "INV-000"+string(rune('1'+i)), inv.InvoiceNumber)
 		assert.Equal(t, last.AddDays(-7*(6-i)), inv.IssueDate, "a week apart")
 		assert.Equal(t, inv.IssueDate.AddDays(14), inv.DueDate)
 		statuses = append(statuses, inv.Status)
@@ -97,12 +103,19 @@ func TestMockAnswersTheSDK(t *testing.T) {
 	today := invoicing.DateOf(time.Now().UTC())
 	assert.False(t, last.After(today) || last.Before(today.AddDays(-1)), "the last one issued today (%s)", last)
 	// The second was due three weeks ago: the mock, on the real clock,
-	// shows it overdue. The fifth was due today and the seventh is new.
-	assert.Equal(t, []invoicing.InvoiceStatus{"draft", "overdue", "paid", "overdue", "awaiting_payment", "draft", "awaiting_payment"}, statuses)
+	// shows it overdue. The fifth, part paid, was due today; the sixth is
+	// voided and the seventh is new.
+	assert.Equal(t, []invoicing.InvoiceStatus{"draft", "overdue", "paid", "overdue", "awaiting_payment", "voided", "draft"}, statuses)
 	assert.True(t, invoices[4].AmountPaid.IsPositive() && invoices[4].AmountDue.IsPositive(), "the fifth is part paid")
 	quotes := listAll(t, c.Quotes.List(t.Context(), nil))
 	require.Len(t, quotes, 7)
-	assert.Equal(t, invoicing.QuoteStatusDeclined, quotes[2].Status)
+	var quoteStatuses []invoicing.QuoteStatus
+	for _, q := range quotes {
+		quoteStatuses = append(quoteStatuses, q.Status)
+	}
+	// The first two, issued six and five weeks ago and valid for 30 days,
+	// have expired.
+	assert.Equal(t, []invoicing.QuoteStatus{"expired", "expired", "accepted", "declined", "expired", "draft", "sent"}, quoteStatuses)
 
 	got, err := c.Invoices.Get(t.Context(), invoices[2].ID)
 	require.NoError(t, err)
@@ -117,6 +130,7 @@ func TestMockAnswersTheSDK(t *testing.T) {
 	// The same N gives the same data; ids differ.
 	other := startMock(t, "--seed", "7")
 	again := listAll(t, other.client(t, other.fullKey).Invoices.List(t.Context(), nil))
+	invoices = all
 	for i := range invoices {
 		a, b := *invoices[i], *again[i]
 		assert.NotEqual(t, a.ID, b.ID)
@@ -147,7 +161,7 @@ func TestMockDeliversSignedWebhooksToItsEndpoints(t *testing.T) {
 	assert.Contains(t, m.banner, rcv.URL+"/invoices (invoice.created, invoice.paid)")
 	for _, s := range m.secrets {
 		assert.Len(t, s, 64)
-		assert.Equal(t, 1, strings.Count(m.banner, s), "each secret is printed once")
+		assert.Equal(t, 2, strings.Count(m.banner, s), "each secret is printed once, and in its export line")
 	}
 
 	c := m.client(t, m.fullKey)

@@ -11,10 +11,13 @@ import (
 
 // quotes runs "invoicing quotes SUBCOMMAND".
 func (c *cli) quotes(ctx context.Context, args []string) error {
-	return c.group(ctx, "quotes", "Read the business's quotes (INVOICING_BASE_URL, INVOICING_API_KEY).", args, []command{
+	return c.group(ctx, "quotes", "Read the business's quotes (INVOICING_BASE_URL, INVOICING_API_KEY), and change them on 'invoicing mock'.", args, []command{
 		{"list", "list quotes [--status S] [--json|--csv]", (*cli).listQuotes},
 		{"get", "show one quote: get ID [--json]", (*cli).getQuote},
 		{"pdf", "save a quote as PDF: pdf ID [-o FILE]", (*cli).quotePDF},
+		{"send", "mock only: send a quote (quote.sent): send ID", actionCommand(quoteSendAction)},
+		{"accept", "mock only: accept a quote, making an invoice: accept ID", actionCommand(quoteAcceptAction)},
+		{"decline", "mock only: decline a quote: decline ID", actionCommand(quoteDeclineAction)},
 	})
 }
 

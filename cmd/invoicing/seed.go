@@ -50,12 +50,16 @@ func seedSamples(ctx context.Context, srv *invoicingtest.Server, n int) error {
 			return err
 		}
 	}
+	// Draft and sent quotes whose valid_until has passed have expired, as
+	// the service's daily job leaves them.
+	srv.ExpireQuotes()
 	return nil
 }
 
 // seedInvoice creates sample invoice i, cycling through draft, awaiting
-// payment, paid, overdue (marked so by staff) and awaiting payment with
-// half paid. One awaiting payment reads overdue once its due date is past.
+// payment, paid, overdue (marked so by staff), awaiting payment with half
+// paid, and voided. One awaiting payment reads overdue once its due date is
+// past.
 func seedInvoice(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Client, i int, issue invoicing.Date) error {
 	res, err := c.Invoices.Create(ctx, &invoicing.InvoiceCreateParams{
 		ClientID:         sampleClient(i),
@@ -71,9 +75,12 @@ func seedInvoice(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Cl
 	}
 	inv := res.Invoice
 	paidAt := issue.AddDays(10).In(time.UTC)
-	step := (i - 1) % 5
-	if step == 0 {
+	step := (i - 1) % 6
+	switch step {
+	case 0:
 		return nil
+	case 5:
+		return srv.UpdateInvoice(inv.ID, invoicingtest.InvoiceUpdate{Status: invoicing.InvoiceStatusVoided})
 	}
 	if err := srv.SendInvoice(inv.ID); err != nil {
 		return err
@@ -90,8 +97,8 @@ func seedInvoice(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Cl
 	return err
 }
 
-// seedQuote creates sample quote i, cycling through draft, sent, declined
-// and expired.
+// seedQuote creates sample quote i, cycling through draft, sent, accepted
+// (which converts it into an invoice), declined and expired.
 func seedQuote(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Client, i int, issue invoicing.Date) error {
 	q, err := c.Quotes.Create(ctx, &invoicing.QuoteCreateParams{
 		ClientID:         sampleClient(i + 1),
@@ -104,14 +111,18 @@ func seedQuote(ctx context.Context, srv *invoicingtest.Server, c *invoicing.Clie
 	if err != nil {
 		return err
 	}
-	switch (i - 1) % 4 {
+	switch (i - 1) % 5 {
 	case 1:
 		err = srv.SendQuote(q.ID)
 	case 2:
 		if err = srv.SendQuote(q.ID); err == nil {
-			err = srv.DeclineQuote(q.ID)
+			_, err = srv.AcceptQuote(q.ID, invoicingtest.AcceptOptions{})
 		}
 	case 3:
+		if err = srv.SendQuote(q.ID); err == nil {
+			err = srv.DeclineQuote(q.ID)
+		}
+	case 4:
 		err = srv.ExpireQuote(q.ID)
 	}
 	return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -40,15 +41,30 @@ const deliveryTimeout = 30 * time.Second
 var allEventTypes = append(invoicingtest.AllEvents(), webhooks.EventTest)
 
 var triggerHelp = `
-Usage: invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret] [--expect STATUS]
+Usage: invoicing trigger EVENT [--to URL] [--secret S] [--expect STATUS]
+       invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret] [--expect STATUS]
 
-Sends one webhook delivery of EVENT to URL as the service would: a POST of a
-realistic JSON body (fresh ids, times of now, money as strings) with
+Against 'invoicing mock' (INVOICING_BASE_URL and INVOICING_API_KEY as the
+mock printed them), trigger makes the real change that raises EVENT: it
+creates a new invoice, quote, bill or client through the API and changes it
+through the mock's control endpoints (sends, pays, approves, accepts...), so
+the mock signs and delivers EVENT, and the events before it, naming records
+that exist. It prints what it did and how each webhook endpoint answered
+each event. --to URL makes URL an endpoint of the mock first (signing with
+--secret, else $` + envWebhookSecret + `, when set), and only its answers
+decide the exit status.
+
+Anywhere else, or with --set, --stale, --tamper or --wrong-secret, it sends
+one made-up delivery of EVENT to --to URL itself, as the service would: a
+realistic JSON body (fresh made-up ids, times of now, money as strings) with
 Content-Type, User-Agent Service-Webhooks/1.0, X-Service-Event, a fresh
 X-Service-Delivery id, X-Service-Timestamp and an X-Service-Signature
-"sha256=..." made with the signing secret (--secret, else $` + envWebhookSecret + `).
-It prints the receiver's status and the time it took, and exits 1 unless the
-status is 2xx, or with --expect STATUS, unless it is STATUS.
+"sha256=..." made with the signing secret (--secret, else
+$` + envWebhookSecret + `). The ids name no record: a receiver that fetches
+them gets 404.
+
+It exits 1 unless every delivery of EVENT was answered 2xx, or with
+--expect STATUS, unless each was answered STATUS.
 
 EVENT is one of:
   invoice.created  invoice.sent  invoice.updated  invoice.paid
@@ -56,10 +72,10 @@ EVENT is one of:
   quote.created  quote.sent  quote.viewed  quote.accepted  quote.unaccepted
   test
 
---set changes a top-level field of the body, or adds one. VALUE is read as
-JSON when it is valid JSON, else taken as a string: --set status=paid,
---set view_count=3, --set total='"99.00"' (money is a string in webhooks;
---set total=99.00 sends a number).
+--set changes a top-level field of the made-up body, or adds one. VALUE is
+read as JSON when it is valid JSON, else taken as a string: --set
+status=paid, --set view_count=3, --set total='"99.00"' (money is a string in
+webhooks; --set total=99.00 sends a number).
 
 The bad variants a receiver must refuse (with 401):
   --stale         sign with a timestamp 10 minutes old
@@ -67,13 +83,13 @@ The bad variants a receiver must refuse (with 401):
   --wrong-secret  sign with another, random secret
 
 --expect STATUS makes the receiver's answer STATUS (an HTTP status code
-from 100 to 599) the success: trigger exits 0 when the receiver answers
-STATUS and 1 when it answers anything else, so that CI can assert that a
-bad delivery is refused.
+from 100 to 599) the success, so that CI can assert that a bad delivery is
+refused.
 
 Examples:
-  invoicing trigger quote.accepted --to http://127.0.0.1:8080/hooks --secret "$SECRET"
-  invoicing trigger invoice.paid --to http://127.0.0.1:8080/hooks --tamper --expect 401
+  invoicing trigger quote.accepted
+  invoicing trigger invoice.paid --to http://127.0.0.1:8080/webhooks
+  invoicing trigger invoice.paid --to http://127.0.0.1:8080/webhooks --tamper --expect 401
 `
 
 // trigger runs "invoicing trigger".
@@ -104,17 +120,38 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 	case !webhooks.EventType(rest[0]).Known():
 		return usagef("trigger", "unknown event type %q%s; use one of %s", rest[0], didYouMean(rest[0], eventNames(allEventTypes)), eventList(allEventTypes))
 	}
-	if err := checkHTTPURL("--to", *to, "trigger"); err != nil {
-		return err
+	if *to != "" {
+		if err := checkHTTPURL("--to", *to, "trigger"); err != nil {
+			return err
+		}
 	}
 	if *secret == "" {
 		*secret = c.getenv(envWebhookSecret)
 	}
+	event := webhooks.EventType(rest[0])
+	madeUp := len(*sets) > 0 || *stale || *tamper || *wrongSecret
+	note := "the ids are made up: INVOICING_BASE_URL names no mock, and a receiver that fetches them gets 404"
+	switch {
+	case madeUp:
+		note = "the ids are made up, as --set, --stale, --tamper and --wrong-secret make a delivery by hand"
+	case c.getenv(envBaseURL) != "":
+		m, err := c.probeMock(ctx, "trigger")
+		if err == nil {
+			return c.triggerOnMock(ctx, m, event, *to, *secret, expect)
+		}
+		if !errors.Is(err, errNotMock) {
+			return err
+		}
+		note = "the ids are made up: " + strings.TrimPrefix(err.Error(), "trigger: ")
+	}
+	if err := checkHTTPURL("--to", *to, "trigger"); err != nil {
+		return err
+	}
 	if *secret == "" {
 		return usagef("trigger", "no signing secret: give --secret or set %s", envWebhookSecret)
 	}
+	fmt.Fprintf(c.stdout, "Sending a delivery made by hand (%s).\n", note)
 
-	event := webhooks.EventType(rest[0])
 	now := time.Now()
 	td := webhooks.TestDelivery{Secret: *secret, Type: event, DeliveryID: uuid.NewString(), Timestamp: now}
 	if td.Body, err = webhooks.SampleBody(event, now); err != nil {

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+// realTrigger makes, on a mock, the real change that raises an event: it
+// creates records through the API and changes them through the mock's
+// control endpoints, as the service's user interface would. The mock then
+// signs and delivers every event of the change to its webhook endpoints.
+type realTrigger struct {
+	c   *cli
+	api *invoicing.Client
+	m   *mockControl
+	did []string        // what was done, for the report
+	ids map[string]bool // the records touched, whose events are reported
+}
+
+// triggerRecipes are the changes that raise each event type, in order.
+// Every recipe starts from a new record, so that it does not depend on the
+// mock's data and never changes a record the user made.
+var triggerRecipes = map[webhooks.EventType]func(context.Context, *realTrigger) error{
+	webhooks.EventInvoiceCreated: func(ctx context.Context, t *realTrigger) error {
+		_, err := t.createInvoice(ctx, invoicing.InvoiceStatusDraft)
+		return err
+	},
+	webhooks.EventInvoiceSent: func(ctx context.Context, t *realTrigger) error {
+		id, err := t.createInvoice(ctx, invoicing.InvoiceStatusDraft)
+		return t.then(ctx, err, "sent it", http.MethodPost, "/invoices/"+id+"/send", nil)
+	},
+	webhooks.EventInvoiceUpdated: func(ctx context.Context, t *realTrigger) error {
+		id, err := t.createInvoice(ctx, invoicing.InvoiceStatusDraft)
+		return t.then(ctx, err, "changed its notes", http.MethodPatch, "/invoices/"+id, map[string]any{"notes": "Changed by invoicing trigger."})
+	},
+	webhooks.EventInvoicePaid: func(ctx context.Context, t *realTrigger) error {
+		id, err := t.createInvoice(ctx, invoicing.InvoiceStatusAwaitingPayment)
+		return t.then(ctx, err, "recorded a payment of the whole amount due", http.MethodPost, "/invoices/"+id+"/payments", map[string]any{})
+	},
+	webhooks.EventPaymentReceived: func(ctx context.Context, t *realTrigger) error {
+		id, err := t.createInvoice(ctx, invoicing.InvoiceStatusAwaitingPayment)
+		return t.then(ctx, err, "recorded a part payment of 50.00", http.MethodPost, "/invoices/"+id+"/payments", map[string]any{"amount": decimal.New(5000, -2)})
+	},
+	webhooks.EventBillCreated: func(ctx context.Context, t *realTrigger) error {
+		_, err := t.createBill(ctx)
+		return err
+	},
+	webhooks.EventBillApproved: func(ctx context.Context, t *realTrigger) error {
+		id, err := t.createBill(ctx)
+		return t.then(ctx, err, "approved it", http.MethodPost, "/bills/"+id+"/approve", nil)
+	},
+	webhooks.EventContactCreated: func(ctx context.Context, t *realTrigger) error {
+		name := "Trigger Client " + time.Now().UTC().Format("2006-01-02 15:04:05")
+		ct, err := t.api.Clients.Create(ctx, &invoicing.ContactCreateParams{Name: name, Email: "accounts@trigger.example"})
+		if err != nil {
+			return err
+		}
+		t.touched(ct.ID, fmt.Sprintf("created client %q (%s)", name, ct.ID))
+		return nil
+	},
+	webhooks.EventQuoteCreated: func(ctx context.Context, t *realTrigger) error {
+		_, err := t.createQuote(ctx)
+		return err
+	},
+	webhooks.EventQuoteSent: func(ctx context.Context, t *realTrigger) error {
+		id, err := t.createQuote(ctx)
+		return t.then(ctx, err, "sent it", http.MethodPost, "/quotes/"+id+"/send", nil)
+	},
+	webhooks.EventQuoteViewed: func(ctx context.Context, t *realTrigger) error {
+		id, err := t.createQuote(ctx)
+		err = t.then(ctx, err, "sent it", http.MethodPost, "/quotes/"+id+"/send", nil)
+		return t.then(ctx, err, "had its client view it", http.MethodPost, "/quotes/"+id+"/view", nil)
+	},
+	webhooks.EventQuoteAccepted: func(ctx context.Context, t *realTrigger) error {
+		id, err := t.createQuote(ctx)
+		err = t.then(ctx, err, "sent it", http.MethodPost, "/quotes/"+id+"/send", nil)
+		return t.then(ctx, err, "had its client accept it", http.MethodPost, "/quotes/"+id+"/accept", nil)
+	},
+	webhooks.EventQuoteUnaccepted: func(ctx context.Context, t *realTrigger) error {
+		id, err := t.createQuote(ctx)
+		err = t.then(ctx, err, "sent it", http.MethodPost, "/quotes/"+id+"/send", nil)
+		err = t.then(ctx, err, "had its client accept it", http.MethodPost, "/quotes/"+id+"/accept", nil)
+		return t.then(ctx, err, "withdrew the acceptance", http.MethodPost, "/quotes/"+id+"/unaccept", nil)
+	},
+}
+
+// triggerOnMock makes the real change that raises event on the mock m and
+// reports the deliveries of every event it raised. to, when set, is made a
+// webhook endpoint of the mock first (signing with secret when set). The
+// trigger fails unless every delivery of event got expect (any 2xx when
+// expect is 0).
+func (c *cli) triggerOnMock(ctx context.Context, m *mockControl, event webhooks.EventType, to, secret string, expect int) error {
+	if to != "" {
+		if err := c.ensureEndpoint(ctx, m, to, secret); err != nil {
+			return err
+		}
+	}
+	var receivers []mockWebhookInfo
+	for _, w := range m.info.Webhooks {
+		if !w.Paused && (w.subscribed(string(event)) || event == webhooks.EventTest) && (to == "" || w.URL == to) {
+			receivers = append(receivers, w)
+		}
+	}
+	if len(receivers) == 0 {
+		return usagef("trigger", "the mock at %s has no webhook endpoint that receives %s: start it with --webhook URL, or give --to URL", m.base, event)
+	}
+
+	var events []eventReport
+	if event == webhooks.EventTest {
+		for _, w := range receivers {
+			var r actionResult
+			if err := m.call(ctx, http.MethodPost, "/webhooks/"+w.ID+"/test", nil, &r); err != nil {
+				return fmt.Errorf("trigger: %w", err)
+			}
+			events = append(events, r.Events...)
+		}
+		fmt.Fprintf(c.stdout, "On the mock at %s: sent a test delivery.\n", m.base)
+	} else {
+		api, err := c.apiClient("trigger")
+		if err != nil {
+			return err
+		}
+		t := &realTrigger{c: c, api: api, m: m, ids: map[string]bool{}}
+		after := m.info.LastEventSeq
+		if err := triggerRecipes[event](ctx, t); err != nil {
+			return fmt.Errorf("trigger: %w", err)
+		}
+		if events, err = t.events(ctx, after); err != nil {
+			return fmt.Errorf("trigger: %w", err)
+		}
+		fmt.Fprintf(c.stdout, "On the mock at %s: %s.\n", m.base, strings.Join(t.did, ", then "))
+	}
+	c.printEvents(events)
+
+	delivered, failed := 0, 0
+	for _, e := range events {
+		if e.Type != string(event) {
+			continue
+		}
+		for _, d := range e.Deliveries {
+			if to != "" && d.URL != to {
+				continue
+			}
+			delivered++
+			if !d.ok(expect) {
+				failed++
+			}
+		}
+	}
+	switch {
+	case delivered == 0:
+		return fmt.Errorf("trigger: the change raised %s but the mock delivered none", event)
+	case failed > 0 && expect != 0:
+		return fmt.Errorf("trigger: %d of %d deliveries of %s were not answered %d %s", failed, delivered, event, expect, http.StatusText(expect))
+	case failed > 0:
+		return fmt.Errorf("trigger: %d of %d deliveries of %s were not answered 2xx", failed, delivered, event)
+	}
+	return nil
+}
+
+// ensureEndpoint makes url a webhook endpoint of the mock, receiving every
+// event, unless it is one already; with secret set, the endpoint signs
+// with it (an existing endpoint's secret is replaced). A new endpoint's
+// secret, when the mock chose it, is printed with its export line.
+func (c *cli) ensureEndpoint(ctx context.Context, m *mockControl, url, secret string) error {
+	body := map[string]any{}
+	if secret != "" {
+		body["secret"] = secret
+	}
+	for _, w := range m.info.Webhooks {
+		if w.URL != url {
+			continue
+		}
+		if secret == "" {
+			return nil
+		}
+		if err := m.call(ctx, http.MethodPost, "/webhooks/"+w.ID+"/secret", body, nil); err != nil {
+			return fmt.Errorf("trigger: setting the signing secret of %s: %w", url, err)
+		}
+		return nil
+	}
+	body["url"] = url
+	var w mockWebhookInfo
+	if err := m.call(ctx, http.MethodPost, "/webhooks", body, &w); err != nil {
+		return fmt.Errorf("trigger: adding %s as a webhook endpoint of the mock: %w", url, err)
+	}
+	m.info.Webhooks = append(m.info.Webhooks, w)
+	if secret == "" {
+		fmt.Fprintf(c.stdout, "Added %s as a webhook endpoint of the mock; it signs with a new secret:\n  export %s=%s\n", url, envWebhookSecret, w.Secret)
+	} else {
+		fmt.Fprintf(c.stdout, "Added %s as a webhook endpoint of the mock, signing with the secret given.\n", url)
+	}
+	return nil
+}
+
+// touched records a record the trigger made or changed, and what it did.
+func (t *realTrigger) touched(id, did string) {
+	t.ids[id] = true
+	t.did = append(t.did, did)
+}
+
+// then, unless err is set, makes one control call on a record the trigger
+// made, and records what it did (and any invoice it made).
+func (t *realTrigger) then(ctx context.Context, err error, did, method, path string, body any) error {
+	if err != nil {
+		return err
+	}
+	var r actionResult
+	if err := t.m.call(ctx, method, path, body, &r); err != nil {
+		return err
+	}
+	t.did = append(t.did, did)
+	if r.InvoiceID != "" && r.QuoteID != "" {
+		t.touched(r.InvoiceID, fmt.Sprintf("it became invoice %s (%s)", r.InvoiceNumber, r.InvoiceID))
+	}
+	return nil
+}
+
+// createInvoice creates an invoice of 100.00 plus GST for the seed client.
+func (t *realTrigger) createInvoice(ctx context.Context, status invoicing.InvoiceStatus) (string, error) {
+	res, err := t.api.Invoices.Create(ctx, &invoicing.InvoiceCreateParams{
+		ClientID:         invoicingtest.SeedClientID,
+		Status:           status,
+		PaymentTermsDays: invoicing.Ptr(14),
+		Notes:            "Made by invoicing trigger.",
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        []invoicing.LineItemParams{{Description: "Triggered work", UnitPrice: decimal.New(10000, -2)}},
+	})
+	if err != nil {
+		return "", fmt.Errorf("creating an invoice: %w", err)
+	}
+	inv := res.Invoice
+	t.touched(inv.ID, fmt.Sprintf("created invoice %s (%s, %s, total %s)", inv.InvoiceNumber, inv.Status, inv.ID, amount(inv.Total)))
+	return inv.ID, nil
+}
+
+// createQuote creates a quote of 100.00 plus GST for the seed client.
+func (t *realTrigger) createQuote(ctx context.Context) (string, error) {
+	q, err := t.api.Quotes.Create(ctx, &invoicing.QuoteCreateParams{
+		ClientID:         invoicingtest.SeedClientID,
+		Title:            "Triggered quote",
+		ValidDays:        invoicing.Ptr(30),
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        []invoicing.LineItemParams{{Description: "Triggered work", UnitPrice: decimal.New(10000, -2)}},
+	})
+	if err != nil {
+		return "", fmt.Errorf("creating a quote: %w", err)
+	}
+	t.touched(q.ID, fmt.Sprintf("created quote %s (%s, total %s)", q.QuoteNumber, q.ID, amount(q.Total)))
+	return q.ID, nil
+}
+
+// createBill creates a bill of 100.00 plus GST from the seed supplier,
+// awaiting approval.
+func (t *realTrigger) createBill(ctx context.Context) (string, error) {
+	number := "TRIG-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	b, err := t.api.Bills.Create(ctx, &invoicing.BillCreateParams{
+		SupplierID:       invoicingtest.SeedSupplierID,
+		BillNumber:       number,
+		Status:           invoicing.BillStatusAwaitingApproval,
+		DefaultAccountID: invoicingtest.SeedExpenseAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        []invoicing.LineItemParams{{Description: "Triggered purchase", UnitPrice: decimal.New(10000, -2)}},
+	})
+	if err != nil {
+		return "", fmt.Errorf("creating a bill: %w", err)
+	}
+	t.touched(b.ID, fmt.Sprintf("created bill %s (%s)", number, b.ID))
+	return b.ID, nil
+}
+
+// recordIDFields are the payload members that name the record an event is
+// about.
+var recordIDFields = []string{"invoice_id", "quote_id", "bill_id", "contact_id"}
+
+// events returns the events the mock raised after seq about the records the
+// trigger touched, with their deliveries.
+func (t *realTrigger) events(ctx context.Context, after int) ([]eventReport, error) {
+	var feed struct {
+		Events []struct {
+			Type       string                    `json:"type"`
+			Deliveries []deliveryReport          `json:"deliveries"`
+			Body       map[string]jsontext.Value `json:"body"`
+		} `json:"events"`
+	}
+	if err := t.m.call(ctx, http.MethodGet, "/events?after="+strconv.Itoa(after), nil, &feed); err != nil {
+		return nil, err
+	}
+	var out []eventReport
+	for _, e := range feed.Events {
+		for _, f := range recordIDFields {
+			var id string
+			if v, ok := e.Body[f]; ok && json.Unmarshal(v, &id, jsonopt.Decode) == nil && t.ids[id] {
+				out = append(out, eventReport{Type: e.Type, Deliveries: e.Deliveries})
+				break
+			}
+		}
+	}
+	return out, nil
+}
