@@ -250,22 +250,14 @@ func mockExports(srv *invoicingtest.Server, endpoints []*invoicingtest.WebhookEn
 }
 
 // writeEnvFile writes the export lines to path, readable by its owner only
-// (they hold the mock's key), through a temporary file so that a script
-// waiting for path never reads half of it.
+// (they hold the mock's key); a script waiting for path never reads half
+// of it.
 func writeEnvFile(path string, exports []string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("mock: writing --env-file: %w", err)
-	}
-	err = writeAndClose(tmp, func(w io.Writer) error {
+	err := writeFileAtomic(path, func(w io.Writer) error {
 		_, err := io.WriteString(w, "# Written by invoicing mock; removed when it stops.\n"+strings.Join(exports, "\n")+"\n")
 		return err
 	})
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
 	if err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("mock: writing --env-file %s: %w", path, err)
 	}
 	return nil
@@ -306,23 +298,31 @@ func restoreState(srv *invoicingtest.Server, path string) (bool, error) {
 	return true, nil
 }
 
-// saveState writes srv's data to path through a temporary file in the same
-// directory, so that an interrupted save leaves the previous state intact.
-// The file is readable by its owner only: it holds the mock's API keys.
+// saveState writes srv's data to path, readable by its owner only: it
+// holds the mock's API keys.
 func saveState(srv *invoicingtest.Server, path string) error {
+	if err := writeFileAtomic(path, srv.SaveState); err != nil {
+		return fmt.Errorf("mock: saving the data to %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes path with write, through a temporary file (mode
+// 0600) in the same directory renamed into place, so that an interrupted
+// write leaves the previous file intact and a reader never sees half of it.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("mock: saving the data: %w", err)
+		return err
 	}
-	err = writeAndClose(tmp, srv.SaveState)
+	err = writeAndClose(tmp, write)
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("mock: saving the data to %s: %w", path, err)
 	}
-	return nil
+	return err
 }
 
 // writeAndClose calls write on f and closes f, returning the first error.

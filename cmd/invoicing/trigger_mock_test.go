@@ -255,23 +255,17 @@ func TestMockPrintsAnExportLineForEveryVariable(t *testing.T) {
 // firstWith returns the id of the first invoice in status.
 func firstWith(t *testing.T, c *invoicing.Client, status invoicing.InvoiceStatus) string {
 	t.Helper()
-	for inv, err := range c.Invoices.List(t.Context(), &invoicing.InvoiceListParams{Status: status}) {
-		require.NoError(t, err)
-		return inv.ID
-	}
-	t.Fatalf("no %s invoice", status)
-	return ""
+	inv, err := invoicing.First(c.Invoices.List(t.Context(), &invoicing.InvoiceListParams{Status: status}))
+	require.NoError(t, err, "a %s invoice", status)
+	return inv.ID
 }
 
 // firstQuoteWith returns the id of the first quote in status.
 func firstQuoteWith(t *testing.T, c *invoicing.Client, status invoicing.QuoteStatus) string {
 	t.Helper()
-	for q, err := range c.Quotes.List(t.Context(), &invoicing.QuoteListParams{Status: status}) {
-		require.NoError(t, err)
-		return q.ID
-	}
-	t.Fatalf("no %s quote", status)
-	return ""
+	q, err := invoicing.First(c.Quotes.List(t.Context(), &invoicing.QuoteListParams{Status: status}))
+	require.NoError(t, err, "a %s quote", status)
+	return q.ID
 }
 
 // regexpLine returns the first group of pattern's first match in s.
