@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/shopspring/decimal"
 )
@@ -284,13 +283,4 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// eventTypesOf returns the types of the events, for messages.
-func eventTypesOf(events []eventReport) string {
-	names := make([]string, len(events))
-	for i, e := range events {
-		names[i] = e.Type
-	}
-	return strings.Join(names, ", ")
 }
