@@ -25,6 +25,9 @@ type Delivery struct {
 	Event Event
 	// Body is the request body exactly as received and verified.
 	Body []byte
+	// Business is the business the delivery was addressed to, from the
+	// URL, when BusinessHandler received it; "" otherwise.
+	Business string
 }
 
 // EventKey returns a key naming the event the body describes rather than the

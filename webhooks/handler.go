@@ -57,7 +57,14 @@ func Handler(v *Verifier, fn func(ctx context.Context, d *Delivery) error, opts 
 	if v == nil || fn == nil {
 		panic("webhooks: Handler needs a non-nil Verifier and function")
 	}
-	h := &handler{v: v, fn: fn}
+	return newHandler(func(*http.Request) (*Verifier, string, error) { return v, "", nil }, fn, opts)
+}
+
+// newHandler builds the Handler of Handler and BusinessHandler: verifier
+// gives the Verifier of a request and its business ("" for a receiver of
+// one business).
+func newHandler(verifier func(*http.Request) (*Verifier, string, error), fn func(context.Context, *Delivery) error, opts []HandlerOption) *handler {
+	h := &handler{verifier: verifier, fn: fn}
 	for _, opt := range opts {
 		opt(h)
 	}
@@ -65,10 +72,10 @@ func Handler(v *Verifier, fn func(ctx context.Context, d *Delivery) error, opts 
 }
 
 type handler struct {
-	v      *Verifier
-	fn     func(context.Context, *Delivery) error
-	dedupe Deduper
-	log    *slog.Logger
+	verifier func(*http.Request) (*Verifier, string, error)
+	fn       func(context.Context, *Delivery) error
+	dedupe   Deduper
+	log      *slog.Logger
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -77,8 +84,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
 		return
 	}
-	status, err := h.serve(r)
-	h.logResult(r, status, err)
+	v, business, err := h.verifier(r)
+	status := http.StatusNotFound
+	if err == nil {
+		status, err = h.serve(r, v, business)
+	} else if !errors.Is(err, ErrUnknownBusiness) {
+		status = http.StatusInternalServerError
+	}
+	h.logResult(r, v, business, status, err)
 	if status == http.StatusOK {
 		w.WriteHeader(status)
 		return
@@ -86,13 +99,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, http.StatusText(status), status)
 }
 
-// serve handles a POST and returns the status to answer and the error behind
-// a non-200 status.
-func (h *handler) serve(r *http.Request) (int, error) {
-	d, err := h.v.Read(r)
+// serve handles a POST to business, verified with v, and returns the status
+// to answer and the error behind a non-200 status.
+func (h *handler) serve(r *http.Request, v *Verifier, business string) (int, error) {
+	d, err := v.Read(r)
 	if err != nil {
 		return RefusalStatus(err), err
 	}
+	d.Business = business
 	return h.process(r.Context(), d)
 }
 
@@ -121,7 +135,12 @@ func (h *handler) process(ctx context.Context, d *Delivery) (int, error) {
 		}
 		return http.StatusOK, nil
 	}
-	claim, err := h.dedupe.Claim(ctx, d.ID)
+	// Each business's deliveries are de-duplicated on their own.
+	key := d.ID
+	if d.Business != "" {
+		key = d.Business + "/" + d.ID
+	}
+	claim, err := h.dedupe.Claim(ctx, key)
 	if err != nil {
 		return http.StatusInternalServerError, err
 	}
@@ -141,7 +160,7 @@ func (h *handler) process(ctx context.Context, d *Delivery) (int, error) {
 	// Deferred so that a panic in fn releases the claim too; the release
 	// must happen even when the request's context has ended.
 	defer func() {
-		if rerr := h.dedupe.Release(context.WithoutCancel(ctx), d.ID, processed); rerr != nil && h.log != nil {
+		if rerr := h.dedupe.Release(context.WithoutCancel(ctx), key, processed); rerr != nil && h.log != nil {
 			h.log.ErrorContext(ctx, "webhooks: releasing delivery id", "delivery_id", d.ID, "processed", processed, "error", rerr)
 		}
 	}()
@@ -176,17 +195,25 @@ func (e *panicError) Error() string {
 	return fmt.Sprintf("webhooks: delivery function panicked: %v", e.value)
 }
 
-// logResult logs the outcome of a POST. The delivery id and event type are
-// taken from the headers, so they are logged (as claimed, unverified) even
-// for a request that failed verification.
-func (h *handler) logResult(r *http.Request, status int, err error) {
+// logResult logs the outcome of a POST to business, verified with v (nil
+// when the business's Verifier could not be had). The delivery id and
+// event type are taken from the headers, so they are logged (as claimed,
+// unverified) even for a request that failed verification.
+func (h *handler) logResult(r *http.Request, v *Verifier, business string, status int, err error) {
 	if h.log == nil {
 		return
 	}
+	names := defaultHeaders
+	if v != nil {
+		names = v.headers
+	}
 	attrs := []any{
 		"status", status,
-		"delivery_id", r.Header.Get(h.v.headers.delivery),
-		"event", r.Header.Get(h.v.headers.event),
+		"delivery_id", r.Header.Get(names.delivery),
+		"event", r.Header.Get(names.event),
+	}
+	if business != "" {
+		attrs = append(attrs, "business", business)
 	}
 	ctx := r.Context()
 	var panicked *panicError

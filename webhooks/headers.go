@@ -48,6 +48,9 @@ type headerNames struct {
 	event, delivery, timestamp, signature string
 }
 
+// defaultHeaders are the header names under DefaultHeaderPrefix.
+var defaultHeaders = headerNames{event: HeaderEvent, delivery: HeaderDelivery, timestamp: HeaderTimestamp, signature: HeaderSignature}
+
 // Known reports whether t is one of the event types this package parses into
 // a typed event (the thirteen documented event kinds and EventTest).
 func (t EventType) Known() bool {
