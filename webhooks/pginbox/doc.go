@@ -58,6 +58,14 @@
 // the Workers': with every connection of the Workers' pool held by a
 // callback, one more from it would wait until the callback's Timeout.
 //
+// # Metrics
+//
+// NewMetrics returns a prometheus.Collector of the inbox's figures, named
+// invoicing_pginbox_...: deliveries by outcome, deliveries in flight, the
+// Workers' database errors, and the pending deliveries and the age of the
+// oldest, read from the table at each scrape. Register it, and give it to
+// the Handler (WithMetrics) and to the Workers (Worker.Metrics).
+//
 // # The table
 //
 // Migrate (or MigrationSQL, for a migration tool) creates the table

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/invoicing-api/invoicing-go/webhooks"
 	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
@@ -15,7 +17,8 @@ import (
 
 // Every replica of the receiver runs the same code: the Handler stores and
 // acknowledges, the Worker processes, and marking a delivery processed
-// commits together with the receiver's own writes.
+// commits together with the receiver's own writes. Prometheus scrapes the
+// inbox's metrics at /metrics.
 func Example() {
 	ctx := context.Background()
 	v, err := webhooks.NewVerifier(os.Getenv("INVOICING_WEBHOOK_SECRET"))
@@ -32,6 +35,8 @@ func Example() {
 		}
 	}()
 	http.Handle("/webhooks", r.handler)
+	prometheus.MustRegister(r.metrics)
+	http.Handle("/metrics", promhttp.Handler())
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }
 
@@ -46,11 +51,12 @@ func markPaid(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
 	return err
 }
 
-// receiver is one replica: its Handler, its Worker, and close, which closes
-// their pools.
+// receiver is one replica: its Handler, its Worker, their Metrics, and
+// close, which closes their pools.
 type receiver struct {
 	handler http.Handler
 	worker  *pginbox.Worker
+	metrics *pginbox.Metrics
 	close   func()
 }
 
@@ -83,9 +89,11 @@ func newReceiver(ctx context.Context, databaseURL string, v *webhooks.Verifier,
 		closePools()
 		return nil, err
 	}
+	m := pginbox.NewMetrics(inserts) // one short query per scrape, on the Handler's pool
 	return &receiver{
-		handler: pginbox.Handler(inserts, v),
-		worker:  &pginbox.Worker{Pool: workers, Concurrency: concurrency, ProcessTx: process},
+		handler: pginbox.Handler(inserts, v, pginbox.WithMetrics(m)),
+		worker:  &pginbox.Worker{Pool: workers, Concurrency: concurrency, ProcessTx: process, Metrics: m},
+		metrics: m,
 		close:   closePools,
 	}, nil
 }

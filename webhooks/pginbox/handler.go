@@ -30,6 +30,7 @@ type HandlerOption func(*handlerConfig)
 type handlerConfig struct {
 	log     *slog.Logger
 	timeout time.Duration
+	metrics *Metrics
 }
 
 // WithLogger makes the Handler log each delivery it refuses (at level Warn),
@@ -91,7 +92,7 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 	if cfg.log != nil {
 		hopts = append(hopts, webhooks.WithLogger(cfg.log))
 	}
-	return webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+	h := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
 		// Not canceled with the request, which net/http does when the
 		// client hangs up: an insert under way completes (or meets the
 		// deadline), and the service's retry finds the delivery stored. It
@@ -99,9 +100,20 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 		// measurable cost at thousands of requests a second.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.timeout)
 		defer cancel()
-		if _, err := pool.Exec(ctx, insertSQL, d.ID, string(d.Type), d.Timestamp, d.Body); err != nil {
+		tag, err := pool.Exec(ctx, insertSQL, d.ID, string(d.Type), d.Timestamp, d.Body)
+		switch {
+		case err != nil:
+			cfg.metrics.add(outcomeStoreFailed)
 			return fmt.Errorf("pginbox: storing delivery: %w", err)
+		case tag.RowsAffected() == 0:
+			cfg.metrics.add(outcomeDuplicate)
+		default:
+			cfg.metrics.add(outcomeStored)
 		}
 		return nil
 	}, hopts...)
+	if cfg.metrics != nil {
+		return countRefusals(h, cfg.metrics)
+	}
+	return h
 }

@@ -51,6 +51,7 @@ func TestDocumentedSetupHandlerNeverWaitsForWorkers(t *testing.T) {
 		}
 	}
 	require.Equal(t, int32(concurrency), r.worker.Pool.Stat().AcquiredConns(), "each blocked callback holds a connection")
+	assert.Equal(t, float64(concurrency), byLabel(gather(t, r.metrics)["invoicing_pginbox_deliveries_in_flight"])[""])
 
 	more := webhooktest.Deliveries(20)
 	for _, d := range more {
@@ -62,4 +63,6 @@ func TestDocumentedSetupHandlerNeverWaitsForWorkers(t *testing.T) {
 
 	unblock()
 	waitFor(t, admin, pginbox.StatusProcessed, len(busy)+len(more))
+	require.Eventually(t, func() bool { return outcomes(t, r.metrics)["processed"] == float64(len(busy)+len(more)) }, 30*time.Second, time.Millisecond)
+	assert.Equal(t, map[string]float64{"stored": float64(len(busy) + len(more)), "processed": float64(len(busy) + len(more))}, outcomes(t, r.metrics))
 }

@@ -133,6 +133,11 @@ type Worker struct {
 	// Logger receives the failures of callbacks (Warn) and of the database
 	// (Error); nil logs nothing. It never gets a body.
 	Logger *slog.Logger
+	// Metrics, when not nil, counts the Worker's runs by outcome
+	// (processed, retried, failed), its deliveries in flight and its
+	// database errors (see NewMetrics). Give every Worker of the inbox the
+	// Handler's Metrics.
+	Metrics *Metrics
 }
 
 // Run processes deliveries until ctx ends, then waits for the deliveries in
@@ -200,8 +205,11 @@ func defaultBackoff(failures int) time.Duration {
 func (w *Worker) loop(ctx context.Context) {
 	for ctx.Err() == nil {
 		found, err := w.processNext(ctx)
-		if err != nil && w.Logger != nil {
-			w.Logger.ErrorContext(ctx, "pginbox: processing the inbox", "error", err.Error())
+		if err != nil {
+			w.Metrics.databaseError()
+			if w.Logger != nil {
+				w.Logger.ErrorContext(ctx, "pginbox: processing the inbox", "error", err.Error())
+			}
 		}
 		if found && err == nil {
 			continue
@@ -243,6 +251,8 @@ func (w *Worker) processNext(ctx context.Context) (found bool, err error) {
 	}
 	d.Type = webhooks.EventType(eventType)
 	d.Timestamp = d.Timestamp.UTC()
+	w.Metrics.claimed(1)
+	defer w.Metrics.claimed(-1)
 
 	permanent := false
 	d.Event, err = webhooks.Parse(d.Type, d.Body)
@@ -253,10 +263,11 @@ func (w *Worker) processNext(ctx context.Context) (found bool, err error) {
 		err = w.call(callCtx, tx, &d)
 		cancelCall()
 	}
+	result := outcomeProcessed
 	if err == nil {
 		_, err = tx.Exec(ctx, succeededSQL, d.ID)
 	} else {
-		err = w.recordFailure(ctx, tx, &d, failures+1, permanent, err)
+		result, err = w.recordFailure(ctx, tx, &d, failures+1, permanent, err)
 	}
 	if err != nil {
 		return true, fmt.Errorf("pginbox: recording the outcome of delivery %s: %w", d.ID, err)
@@ -264,6 +275,7 @@ func (w *Worker) processNext(ctx context.Context) (found bool, err error) {
 	if err := tx.Commit(ctx); err != nil {
 		return true, fmt.Errorf("pginbox: committing delivery %s: %w", d.ID, err)
 	}
+	w.Metrics.add(result)
 	return true, nil
 }
 
@@ -294,18 +306,19 @@ func (w *Worker) call(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) (err
 
 // recordFailure records a failed run of d, its failures-th: it parks d as
 // failed once MaxAttempts runs failed, or at once for a permanent error, and
-// otherwise schedules the next run after Backoff.
-func (w *Worker) recordFailure(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery, failures int, permanent bool, cause error) error {
-	status, wait := StatusPending, w.Backoff(failures)
+// otherwise schedules the next run after Backoff. It returns which of the
+// two it did (outcomeFailed or outcomeRetried).
+func (w *Worker) recordFailure(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery, failures int, permanent bool, cause error) (outcome, error) {
+	result, status, wait := outcomeRetried, StatusPending, w.Backoff(failures)
 	if permanent || failures >= w.MaxAttempts {
-		status, wait = StatusFailed, 0
+		result, status, wait = outcomeFailed, StatusFailed, 0
 	}
 	if w.Logger != nil {
 		w.Logger.WarnContext(ctx, "pginbox: delivery failed",
 			"delivery_id", d.ID, "event", string(d.Type), "failures", failures, "status", status, "error", cause.Error())
 	}
 	_, err := tx.Exec(ctx, failedSQL, d.ID, clip(cause.Error()), status, wait.Milliseconds())
-	return err
+	return result, err
 }
 
 // clip makes an error message storable as text: at most 4000 bytes of valid
