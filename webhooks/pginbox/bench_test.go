@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go/internal/benchpair"
@@ -51,6 +52,49 @@ func BenchmarkAcknowledge(b *testing.B) {
 		if n := countRows(b, r.pool, ""); n != r.sent {
 			b.Fatalf("%s: %d deliveries stored, %d acknowledged", name, n, r.sent)
 		}
+	}
+}
+
+// BenchmarkAcknowledgeMetrics measures what counting in a Metrics costs the
+// Handler: BenchmarkAcknowledge's load on pginbox's Handler without
+// metrics and with WithMetrics (the Metrics registered, as a user would),
+// in one loop (internal/benchpair), reporting the ratio metrics/pginbox:
+//
+//	go test -run '^$' -bench AcknowledgeMetrics -count 6 .
+func BenchmarkAcknowledgeMetrics(b *testing.B) {
+	v := webhooktest.NewVerifier(b)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: ackSenders}}
+	b.Cleanup(client.CloseIdleConnections)
+	plain := newReplicas(b, func(pool *pgxpool.Pool) http.Handler { return pginbox.Handler(pool, v) })
+	counted := newReplicas(b, func(pool *pgxpool.Pool) http.Handler {
+		m := pginbox.NewMetrics(pool) // each replica's, as in separate processes
+		require.NoError(b, prometheus.NewRegistry().Register(m))
+		return pginbox.Handler(pool, v, pginbox.WithMetrics(m))
+	})
+
+	benchpair.Run(b, 4,
+		benchpair.Variant{Name: "pginbox", Run: func() error { return plain.sendBatch(client) }},
+		benchpair.Variant{Name: "metrics", Run: func() error { return counted.sendBatch(client) }})
+}
+
+// BenchmarkScrape measures one scrape of a Metrics (its query of the
+// inbox's depth) on an inbox of 10,000 pending and 100,000 processed
+// deliveries.
+func BenchmarkScrape(b *testing.B) {
+	ctx := context.Background()
+	pool := newPool(b, newSchema(b), 1)
+	_, err := pool.Exec(ctx, `INSERT INTO invoicing_webhook_inbox (delivery_id, event_type, signed_at, body, status)
+		SELECT 'd' || i, 'contact.created', now(), '\x7b7d', CASE WHEN i <= 10000 THEN 'pending' ELSE 'processed' END
+		FROM generate_series(1, 110000) AS i`)
+	require.NoError(b, err)
+	_, err = pool.Exec(ctx, `ANALYZE invoicing_webhook_inbox`)
+	require.NoError(b, err)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(pginbox.NewMetrics(pool))
+	for b.Loop() {
+		mfs, err := reg.Gather()
+		require.NoError(b, err)
+		require.Len(b, mfs, 6, "every family, the pending ones too")
 	}
 }
 
