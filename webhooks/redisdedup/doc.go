@@ -40,18 +40,20 @@
 // never forgets a claim that is not its own.
 //
 // The Claims and Releases of one Deduper that run at the same time share
-// round trips: while one command or pipeline is in flight, the commands
-// that arrive wait and then go together as one pipeline, sent by the first
-// of them; when none is in flight a command is sent at once. A waiting
-// command cannot be withdrawn: it waits for the pipeline in flight and its
-// own, each bounded by the client's timeouts (see redis.Options), though a
-// command whose context ended before its pipeline is sent is not sent.
+// round trips: one goroutine of the Deduper sends its commands; while one
+// command or pipeline is in flight, the commands that arrive wait and then
+// go together as one pipeline; when none is in flight a command is sent at
+// once. Claim and Release wait for their command's reply for up to the
+// Deduper's timeout (WithTimeout, DefaultTimeout unless set), whatever the
+// client's own timeouts; a command whose caller stopped waiting before it
+// was sent is not sent.
 //
 // webhooks.Deduper.Release gets no token: the Deduper keeps the token of
-// each claim it holds in memory, keyed by delivery id, from Claim to
-// Release. One Deduper therefore never holds two claims on the same id:
-// while it holds one, its own Claim of that id answers ClaimInFlight without
-// asking Redis.
+// each claim it holds in memory, keyed by delivery id, from Claim until
+// Redis has recorded the claim's end. One Deduper therefore never holds two
+// claims on the same id: while it knows of one, its own Claim of that id
+// answers without asking Redis (ClaimDuplicate when the delivery was
+// processed and its release is still on its way, ClaimInFlight otherwise).
 //
 // # What the Deduper needs from Redis
 //
@@ -93,15 +95,33 @@
 // When every try fails, Claim returns the error, the Handler answers 500,
 // and a claim Redis made meanwhile is orphaned until its lease ends.
 //
-// When Release cannot reach Redis (a network failure, a restart, a
-// failover), it tries again for up to 10 seconds (WithReleaseRetry): the
-// callback has succeeded, and "done" must be written for a later copy of
-// the delivery not to be processed again. The Handler answers the service
-// only after that. If Redis is still unreachable, Release returns the
-// error, the Handler logs it and answers 200 all the same (the delivery was
-// processed), and the claim lives until its lease ends; a copy of the
-// delivery that arrives after that, such as a manual retry, is processed
-// again.
+// # How long the Handler waits
+//
+// The Handler answers within twice the timeout (4 seconds by default) plus
+// the time of its callback, whatever Redis does: hang (a paused process, a
+// full network buffer), refuse connections, or lose replies. A Claim that
+// Redis has not answered within the timeout returns an error wrapping
+// ErrTimeout and the Handler answers 500, so the service retries the
+// delivery later; if Redis made that claim after all, the Deduper ends it
+// in the background once Redis answers (as the release of a delivery not
+// processed), and until then answers 409 to copies itself.
+//
+// A Release that Redis does not answer within the timeout, or that cannot
+// reach it (a network failure, a restart, a failover), returns an error
+// wrapping ErrReleasePending: the Handler logs it and answers (200 after a
+// success), and the Deduper goes on trying in the background until Redis
+// answers, 50ms after the first try, then twice as long after each, up to a
+// second; Redis answering any other command of the Deduper starts the next
+// try at once. It tries for up to the TTL after a success, so "done" is
+// written however long the outage lasts, and for up to the lease after a
+// failure, whose claim Redis then drops by itself. Meanwhile the Deduper
+// answers copies of the delivery itself (200 for a success, 409 otherwise),
+// and the claim, kept by Redis for its lease, makes other replicas answer
+// 409. An outage of any length therefore processes no delivery twice,
+// with two exceptions: the replica dies with releases pending (Flush, at
+// shutdown, waits for them), or Redis comes back after the claim's lease
+// ran out and another replica claims a copy of the delivery before the next
+// background try (at most a second later).
 //
 // A replica that dies between Claim and Release leaves its claim behind;
 // the lease (WithLease, DefaultLease unless set) makes Redis drop it, and the

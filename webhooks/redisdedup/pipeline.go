@@ -2,25 +2,26 @@ package redisdedup
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // pipeline sends the commands of one Deduper's concurrent Claims and
-// Releases to Redis together. When no command is in flight, a command is
-// sent at once, alone. While one is, the commands that arrive wait, then go
-// as one pipeline (one write, and the replies read in one go), sent by the
-// goroutine of the first of them; so each caller sends at most one batch,
-// its own, and an idle Deduper adds no delay. Under load this replaces a
-// round trip per command (a write and a read on each side) with one per
-// batch.
+// Releases to Redis together, from a goroutine of its own, so that a caller
+// can stop waiting for Redis whenever it likes. When no command is in
+// flight, a command is sent at once, alone. While one is, the commands that
+// arrive wait, then go as one pipeline (one write, and the replies read in
+// one go). Under load this replaces a round trip per command (a write and a
+// read on each side) with one per batch; an idle Deduper adds no delay.
 //
-// A waiting command cannot be withdrawn: it waits for the batch in flight
-// and then its own, each bounded by the client's timeouts (see
-// redis.Options: ReadTimeout, WriteTimeout, MaxRetries). A command whose
-// context has ended before its batch is sent is not sent. A batch is sent
-// with a context that the end of its sender's context does not cancel.
+// A command stays queued after its caller stopped waiting for it, and is
+// sent with its batch, unless the caller abandoned it or its context ended
+// first. Once sent, a command is bounded by the client's timeouts and
+// retries only (see redis.Options: ReadTimeout, WriteTimeout, MaxRetries):
+// it runs with a context that the end of its caller's does not cancel.
 //
 // go-redis sends a batch again on a new connection after a network error,
 // like a single command; Claim and Release recognise their own earlier
@@ -29,68 +30,94 @@ type pipeline struct {
 	client redis.UniversalClient
 
 	mu    sync.Mutex
-	busy  bool      // a command or a batch is in flight
-	queue []*queued // the commands of the next batch, in order of arrival
+	busy  bool    // the sending goroutine runs
+	queue []*call // the commands of the next batch, in order of arrival
 }
 
-// queued is a command waiting for its batch.
-type queued struct {
-	ctx   context.Context
-	cmd   redis.Cmder
-	lead  chan bool // receives true to send batch, false once it was sent
-	batch []*queued // for the first of a batch: the batch, itself first
+// call is one command given to a pipeline.
+type call struct {
+	ctx context.Context
+	cmd redis.Cmder
+
+	// abandoned is set by a caller that stopped waiting and does not want
+	// the command sent any more; the pipeline then does not send it, unless
+	// it already has.
+	abandoned atomic.Bool
+	// sent tells whether the command went to Redis; it is set before done
+	// is closed.
+	sent bool
+	// done is closed once cmd holds its reply or error.
+	done chan struct{}
 }
 
-// do sends cmd, alone or in a batch, and returns its error once its reply
-// (or a failure) is in cmd.
-func (p *pipeline) do(ctx context.Context, cmd redis.Cmder) error {
+// start queues a call of cmd and returns it at once; its done channel is
+// closed once cmd holds its reply or error. The command is sent unless ctx
+// ends, or the call is abandoned, before its batch is sent.
+func (p *pipeline) start(ctx context.Context, cmd redis.Cmder) *call {
+	c := &call{ctx: ctx, cmd: cmd, done: make(chan struct{})}
 	p.mu.Lock()
-	if !p.busy {
-		p.busy = true
+	p.queue = append(p.queue, c)
+	if p.busy {
 		p.mu.Unlock()
-		defer p.handOver() // even if a hook of the client panics
-		_ = p.client.Process(ctx, cmd)
-		return cmd.Err()
+		return c
 	}
-	q := &queued{ctx: ctx, cmd: cmd, lead: make(chan bool, 1)}
-	p.queue = append(p.queue, q)
+	p.busy = true
 	p.mu.Unlock()
-	if <-q.lead {
-		p.send(q.batch)
-	}
-	return cmd.Err()
+	go p.run()
+	return c
 }
 
-// send sends batch, the caller's command first, as one pipeline, tells
-// the others' callers they were sent, and hands over to the next batch.
-func (p *pipeline) send(batch []*queued) {
-	defer p.handOver() // even if a hook of the client panics
+// run sends the queued commands, batch after batch, until none waits.
+func (p *pipeline) run() {
+	for {
+		p.mu.Lock()
+		batch := p.queue
+		p.queue = nil
+		if len(batch) == 0 {
+			p.busy = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		p.send(batch)
+	}
+}
+
+// send sends the calls of batch that are still wanted, alone or as one
+// pipeline, and closes every call's done channel. A panic of the client (of
+// one of its hooks, say) becomes the error of the batch's commands.
+func (p *pipeline) send(batch []*call) {
+	var live []*call
 	defer func() {
-		for _, q := range batch[1:] {
-			q.lead <- false
+		if v := recover(); v != nil {
+			for _, c := range live {
+				c.cmd.SetErr(fmt.Errorf("redisdedup: the Redis client panicked: %v", v))
+			}
+		}
+		for _, c := range batch {
+			close(c.done)
 		}
 	}()
-	pipe := p.client.Pipeline()
-	for _, q := range batch {
-		if err := q.ctx.Err(); err != nil {
-			q.cmd.SetErr(err)
-			continue
+	for _, c := range batch {
+		switch {
+		case c.abandoned.Load():
+			c.cmd.SetErr(errAbandoned)
+		case c.ctx.Err() != nil:
+			c.cmd.SetErr(c.ctx.Err())
+		default:
+			c.sent = true
+			live = append(live, c)
 		}
-		_ = pipe.Process(q.ctx, q.cmd)
 	}
-	_, _ = pipe.Exec(context.WithoutCancel(batch[0].ctx)) // each command keeps its own error
-}
-
-// handOver makes the queued commands the next batch, for the first of them
-// to send, or marks the pipeline idle when none waits.
-func (p *pipeline) handOver() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.queue) == 0 {
-		p.busy = false
-		return
+	switch len(live) {
+	case 0:
+	case 1:
+		_ = p.client.Process(context.WithoutCancel(live[0].ctx), live[0].cmd)
+	default:
+		pipe := p.client.Pipeline()
+		for _, c := range live {
+			_ = pipe.Process(c.ctx, c.cmd)
+		}
+		_, _ = pipe.Exec(context.WithoutCancel(live[0].ctx)) // each command keeps its own error
 	}
-	first := p.queue[0]
-	first.batch, p.queue = p.queue, nil
-	first.lead <- true
 }

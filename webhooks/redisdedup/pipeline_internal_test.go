@@ -80,7 +80,7 @@ func TestConcurrentCommandsShareOnePipeline(t *testing.T) {
 	prefix := fmt.Sprintf("test:pipeline:%d:", time.Now().UnixNano())
 	sent := &batches{prefix: prefix}
 	client.AddHook(sent)
-	d := New(client, WithKeyPrefix(prefix))
+	d := New(client, WithKeyPrefix(prefix), WithTimeout(time.Minute)) // waits for Redis however long it is paused
 	ctx := context.Background()
 
 	require.NoError(t, srv.Pause())
