@@ -41,7 +41,7 @@ func baselineHandler(pool *pgxpool.Pool) http.Handler {
 		}
 		if _, err := pool.Exec(r.Context(), `INSERT INTO invoicing_webhook_inbox (delivery_id, event_type, signed_at, body)
 VALUES ($1, $2, $3, $4)
-ON CONFLICT (delivery_id) DO NOTHING`, id, event, signedAt, body); err != nil {
+ON CONFLICT (business, delivery_id) DO NOTHING`, id, event, signedAt, body); err != nil {
 			http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
 			return
 		}

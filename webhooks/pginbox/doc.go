@@ -58,22 +58,52 @@
 // the Workers': with every connection of the Workers' pool held by a
 // callback, one more from it would wait until the callback's Timeout.
 //
+// # Many businesses
+//
+// BusinessHandler serves one endpoint for many businesses (an accounting
+// practice's clients, a platform's customers): the business comes from
+// the URL, each business's endpoint registered in the service with its own
+// (/webhooks/acme, /webhooks/globex), and each delivery is verified only
+// with its business's secrets, from a webhooks.VerifierFunc the caller
+// provides. A delivery signed for one business is refused on another's
+// URL. Rows carry their business: a delivery id is stored once per
+// business, and the Workers, the same for every business, give the
+// callback the delivery's Business ("" for Handler's rows). Handler and
+// BusinessHandler can share one table.
+//
+//	http.Handle("POST /webhooks/{business}", pginbox.BusinessHandler(inserts,
+//		func(ctx context.Context, business string) (*webhooks.Verifier, error) {
+//			return verifiers.Get(ctx, business) // wraps webhooks.ErrUnknownBusiness when unknown
+//		}))
+//
 // # Metrics
 //
 // NewMetrics returns a prometheus.Collector of the inbox's figures, named
 // invoicing_pginbox_...: deliveries by outcome, deliveries in flight, the
 // Workers' database errors, and the pending deliveries and the age of the
 // oldest, read from the table at each scrape. Register it, and give it to
-// the Handler (WithMetrics) and to the Workers (Worker.Metrics).
+// the Handler (WithMetrics) and to the Workers (Worker.Metrics). Its
+// figures are not per business (a label per business would grow without
+// bound); the table has them:
+//
+//	SELECT business, count(*), now() - min(received_at) AS oldest
+//	FROM invoicing_webhook_inbox WHERE status = 'pending' GROUP BY business
 //
 // # The table
 //
 // Migrate (or MigrationSQL, for a migration tool) creates the table
-// invoicing_webhook_inbox: delivery_id (the primary key), event_type,
-// signed_at, body (the raw bytes as verified), received_at, status
-// (StatusPending, StatusProcessed or StatusFailed), attempts, failures,
-// last_error, next_attempt_at and processed_at, with a partial index on the
-// pending rows. Its times are the database's clock: processed_at is when
+// invoicing_webhook_inbox: delivery_id, event_type, signed_at, body (the
+// raw bytes as verified), received_at, status (StatusPending,
+// StatusProcessed or StatusFailed), attempts, failures, last_error,
+// next_attempt_at, processed_at and business ("" for Handler's rows), with
+// the primary key (business, delivery_id) and a partial index on the
+// pending rows. A table created by an earlier version, without business,
+// is upgraded in place: its rows get the business "" and keep everything
+// else. Building the new primary key locks the table (6 seconds for a
+// million rows on a 2-core machine); replicas of the earlier version
+// answer 500 to deliveries from then until they are replaced (the service
+// retries them; nothing is lost). Upgrade every replica before serving
+// BusinessHandler. Its times are the database's clock: processed_at is when
 // the callback's success was recorded, just after it returned, and after a
 // failure next_attempt_at is the Backoff counted from then. Rows are kept after processing: they are what makes a
 // retry of the service a duplicate. Delete old ones at leisure, after the

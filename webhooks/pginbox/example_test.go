@@ -2,6 +2,7 @@ package pginbox_test
 
 import (
 	"context"
+	"fmt"
 	"log"
 	"net/http"
 	"os"
@@ -37,6 +38,44 @@ func Example() {
 	http.Handle("/webhooks", r.handler)
 	prometheus.MustRegister(r.metrics)
 	http.Handle("/metrics", promhttp.Handler())
+	log.Fatal(http.ListenAndServe(":8080", nil))
+}
+
+// One endpoint for every business: each business's endpoint is registered
+// in the service with its own URL, /webhooks/{business}, and its secret is
+// looked up here (in a table read at start-up; a receiver whose businesses
+// change reloads it). The Workers run as in Example, for every business:
+// the callback reads the delivery's Business.
+func ExampleBusinessHandler() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL")) // the Handler's pool
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pginbox.Migrate(ctx, pool); err != nil {
+		log.Fatal(err)
+	}
+	verifiers := map[string]*webhooks.Verifier{}
+	var business, secret string
+	rows, _ := pool.Query(ctx, `SELECT business, webhook_secret FROM businesses`)
+	_, err = pgx.ForEachRow(rows, []any{&business, &secret}, func() error {
+		v, err := webhooks.NewVerifier(secret)
+		if err != nil {
+			return fmt.Errorf("the webhook secret of business %s: %w", business, err)
+		}
+		verifiers[business] = v
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	lookup := func(_ context.Context, business string) (*webhooks.Verifier, error) {
+		if v, ok := verifiers[business]; ok {
+			return v, nil
+		}
+		return nil, webhooks.ErrUnknownBusiness // answered 404
+	}
+	http.Handle("POST /webhooks/{business}", pginbox.BusinessHandler(pool, lookup))
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }
 

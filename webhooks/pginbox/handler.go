@@ -13,10 +13,10 @@ import (
 )
 
 // insertSQL stores a delivery once: a copy of a delivery already stored
-// changes nothing.
-const insertSQL = `INSERT INTO ` + TableName + ` (delivery_id, event_type, signed_at, body)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (delivery_id) DO NOTHING`
+// for the same business changes nothing.
+const insertSQL = `INSERT INTO ` + TableName + ` (business, delivery_id, event_type, signed_at, body)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (business, delivery_id) DO NOTHING`
 
 // DefaultHandlerTimeout is how long the Handler waits for the database to
 // store a delivery unless WithTimeout says otherwise: 10 seconds, a third
@@ -81,6 +81,39 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 	if pool == nil || v == nil {
 		panic("pginbox: Handler needs a non-nil pool and Verifier")
 	}
+	cfg := newHandlerConfig(opts)
+	return cfg.count(webhooks.Handler(v, cfg.store(pool), cfg.hopts()...))
+}
+
+// BusinessHandler returns an http.Handler for one webhook endpoint shared
+// by many businesses, which stores deliveries in the inbox table as
+// Handler does, each with its business: a webhooks.BusinessHandler, so the
+// business comes from the URL's {business} wildcard and each delivery is
+// verified only with its own business's Verifier, from verifier. Mount it
+// on a pattern such as "POST /webhooks/{business}" and give each business
+// its own URL in the service:
+//
+//	http.Handle("POST /webhooks/{business}", pginbox.BusinessHandler(inserts, verifiers))
+//
+// A delivery signed for one business is refused (401) on another's URL,
+// and a delivery id is stored once per business: the inbox's primary key
+// is (business, delivery_id), and the Workers give the callback the
+// delivery's Business. It answers as Handler does, and as
+// webhooks.BusinessHandler does for the business: 404 for a URL without
+// one or one verifier does not know (webhooks.ErrUnknownBusiness), 500
+// when verifier fails otherwise. Its options are Handler's.
+// BusinessHandler panics if pool or verifier is nil.
+func BusinessHandler(pool *pgxpool.Pool, verifier webhooks.VerifierFunc, opts ...HandlerOption) http.Handler {
+	if pool == nil || verifier == nil {
+		panic("pginbox: BusinessHandler needs a non-nil pool and VerifierFunc")
+	}
+	cfg := newHandlerConfig(opts)
+	return cfg.count(webhooks.BusinessHandler(verifier, cfg.store(pool), cfg.hopts()...))
+}
+
+// newHandlerConfig applies opts to the defaults, and panics for a timeout
+// that is not positive.
+func newHandlerConfig(opts []HandlerOption) handlerConfig {
 	cfg := handlerConfig{timeout: DefaultHandlerTimeout}
 	for _, opt := range opts {
 		opt(&cfg)
@@ -88,11 +121,21 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 	if cfg.timeout <= 0 {
 		panic("pginbox: WithTimeout needs a positive duration")
 	}
-	var hopts []webhooks.HandlerOption
-	if cfg.log != nil {
-		hopts = append(hopts, webhooks.WithLogger(cfg.log))
+	return cfg
+}
+
+// hopts returns the webhooks options of the configuration.
+func (cfg handlerConfig) hopts() []webhooks.HandlerOption {
+	if cfg.log == nil {
+		return nil
 	}
-	h := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+	return []webhooks.HandlerOption{webhooks.WithLogger(cfg.log)}
+}
+
+// store returns the function of the Handlers: it inserts the verified
+// delivery, with its business ("" from Handler), within the timeout.
+func (cfg handlerConfig) store(pool *pgxpool.Pool) func(context.Context, *webhooks.Delivery) error {
+	return func(ctx context.Context, d *webhooks.Delivery) error {
 		// Not canceled with the request, which net/http does when the
 		// client hangs up: an insert under way completes (or meets the
 		// deadline), and the service's retry finds the delivery stored. It
@@ -100,10 +143,9 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 		// measurable cost at thousands of requests a second.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.timeout)
 		defer cancel()
-		tag, err := pool.Exec(ctx, insertSQL, d.ID, string(d.Type), d.Timestamp, d.Body)
+		tag, err := pool.Exec(ctx, insertSQL, d.Business, d.ID, string(d.Type), d.Timestamp, d.Body)
 		switch {
 		case err != nil:
-			cfg.metrics.add(outcomeStoreFailed)
 			return fmt.Errorf("pginbox: storing delivery: %w", err)
 		case tag.RowsAffected() == 0:
 			cfg.metrics.add(outcomeDuplicate)
@@ -111,9 +153,5 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 			cfg.metrics.add(outcomeStored)
 		}
 		return nil
-	}, hopts...)
-	if cfg.metrics != nil {
-		return countRefusals(h, cfg.metrics)
 	}
-	return h
 }

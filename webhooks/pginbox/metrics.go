@@ -23,7 +23,7 @@ const (
 	outcomeStored      outcome = iota // the Handler stored a new delivery and answered 200
 	outcomeDuplicate                  // the Handler found it stored already and answered 200
 	outcomeRefused                    // not a verified delivery: 4xx
-	outcomeStoreFailed                // the database failed or was too slow: 500, the service retries
+	outcomeStoreFailed                // not stored, 500: the database (or a VerifierFunc) failed or was too slow
 	outcomeProcessed                  // a run succeeded
 	outcomeRetried                    // a run failed; the delivery is tried again after the Backoff
 	outcomeFailed                     // a run failed and the delivery was parked as failed
@@ -36,7 +36,7 @@ var outcomeNames = [outcomes]string{"stored", "duplicate", "refused", "store_fai
 var (
 	deliveriesDesc = prometheus.NewDesc("invoicing_pginbox_deliveries_total",
 		"Webhook deliveries by outcome. Handler: stored (new, acknowledged), duplicate (stored already, acknowledged), "+
-			"refused (not a verified delivery: 4xx), store_failed (the database failed or was too slow: 500, the service retries). "+
+			"refused (not a verified delivery: 4xx), store_failed (not stored, answered 5xx: the database, or BusinessHandler's lookup of the business's secrets, failed or was too slow; the service retries). "+
 			"Workers, one per run of the callback: processed, retried (the run failed; tried again after the backoff), "+
 			"failed (the run failed and the delivery was parked as failed).",
 		[]string{"outcome"}, nil)
@@ -158,18 +158,30 @@ func (m *Metrics) depth() (due, waiting int64, oldest float64, err error) {
 	return due, waiting, oldest, err
 }
 
-// WithMetrics makes the Handler count the deliveries it stores, finds
-// stored already, refuses and fails to store in m (see Metrics).
+// WithMetrics makes the Handler (or BusinessHandler) count the deliveries
+// it stores, finds stored already, refuses and fails to store in m (see
+// Metrics). Its counts are not per business: a label per business would
+// grow without bound; the table has the figures per business (see the
+// package documentation).
 func WithMetrics(m *Metrics) HandlerOption {
 	return func(c *handlerConfig) { c.metrics = m }
 }
 
-// countRefusals wraps the Handler to count its 4xx answers as refused.
-func countRefusals(h http.Handler, m *Metrics) http.Handler {
+// count wraps a Handler to count its 4xx answers as refused and its 5xx
+// as store_failed when the configuration has Metrics (store counts the
+// rest).
+func (cfg handlerConfig) count(h http.Handler) http.Handler {
+	m := cfg.metrics
+	if m == nil {
+		return h
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r)
-		if sw.status >= 400 && sw.status < 500 {
+		switch {
+		case sw.status >= 500:
+			m.add(outcomeStoreFailed)
+		case sw.status >= 400:
 			m.add(outcomeRefused)
 		}
 	})

@@ -39,14 +39,14 @@ const (
 	// that no longer parses); workers leave it alone. To try it again:
 	//
 	//	UPDATE invoicing_webhook_inbox SET status = 'pending', next_attempt_at = now()
-	//	WHERE delivery_id = $1 AND status = 'failed'
+	//	WHERE business = $1 AND delivery_id = $2 AND status = 'failed'
 	StatusFailed = "failed"
 )
 
 // claimSQL locks the pending delivery due first that no other transaction
 // has locked. The lock lasts until the claiming transaction ends, and ends
 // with it if the worker's connection dies.
-const claimSQL = `SELECT delivery_id, event_type, signed_at, body, failures
+const claimSQL = `SELECT business, delivery_id, event_type, signed_at, body, failures
 FROM ` + TableName + `
 WHERE status = 'pending' AND next_attempt_at <= now()
 ORDER BY next_attempt_at
@@ -60,15 +60,15 @@ FOR UPDATE SKIP LOCKED`
 // claimSQL compares next_attempt_at with.
 const succeededSQL = `UPDATE ` + TableName + `
 SET status = 'processed', attempts = attempts + 1, processed_at = clock_timestamp()
-WHERE delivery_id = $1`
+WHERE business = $1 AND delivery_id = $2`
 
-// failedSQL records a failed run: $2 the error, $3 the new status, $4 the
+// failedSQL records a failed run: $3 the error, $4 the new status, $5 the
 // wait before the next run in milliseconds, counted from when the callback
 // returned (clock_timestamp(), as in succeededSQL).
 const failedSQL = `UPDATE ` + TableName + `
-SET status = $3, attempts = attempts + 1, failures = failures + 1, last_error = $2,
-    next_attempt_at = clock_timestamp() + $4 * interval '1 millisecond'
-WHERE delivery_id = $1`
+SET status = $4, attempts = attempts + 1, failures = failures + 1, last_error = $3,
+    next_attempt_at = clock_timestamp() + $5 * interval '1 millisecond'
+WHERE business = $1 AND delivery_id = $2`
 
 // errTxOwned is returned by Commit and Rollback of the transaction given to
 // ProcessTx: the Worker ends it.
@@ -101,8 +101,10 @@ type Worker struct {
 	// not wait for those. Callbacks should not use it either, but tx.
 	Pool *pgxpool.Pool
 	// Process is called with each delivery, its Event parsed with
-	// webhooks.Parse from the stored body. A nil error marks the delivery
-	// processed; an error (or a panic) counts as a failure.
+	// webhooks.Parse from the stored body, and its Business the one
+	// BusinessHandler stored it for ("" when Handler stored it). A nil
+	// error marks the delivery processed; an error (or a panic) counts as
+	// a failure.
 	Process func(ctx context.Context, d *webhooks.Delivery) error
 	// ProcessTx is called instead of Process, inside the transaction that
 	// claimed the delivery (at a savepoint): writes made through tx commit
@@ -242,7 +244,7 @@ func (w *Worker) processNext(ctx context.Context) (found bool, err error) {
 	var d webhooks.Delivery
 	var eventType string
 	var failures int
-	err = tx.QueryRow(ctx, claimSQL).Scan(&d.ID, &eventType, &d.Timestamp, &d.Body, &failures)
+	err = tx.QueryRow(ctx, claimSQL).Scan(&d.Business, &d.ID, &eventType, &d.Timestamp, &d.Body, &failures)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -265,15 +267,15 @@ func (w *Worker) processNext(ctx context.Context) (found bool, err error) {
 	}
 	result := outcomeProcessed
 	if err == nil {
-		_, err = tx.Exec(ctx, succeededSQL, d.ID)
+		_, err = tx.Exec(ctx, succeededSQL, d.Business, d.ID)
 	} else {
 		result, err = w.recordFailure(ctx, tx, &d, failures+1, permanent, err)
 	}
 	if err != nil {
-		return true, fmt.Errorf("pginbox: recording the outcome of delivery %s: %w", d.ID, err)
+		return true, fmt.Errorf("pginbox: recording the outcome of delivery %s: %w", name(&d), err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return true, fmt.Errorf("pginbox: committing delivery %s: %w", d.ID, err)
+		return true, fmt.Errorf("pginbox: committing delivery %s: %w", name(&d), err)
 	}
 	w.Metrics.add(result)
 	return true, nil
@@ -314,11 +316,22 @@ func (w *Worker) recordFailure(ctx context.Context, tx pgx.Tx, d *webhooks.Deliv
 		result, status, wait = outcomeFailed, StatusFailed, 0
 	}
 	if w.Logger != nil {
-		w.Logger.WarnContext(ctx, "pginbox: delivery failed",
-			"delivery_id", d.ID, "event", string(d.Type), "failures", failures, "status", status, "error", cause.Error())
+		attrs := []any{"delivery_id", d.ID, "event", string(d.Type), "failures", failures, "status", status, "error", cause.Error()}
+		if d.Business != "" {
+			attrs = append(attrs, "business", d.Business)
+		}
+		w.Logger.WarnContext(ctx, "pginbox: delivery failed", attrs...)
 	}
-	_, err := tx.Exec(ctx, failedSQL, d.ID, clip(cause.Error()), status, wait.Milliseconds())
+	_, err := tx.Exec(ctx, failedSQL, d.Business, d.ID, clip(cause.Error()), status, wait.Milliseconds())
 	return result, err
+}
+
+// name names d in an error: its id, after its business if it has one.
+func name(d *webhooks.Delivery) string {
+	if d.Business == "" {
+		return d.ID
+	}
+	return d.Business + "/" + d.ID
 }
 
 // clip makes an error message storable as text: at most 4000 bytes of valid
