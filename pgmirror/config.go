@@ -105,6 +105,13 @@ type Config struct {
 	// OnProgress, when set, is called after each batch the backfill writes.
 	// It must not block.
 	OnProgress func(Progress)
+
+	// Operations.
+
+	// Metrics, when set, receives the mirror's Prometheus metrics (see
+	// Metrics): build it with NewMetrics, give its Middleware to the Client
+	// and register it. One Metrics serves one Mirror. Nil: none.
+	Metrics *Metrics
 }
 
 // Progress is the state of the backfill of one resource.

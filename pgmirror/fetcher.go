@@ -26,7 +26,8 @@ FROM (SELECT resource, id FROM mirror_pending_fetch
       LIMIT $2
       FOR UPDATE SKIP LOCKED) AS due
 WHERE p.resource = due.resource AND p.id = due.id
-RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found, nextval('mirror_fetch_seq')`
+RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found, nextval('mirror_fetch_seq'),
+	extract(epoch FROM now() - p.requested_at)::float8`
 
 // doneSQL removes a fetched record's request, unless another request came
 // in while it was fetched ($3, the request_seq it was claimed with).
@@ -55,9 +56,6 @@ const maxNotFound = 3
 // maxFetchBackoff caps the wait between attempts to fetch one record.
 const maxFetchBackoff = 5 * time.Minute
 
-// maxDatabaseBackoff caps the wait between attempts to reach the database.
-const maxDatabaseBackoff = 30 * time.Second
-
 // writeTimeout bounds writing what a fetch or a page returned, after the
 // caller's context ended: the work done is not thrown away.
 const writeTimeout = 30 * time.Second
@@ -69,6 +67,12 @@ type claim struct {
 	attempts     int
 	notFound     int
 	seq          int64 // the fetch's sequence number
+	// waited is how long ago, by the database's clock, the record was first
+	// asked for (the delivery naming it was received) when it was claimed,
+	// at claimed by the replica's clock: the two give the event's lag
+	// without comparing the clocks.
+	waited  float64
+	claimed time.Time
 }
 
 // RunFetchers fetches the records that events asked for, once their
@@ -82,13 +86,16 @@ type claim struct {
 // One loop claims due requests, as many as there are idle fetchers, and
 // looks again every PollInterval, or as soon as a fetch ends while the
 // last claim filled every fetcher; while the database fails, it waits
-// longer after each failure (a second, doubling, at most 30 seconds).
+// longer after each failure (a second, doubling, at most 30 seconds). The
+// database's failures, and the service's (a network error, a 5xx, a 429),
+// are logged once when they start and once when they end, not per fetch.
 func (m *Mirror) RunFetchers(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	busy := make(chan struct{}, m.cfg.Fetchers) // one token per fetch in progress
 	freed := make(chan struct{}, 1)
-	failures := 0 // claims failed in a row: the database is away
+	failures := 0 // claims failed in a row
+	pruned := time.Time{}
 	for ctx.Err() == nil {
 		idle := cap(busy) - len(busy)
 		if idle == 0 {
@@ -101,17 +108,22 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 		claims, err := m.claim(ctx, idle)
 		if err != nil && ctx.Err() == nil {
 			failures++
-			wait := min(backoff(failures, err), maxDatabaseBackoff)
-			m.log.ErrorContext(ctx, "pgmirror: claiming records to fetch", "failures", failures, "retry_in", wait.String(), "error", err.Error())
+			wait := retryWait(failures)
+			m.databaseFailed(ctx, err, "pgmirror: claiming records to fetch", "failures", failures, "retry_in", wait.String())
 			sleep(ctx, wait)
 			continue
 		}
 		failures = 0
+		m.db.ok(ctx)
+		if time.Since(pruned) >= lagPruneInterval {
+			pruned = time.Now()
+			m.pruneLag(ctx)
+		}
 		for _, c := range claims {
 			busy <- struct{}{}
 			wg.Go(func() {
 				if err := m.fetch(ctx, c); err != nil && ctx.Err() == nil {
-					m.log.ErrorContext(ctx, "pgmirror: fetching a requested record", "resource", c.resource, "id", c.id, "error", err.Error())
+					m.databaseFailed(ctx, err, "pgmirror: fetching a requested record", "resource", c.resource, "id", c.id)
 				}
 				<-busy
 				select {
@@ -126,8 +138,12 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 	}
 }
 
-// claim leases up to n due requests.
+// claim leases up to n due requests. A database that does not answer
+// within pingTimeout counts as away: a hang is noticed, and logged, as an
+// outage is.
 func (m *Mirror) claim(ctx context.Context, n int) ([]claim, error) {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
 	rows, err := m.pool.Query(ctx, claimSQL, m.cfg.FetchLease, n)
 	if err != nil {
 		return nil, err
@@ -135,10 +151,11 @@ func (m *Mirror) claim(ctx context.Context, n int) ([]claim, error) {
 	var out []claim
 	for rows.Next() {
 		var c claim
-		if err := rows.Scan(&c.resource, &c.id, &c.requestSeq, &c.attempts, &c.notFound, &c.seq); err != nil {
+		if err := rows.Scan(&c.resource, &c.id, &c.requestSeq, &c.attempts, &c.notFound, &c.seq, &c.waited); err != nil {
 			rows.Close()
 			return out, err
 		}
+		c.claimed = time.Now()
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -161,12 +178,18 @@ func (m *Mirror) fetch(ctx context.Context, c claim) error {
 	if err != nil {
 		return m.fetchFailed(ctx, c, err)
 	}
+	m.api.ok(ctx)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	var written []string
+	var lag float64
 	err = m.inTx(wctx, func(tx pgx.Tx) error {
 		var err error
 		if written, err = apply(wctx, tx, res, []row{r}, c.seq); err != nil {
+			return err
+		}
+		lag = c.waited + time.Since(c.claimed).Seconds()
+		if _, err := tx.Exec(wctx, lagSQL, c.resource, lag); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(wctx, doneSQL, c.resource, c.id, c.requestSeq)
@@ -179,6 +202,7 @@ func (m *Mirror) fetch(ctx context.Context, c claim) error {
 	if err != nil {
 		return fmt.Errorf("writing: %w", err) // its lease expires: it is fetched again
 	}
+	m.metrics.observeLag(c.resource, lag)
 	m.log.DebugContext(ctx, "pgmirror: fetched", "resource", c.resource, "id", c.id, "changed", len(written) > 0)
 	return nil
 }
@@ -186,7 +210,9 @@ func (m *Mirror) fetch(ctx context.Context, c claim) error {
 // fetchFailed records a failed fetch: the record is tried again after a
 // backoff (honouring a Retry-After), except after maxNotFound 404s in a row
 // or for an id the API cannot take, which are logged and dropped. A fetch
-// cut short because the fetcher stops gives the record back untried.
+// cut short because the fetcher stops gives the record back untried. A
+// failure of the service rather than of the record (a network error, a
+// 5xx, a 429) is reported to the API's dependency, which logs the first.
 func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
 	if ctx.Err() != nil {
 		m.release(c)
@@ -205,7 +231,11 @@ func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
 	}
 	wait := backoff(c.attempts, err)
 	logAt := m.log.WarnContext
-	if c.attempts >= 5 {
+	switch {
+	case !notFound && !permanent(err):
+		m.api.failed(ctx, err)
+		logAt = m.log.DebugContext
+	case c.attempts >= 5:
 		logAt = m.log.ErrorContext // long enough to need a look
 	}
 	logAt(ctx, "pgmirror: fetch failed; trying again later", "resource", c.resource, "id", c.id,
@@ -223,9 +253,19 @@ func (m *Mirror) release(c claim) {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	if _, err := m.pool.Exec(ctx, releaseSQL, c.resource, c.id); err != nil {
-		m.log.WarnContext(ctx, "pgmirror: giving back a record to fetch; its lease will expire",
-			"resource", c.resource, "id", c.id, "error", err.Error())
+		m.databaseFailed(ctx, err, "pgmirror: giving back a record to fetch; its lease will expire", "resource", c.resource, "id", c.id)
 	}
+}
+
+// databaseFailed reports err, a failure of a statement: to the database's
+// dependency when it means that the database is away (which logs the first
+// such failure), and otherwise to the log at Error, with msg and args.
+func (m *Mirror) databaseFailed(ctx context.Context, err error, msg string, args ...any) {
+	if unreachable(err) {
+		m.db.failed(ctx, err)
+		return
+	}
+	m.log.ErrorContext(ctx, msg, append(args, "error", oneLine(err))...)
 }
 
 // backoff is the wait before attempt n+1 after a failure: a second,

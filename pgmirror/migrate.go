@@ -106,5 +106,6 @@ func (m *Mirror) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pgmirror: migrating schema %s: %w", m.cfg.Schema, err)
 	}
+	m.migrated.Store(true)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,10 +21,13 @@ import (
 // service. Every replica of a receiver opens its own; they share the
 // database. Its methods are safe for concurrent use.
 type Mirror struct {
-	cfg     Config
-	pool    *pgxpool.Pool // everything but the Handler
-	inserts *pgxpool.Pool // the Handler's
-	log     *slog.Logger
+	cfg      Config
+	pool     *pgxpool.Pool // everything but the Handler
+	inserts  *pgxpool.Pool // the Handler's
+	log      *slog.Logger
+	db, api  *dependency // PostgreSQL and the API, as the loops see them
+	metrics  *Metrics    // nil without Config.Metrics
+	migrated atomic.Bool // Migrate succeeded: the Handler may store deliveries
 }
 
 // Open connects to the database at databaseURL (a postgres:// URL or a
@@ -66,12 +70,22 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Mirror{cfg: cfg, pool: pool, inserts: inserts, log: cfg.Logger}, nil
+	m := &Mirror{cfg: cfg, pool: pool, inserts: inserts, log: cfg.Logger,
+		db: newDependency("PostgreSQL", cfg.Logger), api: newDependency("the API", cfg.Logger)}
+	if cfg.Metrics != nil {
+		if err := cfg.Metrics.attach(m); err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.metrics = cfg.Metrics
+	}
+	return m, nil
 }
 
 // Close closes the Mirror's pools. Stop Run (end its context) and the
 // server of the Handler first.
 func (m *Mirror) Close() {
+	m.metrics.detach(m)
 	m.inserts.Close()
 	m.pool.Close()
 }
@@ -88,28 +102,52 @@ func (m *Mirror) schemaIdent() string { return pgx.Identifier{m.cfg.Schema}.Sani
 
 // lockKey names an advisory lock of this schema's mirror; SQL hashes it
 // with hashtextextended into a bigint key.
-func (m *Mirror) lockKey(purpose string) string { return "pgmirror:" + m.cfg.Schema + ":" + purpose }
+func (m *Mirror) lockKey(purpose string) string { return lockKeyOf(m.cfg.Schema, purpose) }
+
+// lockKeyOf is the lock key of purpose in schema's mirror.
+func lockKeyOf(schema, purpose string) string { return "pgmirror:" + schema + ":" + purpose }
 
 // Handler returns the webhook endpoint: a pginbox.Handler, on a pool of
 // its own, that verifies each delivery with v and stores it in the inbox
 // table before it answers 200 (500 when the database does not store it in
-// pginbox.DefaultHandlerTimeout), so that no acknowledged delivery is lost. Serve it from the first second,
-// before and during the backfill; Run's Workers turn the stored deliveries
-// into fetches.
+// pginbox.DefaultHandlerTimeout), so that no acknowledged delivery is lost.
+// Serve it from the first second, before and during the backfill; Run's
+// Workers turn the stored deliveries into fetches. Until Migrate (or Run)
+// has migrated the schema on this Mirror it answers 503, and the service
+// retries. While the database fails, the deliveries it refuses are not
+// logged one by one: the mirror logs one line when the database fails and
+// one when it answers again.
 func (m *Mirror) Handler(v *webhooks.Verifier) http.Handler {
-	return pginbox.Handler(m.inserts, v, pginbox.WithLogger(m.log))
+	store := pginbox.Handler(m.inserts, v, pginbox.WithLogger(m.databaseErrorsTo(func(ctx context.Context, err error) {
+		m.db.failed(ctx, err)
+	})))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !m.migrated.Load() {
+			http.Error(w, "the mirror is starting", http.StatusServiceUnavailable)
+			return
+		}
+		store.ServeHTTP(w, r)
+	})
 }
 
-// Run keeps the mirror current until ctx ends: it migrates, starts the
-// Workers (stored deliveries to fetch requests) and the fetchers, backfills
-// whatever was never backfilled (resuming a stopped backfill), then runs the
+// Run keeps the mirror current until ctx ends. It first checks the API
+// key and base URL with one request (CheckAPI) and waits for the database,
+// both with backoff and one log line while they are away, then migrates,
+// starts the Workers (stored deliveries to fetch requests) and the
+// fetchers, backfills whatever was never backfilled (resuming a stopped
+// backfill; then it logs "pgmirror: backfill complete"), and runs the
 // reconciler every ReconcileInterval. It returns nil once ctx ends and the
 // work in progress (a batch, a fetch, a delivery) is finished; it returns an
-// error at once for a failed migration and for a backfill failure that
-// retrying cannot mend (such as a refused API key). Every replica runs Run;
-// they share the work through the database.
+// error at once for a key or base URL the service refuses (before any
+// schema is created), a database that refuses the connection itself (a
+// wrong password, no such database), a failed migration and a backfill
+// failure that retrying cannot mend. Every replica runs Run; they share
+// the work through the database.
 func (m *Mirror) Run(ctx context.Context) error {
-	if err := m.Migrate(ctx); err != nil {
+	if err := m.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -118,8 +156,10 @@ func (m *Mirror) Run(ctx context.Context) error {
 	wg.Go(func() { m.RunWorkers(ctx) })
 	wg.Go(func() { m.RunFetchers(ctx) })
 
+	start := time.Now()
 	err := m.Backfill(ctx)
 	if err == nil {
+		m.log.InfoContext(ctx, "pgmirror: backfill complete", "took", time.Since(start).Round(time.Millisecond).String())
 		m.RunReconciler(ctx)
 	}
 	cancel()
@@ -135,18 +175,165 @@ func (m *Mirror) Run(ctx context.Context) error {
 // on any number of replicas: pginbox claims each delivery with SKIP
 // LOCKED). Each delivery is marked processed in the transaction that records
 // its requests, so none is lost or handled twice. Run runs it.
+//
+// When the database fails, the Workers are stopped (their deliveries in
+// progress are rolled back, to be claimed again) and one loop waits for the
+// database with backoff; then they start again. A failure while the
+// database answers (a statement that fails) is logged, and the Workers
+// start again after a backoff.
 func (m *Mirror) RunWorkers(ctx context.Context) {
-	w := &pginbox.Worker{
-		Pool:         m.pool,
-		ProcessTx:    m.enqueue,
-		Concurrency:  m.cfg.Workers,
-		PollInterval: m.cfg.PollInterval,
-		// Recording a delivery's fetches is one insert: a failure is the
-		// database's, worth trying again soon.
-		Backoff: func(failures int) time.Duration { return min(time.Second<<min(failures-1, 6), time.Minute) },
-		Logger:  m.log,
+	restarts := 0 // restarts in a row after a failure while the database answered
+	for ctx.Err() == nil {
+		wctx, stop := context.WithCancel(ctx)
+		var mu sync.Mutex
+		var failure error // the first database failure the Workers logged
+		w := &pginbox.Worker{
+			Pool:         m.pool,
+			ProcessTx:    m.enqueue,
+			Concurrency:  m.cfg.Workers,
+			PollInterval: m.cfg.PollInterval,
+			// Recording a delivery's fetches is one insert: a failure is the
+			// database's, worth trying again soon.
+			Backoff: func(failures int) time.Duration { return min(time.Second<<min(failures-1, 6), time.Minute) },
+			Logger: m.databaseErrorsTo(func(_ context.Context, err error) {
+				mu.Lock()
+				if failure == nil {
+					failure = err
+				}
+				mu.Unlock()
+				stop()
+			}),
+		}
+		started := time.Now()
+		err := w.Run(wctx)
+		stop()
+		if err != nil { // misconfigured: starting again would not mend it
+			m.log.ErrorContext(ctx, "pgmirror: webhook workers", "error", err.Error())
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if perr := m.ping(ctx); unreachable(perr) {
+			restarts = 0
+			m.db.failed(ctx, perr)
+			if m.waitFor(ctx, m.db, m.ping, func(error) bool { return false }) != nil {
+				return
+			}
+			continue
+		}
+		if time.Since(started) > maxDependencyBackoff {
+			restarts = 0
+		}
+		restarts++
+		wait := retryWait(restarts)
+		m.log.ErrorContext(ctx, "pgmirror: webhook workers failed; starting them again", "retry_in", wait.String(), "error", oneLine(failure))
+		sleep(ctx, wait)
 	}
-	if err := w.Run(ctx); err != nil {
-		m.log.ErrorContext(ctx, "pgmirror: webhook workers", "error", err.Error())
+}
+
+// start checks the API, waits for the database and migrates.
+func (m *Mirror) start(ctx context.Context) error {
+	if err := m.waitFor(ctx, m.api, m.CheckAPI, permanent); err != nil {
+		return err
 	}
+	if err := m.waitFor(ctx, m.db, m.ping, func(err error) bool { return !unreachable(err) }); err != nil {
+		return fmt.Errorf("pgmirror: connecting to the database: %w", err)
+	}
+	return m.Migrate(ctx)
+}
+
+// waitFor calls try until it succeeds, reporting each outcome to dep and
+// waiting longer after each failure (retryWait). It returns try's error
+// at once when fatal says that waiting cannot mend it, and ctx's error
+// once ctx ends.
+func (m *Mirror) waitFor(ctx context.Context, dep *dependency, try func(context.Context) error, fatal func(error) bool) error {
+	for n := 1; ; n++ {
+		err := try(ctx)
+		switch {
+		case err == nil:
+			dep.ok(ctx)
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case fatal(err):
+			return err
+		}
+		dep.failed(ctx, err)
+		if !sleep(ctx, retryWait(n)) {
+			return ctx.Err()
+		}
+	}
+}
+
+// pingTimeout bounds one look at the database, which may hang.
+const pingTimeout = 10 * time.Second
+
+// ping checks that the database answers.
+func (m *Mirror) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	return m.pool.Ping(ctx)
+}
+
+// CheckAPI makes one request to the service, a one-record list, to check
+// the Client's base URL and API key, and returns nil when the service
+// answers it. Its error says whether the service refused the request (a
+// wrong key or base URL: permanent, see the *invoicing.Error it wraps) or
+// could not be reached. Run calls it before it creates any schema; call it
+// before Migrate to leave nothing behind on a wrong key.
+func (m *Mirror) CheckAPI(ctx context.Context) error {
+	_, err := allResources[0].total(ctx, m.cfg.Client)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case permanent(err):
+		return fmt.Errorf("pgmirror: the API at %s refused the mirror's first request (check the base URL and the API key): %w",
+			m.cfg.Client.BaseURL(), err)
+	}
+	return fmt.Errorf("pgmirror: the API at %s is unreachable: %w", m.cfg.Client.BaseURL(), err)
+}
+
+// databaseErrorsTo returns a logger for pginbox (its Workers and Handler
+// log the database's failures at Error, and nothing else there): its Error
+// records go to failed instead of the log; the others go to the mirror's
+// log.
+func (m *Mirror) databaseErrorsTo(failed func(context.Context, error)) *slog.Logger {
+	return slog.New(&errorsTo{Handler: m.log.Handler(), failed: failed})
+}
+
+// errorsTo is the slog.Handler of databaseErrorsTo.
+type errorsTo struct {
+	slog.Handler
+	failed func(context.Context, error)
+}
+
+func (h *errorsTo) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelError || h.Handler.Enabled(ctx, l)
+}
+
+func (h *errorsTo) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelError {
+		return h.Handler.Handle(ctx, r)
+	}
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "error" {
+			msg = a.Value.String()
+			return false
+		}
+		return true
+	})
+	h.failed(ctx, errors.New(msg))
+	return nil
+}
+
+func (h *errorsTo) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &errorsTo{Handler: h.Handler.WithAttrs(attrs), failed: h.failed}
+}
+
+func (h *errorsTo) WithGroup(name string) slog.Handler {
+	return &errorsTo{Handler: h.Handler.WithGroup(name), failed: h.failed}
 }

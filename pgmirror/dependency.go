@@ -1,0 +1,107 @@
+package pgmirror
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// maxDependencyBackoff caps the wait between attempts to reach PostgreSQL
+// or the API while it is away.
+const maxDependencyBackoff = 30 * time.Second
+
+// A dependency is PostgreSQL or the API as every loop of the mirror sees
+// it. However many loops fail while it is away, it logs one line when it
+// goes away (with the first error) and one when it is back (with how long
+// it was away and how many failures the loops met meanwhile): the loops
+// report to it instead of logging each failure.
+type dependency struct {
+	name string // "PostgreSQL" or "the API", as the log lines say
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	downAt   time.Time // zero while it answers
+	failures int       // failures since downAt
+}
+
+func newDependency(name string, log *slog.Logger) *dependency {
+	return &dependency{name: name, log: log}
+}
+
+// failed records a failure to reach the dependency; the first since it last
+// answered is logged, at Warn (the loops retry).
+func (d *dependency) failed(ctx context.Context, err error) {
+	d.mu.Lock()
+	first := d.downAt.IsZero()
+	if first {
+		d.downAt = time.Now()
+	}
+	d.failures++
+	d.mu.Unlock()
+	if first {
+		d.log.WarnContext(ctx, "pgmirror: "+d.name+" is not answering; retrying with backoff until it does",
+			"error", oneLine(err))
+	}
+}
+
+// ok records that the dependency answered; the first answer after it went
+// away is logged, at Info.
+func (d *dependency) ok(ctx context.Context) {
+	d.mu.Lock()
+	downAt, failures := d.downAt, d.failures
+	d.downAt, d.failures = time.Time{}, 0
+	d.mu.Unlock()
+	if !downAt.IsZero() {
+		d.log.InfoContext(ctx, "pgmirror: "+d.name+" answers again",
+			"away", time.Since(downAt).Round(time.Millisecond).String(), "failures", failures)
+	}
+}
+
+// up reports whether the dependency answered the last attempt to reach it.
+func (d *dependency) up() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.downAt.IsZero()
+}
+
+// retryWait is the wait after the n-th failure in a row of a loop reaching
+// a dependency: a second, doubling, at most maxDependencyBackoff, give or
+// take a tenth so that replicas and loops do not retry in step.
+func retryWait(n int) time.Duration {
+	return jitter(min(time.Second<<min(max(n-1, 0), 6), maxDependencyBackoff))
+}
+
+// unreachable reports whether err means that PostgreSQL could not be
+// reached or is going away (a refused or broken connection, a server
+// shutting down or starting up, too many connections), rather than a
+// failure of the statement itself.
+func unreachable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || // connection exception
+			pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" || // shutting down, starting up
+			pgErr.Code == "53300" // too many connections
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || pgconn.SafeToRetry(err)
+}
+
+// oneLine is err's message on one line: pgx puts each address it tried on
+// a line of its own ("failed to connect to ...:\n\t127.0.0.1:5432 ...").
+// pgx's messages name the user and the database, never the password.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

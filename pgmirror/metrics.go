@@ -1,0 +1,265 @@
+package pgmirror
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
+)
+
+// Metrics are a mirror's Prometheus metrics. Build them with NewMetrics,
+// give them to Config.Metrics and their Middleware to the mirror's Client
+// (invoicing.WithMiddleware), and register them with a
+// prometheus.Registerer. They are, all named invoicing_mirror_..., with
+// labels of bounded values only (never a record's id):
+//
+//   - inbox_pending_deliveries and inbox_oldest_pending_age_seconds: the
+//     webhook deliveries stored and not yet processed, and the age of the
+//     oldest, read from the database at scrape time;
+//   - pending_fetches{resource}: the records events named that wait to be
+//     fetched, read at scrape time;
+//   - event_lag_seconds{resource}: a histogram of the time from a
+//     delivery's receipt to the commit of the row its event called for;
+//   - api_requests_total{route,status}: the requests sent to the service,
+//     each attempt, by route template ("GET /invoices/{id}") and status;
+//   - api_rate_limit_pause_seconds_total: the time the service asked the
+//     mirror to pause (the Retry-After of its 429s);
+//   - dependency_up{dependency}: 1 while PostgreSQL ("postgresql") or the
+//     API ("api") answers the mirror's loops, 0 while it is away.
+//
+// The scrape-time queries take at most ScrapeTimeout; when the database
+// does not answer in time, those metrics are left out of the scrape and
+// the others are still served.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	paused   prometheus.Counter
+	lag      *prometheus.HistogramVec
+
+	mu          sync.Mutex
+	pausedUntil time.Time       // the end of the last pause counted
+	routes      map[string]bool // the route labels in use, at most maxRoutes
+
+	mirror atomic.Pointer[Mirror] // the Mirror they serve
+}
+
+// ScrapeTimeout bounds the database queries of a scrape.
+const ScrapeTimeout = 3 * time.Second
+
+// maxRoutes bounds the route label's values: the SDK's route templates
+// are far fewer; a request the SDK did not make would count as "other".
+const maxRoutes = 100
+
+// Descriptions of the metrics read at scrape time.
+var (
+	inboxPendingDesc = prometheus.NewDesc("invoicing_mirror_inbox_pending_deliveries",
+		"Webhook deliveries stored and not yet processed (read from the inbox table at scrape time).", nil, nil)
+	inboxOldestDesc = prometheus.NewDesc("invoicing_mirror_inbox_oldest_pending_age_seconds",
+		"Seconds since the oldest delivery not yet processed was received; 0 when none waits.", nil, nil)
+	pendingFetchesDesc = prometheus.NewDesc("invoicing_mirror_pending_fetches",
+		"Records that events named and that wait to be fetched, by resource (read at scrape time).", []string{"resource"}, nil)
+	dependencyUpDesc = prometheus.NewDesc("invoicing_mirror_dependency_up",
+		"1 while the dependency (postgresql or api) answered the mirror's last attempt to reach it, 0 while it is away.",
+		[]string{"dependency"}, nil)
+)
+
+// NewMetrics returns the metrics of one Mirror, all zero.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "invoicing_mirror_api_requests_total",
+			Help: "Requests the mirror sent to the service, each attempt, by route template (such as GET /invoices/{id}) and HTTP status (error when no response came).",
+		}, []string{"route", "status"}),
+		paused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "invoicing_mirror_api_rate_limit_pause_seconds_total",
+			Help: "Seconds the service asked the mirror to pause its requests: the Retry-After of its 429 responses, overlapping pauses counted once.",
+		}),
+		lag: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "invoicing_mirror_event_lag_seconds",
+			Help:    "Seconds from the receipt of a webhook delivery to the commit of the row its event called for, by resource.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+		}, []string{"resource"}),
+		routes: map[string]bool{},
+	}
+}
+
+// attach makes x the metrics of m.
+func (x *Metrics) attach(m *Mirror) error {
+	if !x.mirror.CompareAndSwap(nil, m) {
+		return errors.New("pgmirror: Config.Metrics already serves another Mirror")
+	}
+	return nil
+}
+
+// detach frees x when m closes.
+func (x *Metrics) detach(m *Mirror) {
+	if x != nil {
+		x.mirror.CompareAndSwap(m, nil)
+	}
+}
+
+// Middleware counts the requests the Client sends, by route template and
+// status, and the pauses the service asks for; give it to the mirror's
+// Client with invoicing.WithMiddleware(metrics.Middleware).
+func (x *Metrics) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	resp, err := next(req)
+	status := "error"
+	if err == nil {
+		status = strconv.Itoa(resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			x.pause(resp.Header.Get("Retry-After"), time.Now())
+		}
+	}
+	x.requests.WithLabelValues(x.route(req), status).Inc()
+	return resp, err
+}
+
+// route is req's route label: its route template, or "other" for a
+// request the SDK did not make and past maxRoutes templates.
+func (x *Metrics) route(req *http.Request) string {
+	r := invoicing.Route(req)
+	if r == "" {
+		return "other"
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.routes[r] {
+		if len(x.routes) >= maxRoutes {
+			return "other"
+		}
+		x.routes[r] = true
+	}
+	return r
+}
+
+// pause counts the pause a 429's Retry-After (seconds or an HTTP date)
+// asks for, minus the part an earlier pause already covers.
+func (x *Metrics) pause(retryAfter string, now time.Time) {
+	var until time.Time
+	if s, err := strconv.Atoi(retryAfter); err == nil {
+		until = now.Add(time.Duration(s) * time.Second)
+	} else if t, err := http.ParseTime(retryAfter); err == nil {
+		until = t
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !until.After(now) || !until.After(x.pausedUntil) {
+		return
+	}
+	x.paused.Add(until.Sub(later(now, x.pausedUntil)).Seconds())
+	x.pausedUntil = until
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// observeLag records the event lag of a record of resource, in seconds;
+// x may be nil.
+func (x *Metrics) observeLag(resource string, seconds float64) {
+	if x != nil {
+		x.lag.WithLabelValues(resource).Observe(seconds)
+	}
+}
+
+// Describe sends the descriptions of the metrics (prometheus.Collector).
+func (x *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	x.requests.Describe(ch)
+	x.paused.Describe(ch)
+	x.lag.Describe(ch)
+	for _, d := range []*prometheus.Desc{inboxPendingDesc, inboxOldestDesc, pendingFetchesDesc, dependencyUpDesc} {
+		ch <- d
+	}
+}
+
+// Collect sends the metrics' values (prometheus.Collector), querying the
+// database for the inbox and the pending fetches.
+func (x *Metrics) Collect(ch chan<- prometheus.Metric) {
+	x.requests.Collect(ch)
+	x.paused.Collect(ch)
+	x.lag.Collect(ch)
+	m := x.mirror.Load()
+	if m == nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(dependencyUpDesc, prometheus.GaugeValue, gauge(m.db.up()), "postgresql")
+	ch <- prometheus.MustNewConstMetric(dependencyUpDesc, prometheus.GaugeValue, gauge(m.api.up()), "api")
+	ctx, cancel := context.WithTimeout(context.Background(), ScrapeTimeout)
+	defer cancel()
+	q, err := queuesOf(ctx, m.pool)
+	if err != nil {
+		return // left out of this scrape: dependency_up says why
+	}
+	ch <- prometheus.MustNewConstMetric(inboxPendingDesc, prometheus.GaugeValue, float64(q.inboxPending))
+	ch <- prometheus.MustNewConstMetric(inboxOldestDesc, prometheus.GaugeValue, q.inboxOldest.Seconds())
+	for _, res := range allResources {
+		ch <- prometheus.MustNewConstMetric(pendingFetchesDesc, prometheus.GaugeValue, float64(q.fetches[res.name].count), res.name)
+	}
+}
+
+func gauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// queues is the work waiting in the database.
+type queues struct {
+	inboxPending int64
+	inboxOldest  time.Duration // 0 when none
+	fetches      map[string]pendingFetches
+}
+
+// pendingFetches are a resource's records waiting to be fetched.
+type pendingFetches struct {
+	count  int64
+	oldest time.Duration // since the first request of the oldest
+}
+
+// queuesSQL reads the inbox (its pending rows, through the workers' partial
+// index) and the pending fetches by resource.
+const queuesSQL = `SELECT NULL::text, count(*), coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
+FROM ` + pginbox.TableName + ` WHERE status = 'pending'
+UNION ALL
+SELECT resource, count(*), extract(epoch FROM now() - min(requested_at))::float8
+FROM mirror_pending_fetch GROUP BY resource`
+
+// queuesOf reads the work waiting in the database, through db (a pool or
+// a transaction whose search_path is the mirror's schema).
+func queuesOf(ctx context.Context, db interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}) (queues, error) {
+	q := queues{fetches: map[string]pendingFetches{}}
+	rows, err := db.Query(ctx, queuesSQL)
+	if err != nil {
+		return q, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var resource *string
+		var n int64
+		var age float64
+		if err := rows.Scan(&resource, &n, &age); err != nil {
+			return q, err
+		}
+		d := time.Duration(age * float64(time.Second))
+		if resource == nil {
+			q.inboxPending, q.inboxOldest = n, d
+		} else {
+			q.fetches[*resource] = pendingFetches{count: n, oldest: d}
+		}
+	}
+	return q, rows.Err()
+}
