@@ -106,3 +106,11 @@ func requireClaim(t *testing.T, d *redisdedup.Deduper, id string, want webhooks.
 	require.NoError(t, err)
 	require.Equal(t, want, s, msgAndArgs...)
 }
+
+// answer is one request of a load test: what was sent, the status it got
+// and how long it took.
+type answer struct {
+	d      webhooktest.Delivery
+	status int
+	took   time.Duration
+}

@@ -25,20 +25,32 @@ import (
 
 // replicaEnv, set in the environment of the test binary, makes it run as a
 // replica (runReplica) instead of running the tests: its value is the
-// replica's Redis address, key prefix and lease, separated by spaces.
+// replica's Redis address, key prefix and lease, and optionally the path of
+// an effects file, separated by spaces.
 const replicaEnv = "REDISDEDUP_TEST_REPLICA"
 
+// replicaWork is how long the callback of a replica with an effects file
+// works after its effect, before it returns.
+const replicaWork = 50 * time.Millisecond
+
 // runReplica serves webhooks.Handler with a Deduper on 127.0.0.1 until it
-// is killed. Its callback has an effect (it appends the delivery id to the
-// list "<prefix>effects" in Redis), says "processing <id>" on stdout, and
-// then hangs, so that the test can kill the replica between the effect and
-// the release. It says "listening <addr>" on stdout once it serves.
+// is killed, and says "listening <addr>" on stdout once it serves. Without
+// an effects file, its callback has an effect (it appends the delivery id
+// to the list "<prefix>effects" in Redis), says "processing <id>" on
+// stdout, and then hangs, so that the test can kill the replica between the
+// effect and the release. With one, its callback appends the delivery id
+// and a newline to the file (the effect, kept whatever Redis does), works
+// for replicaWork, and succeeds.
 func runReplica() {
-	var addr, prefix, leaseText string
-	_, err := fmt.Sscan(os.Getenv(replicaEnv), &addr, &prefix, &leaseText)
-	lease, perr := time.ParseDuration(leaseText)
-	if err != nil || perr != nil {
-		fmt.Fprintln(os.Stderr, "replica:", err, perr)
+	fields := strings.Fields(os.Getenv(replicaEnv))
+	if len(fields) < 3 {
+		fmt.Fprintln(os.Stderr, "replica: want address, prefix and lease in", replicaEnv)
+		os.Exit(2)
+	}
+	addr, prefix := fields[0], fields[1]
+	lease, err := time.ParseDuration(fields[2])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "replica:", err)
 		os.Exit(2)
 	}
 	v, err := webhooks.NewVerifier(webhooktest.Secret)
@@ -47,13 +59,28 @@ func runReplica() {
 		os.Exit(2)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	h := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+	fn := func(ctx context.Context, d *webhooks.Delivery) error {
 		if err := rdb.RPush(ctx, prefix+"effects", d.ID).Err(); err != nil {
 			return err
 		}
 		fmt.Println("processing", d.ID)
 		select {} // the replica is killed here, before Release
-	}, webhooks.WithDeduper(redisdedup.New(rdb, redisdedup.WithKeyPrefix(prefix), redisdedup.WithLease(lease))))
+	}
+	if len(fields) > 3 {
+		effects, err := os.OpenFile(fields[3], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "replica:", err)
+			os.Exit(2)
+		}
+		fn = func(_ context.Context, d *webhooks.Delivery) error {
+			if _, err := effects.WriteString(d.ID + "\n"); err != nil {
+				return err
+			}
+			time.Sleep(replicaWork)
+			return nil
+		}
+	}
+	h := webhooks.Handler(v, fn, webhooks.WithDeduper(redisdedup.New(rdb, redisdedup.WithKeyPrefix(prefix), redisdedup.WithLease(lease))))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "replica:", err)
@@ -72,10 +99,11 @@ type replica struct {
 }
 
 // startReplica starts the test binary as a replica process (runReplica)
-// and returns once it serves; it is killed with the test.
-func startReplica(t *testing.T, redisAddr, prefix string, lease time.Duration) *replica {
+// and returns once it serves; it is killed with the test. effects is the
+// path of its effects file, or "" for none.
+func startReplica(t *testing.T, redisAddr, prefix string, lease time.Duration, effects string) *replica {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %v", replicaEnv, redisAddr, prefix, lease))
+	cmd.Env = append(os.Environ(), strings.TrimSpace(fmt.Sprintf("%s=%s %s %v %s", replicaEnv, redisAddr, prefix, lease, effects)))
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the tests
 	stdout, err := cmd.StdoutPipe()
@@ -111,7 +139,7 @@ func (r *replica) waitFor(prefix string) (string, bool) {
 func TestReplicaKilledBetweenEffectAndReleaseLeavesTheEffectDoneTwice(t *testing.T) {
 	p := prefix(t)
 	const lease = time.Hour // ended by the test below, once it has seen the claim hold
-	dying := startReplica(t, server.Addr, p, lease)
+	dying := startReplica(t, server.Addr, p, lease, "")
 	rdb := newClient(t)
 	survivor := webhooks.Handler(webhooktest.NewVerifier(t), func(ctx context.Context, d *webhooks.Delivery) error {
 		return rdb.RPush(ctx, p+"effects", d.ID).Err()
