@@ -7,7 +7,9 @@
 //	INVOICING_BASE_URL=... INVOICING_API_KEY=... INVOICING_WEBHOOK_SECRET=... \
 //	DATABASE_URL=postgres://... invoicing-mirror --listen :8080
 //
-// With --once it backfills (or, once backfilled, reconciles) and exits.
+// With --once it backfills (or, once backfilled, reconciles) and exits;
+// "invoicing-mirror status" tells the state of a mirror, and exits 0 when it
+// is healthy, 1 when it is degraded.
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -33,6 +36,7 @@ import (
 )
 
 const usage = `Usage: invoicing-mirror [flags]
+       invoicing-mirror status [flags]   (see invoicing-mirror status --help)
 
 Keeps a PostgreSQL schema equal to the business's data on the Invoicing
 Service: invoices and their lines, quotes and their lines, items, clients,
@@ -42,6 +46,15 @@ a stopped backfill), serves the webhook endpoint that keeps the tables
 current, and re-lists everything every --reconcile-interval to correct the
 changes that raise no event. Any number of replicas may run against one
 database. It stops cleanly on SIGINT or SIGTERM.
+
+It first checks the API key and base URL with one request, before it creates
+anything in the database. While the API or the database is away it waits
+and retries with backoff, logging one line when it goes and one when it is
+back (--once instead exits 1 when the API cannot be reached, and when it
+has not finished within --timeout). On the --listen address, GET /healthz
+answers 200 while the process runs and GET /readyz 200 once the backfill is
+complete (503 before). With --metrics, Prometheus metrics are served at
+/metrics on their own address.
 
 Configuration comes from the environment (never printed):
   INVOICING_BASE_URL        the API's base URL, including /api/v1/external
@@ -59,16 +72,21 @@ const (
 	exitUsage = 2
 )
 
+// defaultOnceTimeout is --timeout's default.
+const defaultOnceTimeout = 10 * time.Minute
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
 // options are the command's flags.
 type options struct {
 	once              bool
+	timeout           time.Duration
 	listen, path      string
+	metrics           string
 	schema            string
 	reconcileInterval time.Duration
 	prefetch          int
@@ -77,8 +95,11 @@ type options struct {
 	logLevel          slog.Level
 }
 
-// run is the command, with its arguments, environment and error output.
-func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
+// run is the command, with its arguments, environment and outputs.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "status" {
+		return status(ctx, args[1:], getenv, stdout, stderr)
+	}
 	var o options
 	fs := flag.NewFlagSet("invoicing-mirror", flag.ContinueOnError)
 	// Package flag prints nothing itself: a mistake is explained below,
@@ -86,8 +107,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.BoolVar(&o.once, "once", false, "backfill (or, when already backfilled, reconcile once) and exit")
-	fs.StringVar(&o.listen, "listen", ":8080", "serve the webhook endpoint on `ADDR` (port 0 picks a free port)")
-	fs.StringVar(&o.path, "path", "/webhooks", "the webhook endpoint's `PATH`; GET /healthz answers 200 while the database answers")
+	fs.DurationVar(&o.timeout, "timeout", defaultOnceTimeout, "with --once, exit 1 if not done after `DURATION` (the next run goes on from where it stopped)")
+	fs.StringVar(&o.listen, "listen", ":8080", "serve the webhook endpoint and the health checks on `ADDR` (port 0 picks a free port)")
+	fs.StringVar(&o.path, "path", "/webhooks", "the webhook endpoint's `PATH`")
+	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at /metrics on `ADDR`, such as 127.0.0.1:9090 (none when empty)")
 	fs.StringVar(&o.schema, "schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
 	fs.DurationVar(&o.reconcileInterval, "reconcile-interval", pgmirror.DefaultReconcileInterval, "re-list everything every `DURATION`")
 	fs.IntVar(&o.prefetch, "prefetch", pgmirror.DefaultPrefetch, "list pages fetched ahead (1 to 64)")
@@ -119,18 +142,33 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 	}
 
+	if o.timeout <= 0 {
+		fmt.Fprintln(stderr, "invoicing-mirror: --timeout must be positive")
+		return exitUsage
+	}
+
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	if err := mirror(ctx, o, getenv, log, stderr); err != nil {
-		log.Error("invoicing-mirror: stopped", "error", err.Error())
+		log.Error("invoicing-mirror: stopped", "error", oneLine(err))
 		return exitError
 	}
 	return exitOK
 }
 
+// oneLine is err's message on one line (pgx's connection errors take
+// several).
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
 // mirror runs the mirror until ctx ends (or, with --once, until the copy is
 // current).
 func mirror(ctx context.Context, o options, getenv func(string) string, log *slog.Logger, stderr io.Writer) error {
-	client, err := invoicing.NewClient(getenv(invoicing.EnvBaseURL), getenv(invoicing.EnvAPIKey))
+	var metrics *pgmirror.Metrics
+	var clientOpts []invoicing.Option
+	if o.metrics != "" {
+		metrics = pgmirror.NewMetrics()
+		clientOpts = append(clientOpts, invoicing.WithMiddleware(metrics.Middleware))
+	}
+	client, err := invoicing.NewClient(getenv(invoicing.EnvBaseURL), getenv(invoicing.EnvAPIKey), clientOpts...)
 	if err != nil {
 		return err
 	}
@@ -140,7 +178,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	}
 	progress := newProgress(stderr)
 	m, err := pgmirror.New(ctx, pc, pgmirror.Config{
-		Client: client, Schema: o.schema, Logger: log,
+		Client: client, Schema: o.schema, Logger: log, Metrics: metrics,
 		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
 		OnProgress: progress.update,
 		OnReconciled: func(resource string, corrected int) {
@@ -154,13 +192,22 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	}
 	defer m.Close()
 	log.Info("invoicing-mirror: starting", "database", describe(pc), "schema", o.schema, "once", o.once)
-	if err := m.Migrate(ctx); err != nil {
-		return err
+	if metrics != nil {
+		stop, err := serveMetrics(o.metrics, metrics, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if o.once {
-		return once(ctx, m, progress, log)
+		return once(ctx, m, o.timeout, progress, log)
 	}
+	return serve(ctx, m, o, getenv, log)
+}
 
+// serve serves the webhook endpoint and the health checks, and runs the
+// mirror, until ctx ends or either fails.
+func serve(ctx context.Context, m *pgmirror.Mirror, o options, getenv func(string) string, log *slog.Logger) error {
 	verifier, err := webhooks.NewVerifier(getenv("INVOICING_WEBHOOK_SECRET"))
 	if err != nil {
 		return fmt.Errorf("INVOICING_WEBHOOK_SECRET: %w", err)
@@ -175,7 +222,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	log.Info("invoicing-mirror: webhook endpoint listening", "addr", ln.Addr().String(), "path", o.path)
 
 	ran := make(chan error, 1)
-	go func() { ran <- m.Run(ctx) }()
+	go func() { ran <- m.Run(ctx) }() // checks the API, waits for the database, migrates
 	select {
 	case err = <-ran: // ctx ended, or a failure Run cannot mend
 		ran = nil
@@ -205,10 +252,27 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	return err
 }
 
-// once brings the copy up to date and returns: it backfills what was never
-// backfilled (resuming a stopped backfill) or, when everything was, re-lists
-// everything once.
-func once(ctx context.Context, m *pgmirror.Mirror, progress *progress, log *slog.Logger) error {
+// once brings the copy up to date and returns: it checks the API key and
+// base URL (before it creates anything), migrates, then backfills what was
+// never backfilled (resuming a stopped backfill) or, when everything was,
+// re-lists everything once; all within timeout.
+func once(ctx context.Context, m *pgmirror.Mirror, timeout time.Duration, progress *progress, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := onceSteps(ctx, m, progress, log)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("not done within --timeout %v; what was written is kept, and the next run goes on from there", timeout)
+	}
+	return err
+}
+
+func onceSteps(ctx context.Context, m *pgmirror.Mirror, progress *progress, log *slog.Logger) error {
+	if err := m.CheckAPI(ctx); err != nil {
+		return err
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return err
+	}
 	done, err := m.BackfillDone(ctx)
 	if err != nil {
 		return err
@@ -224,22 +288,6 @@ func once(ctx context.Context, m *pgmirror.Mirror, progress *progress, log *slog
 	progress.finish()
 	log.Info("invoicing-mirror: backfill complete")
 	return nil
-}
-
-// routes serves the webhook endpoint at path and a health check.
-func routes(m *pgmirror.Mirror, v *webhooks.Verifier, path string) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle(path, m.Handler(v))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		defer cancel()
-		if err := m.Pool().Ping(ctx); err != nil {
-			http.Error(w, "database unavailable", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	return mux
 }
 
 // describe names the database without its password.

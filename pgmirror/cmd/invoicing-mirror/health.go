@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+// readyTimeout bounds /readyz's look at the database.
+const readyTimeout = 2 * time.Second
+
+// routes serves the webhook endpoint at path, and the health checks:
+// GET /healthz answers 200 while the process runs (whatever the database
+// does: restarting the process would not mend it), GET /readyz 200 once the
+// backfill of every resource is complete, 503 before.
+func routes(m *pgmirror.Mirror, v *webhooks.Verifier, path string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(path, m.Handler(v))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("GET /readyz", &readiness{m: m})
+	return mux
+}
+
+// readiness is /readyz: it asks the database whether the backfill is
+// complete until it is, and then remembers (a complete backfill stays
+// complete).
+type readiness struct {
+	m     *pgmirror.Mirror
+	ready atomic.Bool
+}
+
+func (h *readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.ready.Load() {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		done, err := h.m.BackfillDone(ctx)
+		switch {
+		case err != nil:
+			http.Error(w, "not ready: the database does not answer, or the schema is not migrated yet", http.StatusServiceUnavailable)
+			return
+		case !done:
+			http.Error(w, "not ready: the backfill is not complete", http.StatusServiceUnavailable)
+			return
+		}
+		h.ready.Store(true)
+	}
+	fmt.Fprintln(w, "ready")
+}

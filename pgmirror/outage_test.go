@@ -1,0 +1,130 @@
+package pgmirror_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testservers"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+)
+
+// outage is how long PostgreSQL stays down in the outage test: the
+// issue's 30 seconds, or 5 with -short.
+func outage() time.Duration {
+	if testing.Short() {
+		return 5 * time.Second
+	}
+	return 30 * time.Second
+}
+
+// An idle replica (backfill complete, webhook endpoint served) whose
+// PostgreSQL is killed for 30 seconds and started again, then hangs
+// (SIGSTOP) for 15 seconds, logs a line when the database goes and one
+// when it is back, whatever its Workers, fetchers and Handler meet
+// meanwhile (the issue measured 1,254 lines over such an outage), and
+// goes on: events reach the tables again. Meanwhile /healthz answers 200,
+// /readyz stays 200 (the backfill stays complete) and a scrape of
+// /metrics answers within its bound, saying the database is away.
+func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
+	pg, err := testservers.StartPostgres()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pg.Close() })
+	srv := invoicingtest.NewTestServer(t) // the wall clock: the process verifies deliveries with it
+	secret := strings.Repeat("5e", 32)
+	schema := newSchemaName()
+	p := startServing(t, commandEnv(srv.URL, srv.FullKey, secret, pg.URL),
+		"--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--schema", schema, "--coalesce", "20ms", "--log-level", "info")
+	srv.AddWebhookEndpointWithSecret(p.base+"/webhooks", secret)
+	waitStatus(t, p.base+"/readyz", 200, time.Minute)
+	waitUntil(t, 5*time.Second, func() (bool, string) { // /readyz may answer before the line is read
+		return countContaining(p.since(time.Time{}), `msg="pgmirror: backfill complete"`) == 1, `the line "backfill complete"`
+	})
+
+	cfg, err := pgxpool.ParseConfig(pg.URL)
+	require.NoError(t, err)
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	db, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	c := srv.Client()
+	mirrored := func(id string, timeout time.Duration) {
+		t.Helper()
+		waitUntil(t, timeout, func() (bool, string) {
+			var n int
+			err := db.QueryRow(context.Background(), `SELECT count(*) FROM invoices WHERE id = $1`, id).Scan(&n)
+			return err == nil && n == 1, "invoice " + id + " in the mirror"
+		})
+	}
+	mirrored(createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1).ID, 10*time.Second)
+
+	// Killed for 30 seconds, during which an event is refused.
+	start := time.Now()
+	require.NoError(t, pg.Kill())
+	time.Sleep(outage() / 3)
+	createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1) // its delivery gets a 500; the service retries in a minute
+	status, body, err := get(p.base + "/healthz")
+	require.NoError(t, err)
+	assert.Equal(t, 200, status, body)
+	status, _, err = get(p.base + "/readyz")
+	require.NoError(t, err)
+	assert.Equal(t, 200, status)
+	scrapeStart := time.Now()
+	status, metrics, err := get(p.metrics + "/metrics")
+	require.NoError(t, err)
+	assert.Equal(t, 200, status)
+	assert.Less(t, time.Since(scrapeStart), 5*time.Second)
+	assert.Contains(t, metrics, `invoicing_mirror_dependency_up{dependency="postgresql"} 0`)
+	time.Sleep(time.Until(start.Add(outage())))
+	during := p.since(start)
+	require.NoError(t, pg.Start())
+	mirrored(createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1).ID, 45*time.Second) // at most a backoff's wait
+	outageLines := p.since(start)
+
+	// Hung for 15 seconds: the fetchers give up waiting after 10.
+	start = time.Now()
+	require.NoError(t, pg.Pause())
+	scrapeStart = time.Now()
+	status, _, err = get(p.metrics + "/metrics")
+	require.NoError(t, err)
+	assert.Equal(t, 200, status)
+	assert.Less(t, time.Since(scrapeStart), 5*time.Second, "the scrape's queries are bounded")
+	time.Sleep(time.Until(start.Add(15 * time.Second)))
+	require.NoError(t, pg.Resume())
+	mirrored(createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1).ID, 45*time.Second)
+	hangLines := p.since(start)
+
+	t.Logf("log lines: %d during the %v outage, %d until the mirror was current again; %d over the 15s hang and its recovery",
+		len(during), outage(), len(outageLines), len(hangLines))
+	if path := os.Getenv("PGMIRROR_OUTAGE_LOG"); path != "" {
+		require.NoError(t, os.WriteFile(path, []byte(strings.Join(outageLines, "\n")+"\n--- hang\n"+strings.Join(hangLines, "\n")+"\n"), 0o644))
+	}
+	assert.LessOrEqual(t, len(outageLines), 10, "%s", strings.Join(outageLines, "\n"))
+	assert.LessOrEqual(t, len(hangLines), 10, "%s", strings.Join(hangLines, "\n"))
+	for _, l := range outageLines {
+		assert.NotContains(t, l, "\\n", "one line per error")
+	}
+	assert.Equal(t, 1, countContaining(outageLines, `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`))
+	assert.Equal(t, 1, countContaining(outageLines, `msg="pgmirror: PostgreSQL answers again"`))
+	assert.Equal(t, 1, countContaining(hangLines, `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`))
+	assert.Equal(t, 1, countContaining(hangLines, `msg="pgmirror: PostgreSQL answers again"`))
+	p.stop(t)
+}
+
+// countContaining counts the lines that contain s.
+func countContaining(lines []string, s string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,95 @@
+package pgmirror_test
+
+import (
+	"math/rand/v2"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+)
+
+// schemaExists reports whether the package's PostgreSQL has schema.
+func schemaExists(t testing.TB, schema string) bool {
+	t.Helper()
+	db := checkerPool(t, "public")
+	return count(t, db, `SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1`, schema) == 1
+}
+
+// A wrong API key or base URL is found by the first request, before
+// anything is created in the database: invoicing-mirror exits 1, in
+// --once mode and in serve mode alike, says what to check, and leaves no
+// schema behind.
+func TestAWrongKeyOrBaseURLLeavesNoSchema(t *testing.T) {
+	srv, _ := newFake(t)
+	secret := strings.Repeat("5e", 32)
+	for name, c := range map[string]struct {
+		baseURL, key string
+		want         string
+	}{
+		"a wrong key":      {srv.URL, "sk_test_wrong_key_that_must_not_show", "401"},
+		"a wrong base URL": {strings.TrimSuffix(srv.URL, "/api/v1/external") + "/api/v2/external", srv.FullKey, "404"},
+	} {
+		for _, mode := range [][]string{{"--once"}, {"--listen", "127.0.0.1:0"}} {
+			t.Run(name+" "+mode[0], func(t *testing.T) {
+				schema := newSchemaName()
+				start := time.Now()
+				out, code := runCommand(t, commandEnv(c.baseURL, c.key, secret, server.URL), append(mode, "--schema", schema)...)
+				assert.Equal(t, 1, code, "%s", out)
+				assert.Less(t, time.Since(start), 10*time.Second, "no retrying a refusal")
+				assert.Contains(t, out, "refused the mirror's first request (check the base URL and the API key)")
+				assert.Contains(t, out, c.want)
+				assert.NotContains(t, out, "sk_test_wrong_key_that_must_not_show")
+				assert.NotContains(t, out, srv.FullKey)
+				assert.Equal(t, 1, strings.Count(strings.TrimSpace(out), "level=ERROR"), "%s", out)
+				assert.False(t, schemaExists(t, schema), "schema %s was created", schema)
+			})
+		}
+	}
+}
+
+// --once does not wait for an API it cannot reach: it exits 1 at once,
+// without creating the schema.
+func TestOnceExitsWhenTheAPIIsUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+
+	schema := newSchemaName()
+	start := time.Now()
+	out, code := runCommand(t, commandEnv("http://"+addr+"/api/v1/external", "sk_test_key", "", server.URL), "--once", "--schema", schema)
+	took := time.Since(start)
+	assert.Equal(t, 1, code, "%s", out)
+	assert.Contains(t, out, `msg="invoicing-mirror: stopped" error="pgmirror: the API at http://`+addr+`/api/v1/external is unreachable: `)
+	assert.False(t, schemaExists(t, schema))
+	t.Logf("--once against an unreachable API exited %d after %v", code, took.Round(time.Millisecond))
+}
+
+// --once stops at its --timeout, exits 1 and says so; what it wrote is
+// kept, and the next run goes on from there.
+func TestOnceStopsAtItsTimeout(t *testing.T) {
+	srv, _ := newFake(t)
+	seed(t, srv, sizes{invoices: 300, clients: 5}, rand.New(rand.NewPCG(31, 32)))
+	// Every invoice list fails: the backfill retries until the deadline.
+	srv.InjectFault(invoicingtest.Fault{Status: 503, Path: "/invoices", Count: 1_000_000})
+	schema := newSchemaName()
+	env := commandEnv(srv.URL, srv.FullKey, "", server.URL)
+
+	start := time.Now()
+	out, code := runCommand(t, env, "--once", "--timeout", "3s", "--schema", schema)
+	took := time.Since(start)
+	assert.Equal(t, 1, code, "%s", out)
+	assert.Contains(t, out, `msg="invoicing-mirror: stopped" error="not done within --timeout 3s; what was written is kept, and the next run goes on from there"`)
+	assert.Less(t, took, 10*time.Second, "it stops at the deadline, after the batch in progress")
+	t.Logf("--once --timeout 3s against a failing API exited %d after %v", code, took.Round(time.Millisecond))
+
+	srv.ClearFaults()
+	out, code = runCommand(t, env, "--once", "--schema", schema)
+	assert.Equal(t, 0, code, "%s", out)
+	requireMirrorEqual(t, srv, schema)
+}
