@@ -64,7 +64,7 @@ func (d *Deduper) Release(ctx context.Context, id string, processed bool) error 
 	if processed {
 		e.until = time.Now().Add(d.ttl)
 	}
-	e.try = d.pipe.start(context.WithoutCancel(ctx), d.endCommand(e))
+	e.try = d.pipe.start(uncancelled(ctx), d.endCommand(e))
 	c := e.try
 	d.mu.Unlock()
 	d.stats.released(processed)
