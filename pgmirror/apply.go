@@ -24,22 +24,108 @@ func (m *Mirror) nextSeq(ctx context.Context) (int64, error) {
 	return seq, nil
 }
 
-// apply writes rows of res, fetched with the sequence number seq, in tx,
-// with the "never older" rule: a row is written only when the record is new
-// or its (version, seq) is not older than the stored row's, and its content
-// (raw) changed; its lines are then replaced in the same transaction. A
-// record whose content did not change only has its version and fetch_seq
-// moved forward. It returns the ids written (inserted or changed).
+// apply writes rows of res, fetched with the sequence number seq, in tx
+// (a transaction of writeIn), with the "never older" rule: a row is
+// written only when the record is new, or when its (version, seq) is not
+// older than the stored row's and its content (raw) changed or the row is
+// marked deleted (the mark is cleared); its lines are then replaced in the
+// same transaction. A record whose content did not change is not written
+// at all: neither its row nor its lines, not even locked. Each row written
+// is a change for the change feed. It returns the ids written, sorted.
 //
 // A record listed twice in rows counts once, the later copy winning. Rows
 // are written in id order, so that concurrent transactions lock them in the
 // same order.
 func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64) ([]string, error) {
+	w, ok := tx.(*writeTx)
+	if !ok {
+		return nil, errors.New("pgmirror: apply called outside writeIn")
+	}
 	rows = lastByID(rows)
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	t := &res.table
+	ids := make([]string, len(rows))
+	raws := make([]string, len(rows))
+	versions := make([]*time.Time, len(rows))
+	for i, r := range rows {
+		ids[i], raws[i], versions[i] = r.id, string(r.raw), r.version
+	}
+	var toInsert, toUpdate []row
+	toWrite, err := tx.Query(ctx, t.toWriteSQL(), ids, raws, versions, seq)
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s: %w", res.name, err)
+	}
+	var id string
+	var isNew bool
+	_, err = pgx.ForEachRow(toWrite, []any{&id, &isNew}, func() error {
+		i, _ := slices.BinarySearchFunc(rows, id, func(r row, id string) int { return strings.Compare(r.id, id) })
+		if isNew {
+			toInsert = append(toInsert, rows[i])
+		} else {
+			toUpdate = append(toUpdate, rows[i])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s: %w", res.name, err)
+	}
+	if len(toInsert)+len(toUpdate) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(toInsert, byID)
+	slices.SortFunc(toUpdate, byID)
+
+	var written []string
+	if len(toInsert) > 0 {
+		inserted, err := queryStrings(ctx, tx, t.insertSQL(), t.recordArgs(toInsert, seq)...)
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", res.name, err)
+		}
+		for _, r := range toInsert {
+			if _, ok := slices.BinarySearch(inserted, r.id); ok {
+				w.changed(res.name, r.id, opInsert, "", string(r.raw))
+			} else {
+				toUpdate = append(toUpdate, r) // inserted meanwhile by another transaction
+			}
+		}
+		slices.SortFunc(toUpdate, byID)
+		written = inserted
+	}
+	if len(toUpdate) > 0 {
+		updated, err := tx.Query(ctx, t.updateSQL(), t.recordArgs(toUpdate, seq)...)
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", res.name, err)
+		}
+		var old string
+		var wasDeleted bool
+		_, err = pgx.ForEachRow(updated, []any{&id, &old, &wasDeleted}, func() error {
+			i, _ := slices.BinarySearchFunc(toUpdate, id, func(r row, id string) int { return strings.Compare(r.id, id) })
+			if wasDeleted {
+				w.changed(res.name, id, opInsert, "", string(toUpdate[i].raw))
+			} else {
+				w.changed(res.name, id, opUpdate, old, string(toUpdate[i].raw))
+			}
+			written = append(written, id)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", res.name, err)
+		}
+	}
+	slices.Sort(written)
+	if res.lines != nil && len(written) > 0 {
+		if err := replaceLines(ctx, tx, res.lines, rows, written); err != nil {
+			return nil, fmt.Errorf("writing the lines of %s: %w", res.name, err)
+		}
+	}
+	return written, nil
+}
+
+// recordArgs are the arguments of the table's write statements for rows:
+// the ids, an array per column, the raw JSON, the versions and seq.
+func (t *table) recordArgs(rows []row, seq int64) []any {
 	ids := make([]string, len(rows))
 	versions := make([]*time.Time, len(rows))
 	raws := make([]string, len(rows))
@@ -51,22 +137,10 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 	for i, c := range t.columns {
 		args = append(args, columnArray(c.typ, values, i))
 	}
-	args = append(args, raws, versions, seq)
-
-	written, err := queryStrings(ctx, tx, t.upsertSQL(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("writing %s: %w", res.name, err)
-	}
-	if _, err := tx.Exec(ctx, t.touchSQL(), ids, versions, seq); err != nil {
-		return nil, fmt.Errorf("confirming %s: %w", res.name, err)
-	}
-	if res.lines != nil && len(written) > 0 {
-		if err := replaceLines(ctx, tx, res.lines, rows, written); err != nil {
-			return nil, fmt.Errorf("writing the lines of %s: %w", res.name, err)
-		}
-	}
-	return written, nil
+	return append(args, raws, versions, seq)
 }
+
+func byID(a, b row) int { return strings.Compare(a.id, b.id) }
 
 // replaceLines replaces the lines of the parents written (a sorted subset of
 // the ids of rows) with those of rows.
@@ -127,13 +201,35 @@ func queryStrings(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]st
 	return out, nil
 }
 
-// inTx runs fn in a transaction, again (up to three times in all) when
-// PostgreSQL aborts it for a deadlock or a serialization failure, which two
-// replicas writing the same records can cause.
+// inTx runs fn in a transaction whose record writes events caused (the
+// fetchers'): writeIn with causeEvent.
 func (m *Mirror) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return m.writeIn(ctx, causeEvent, fn)
+}
+
+// writeIn runs fn in a transaction, a *writeTx whose record writes cause
+// caused, and then, still in it, writes the changes they made to the change
+// feed (see writeChanges). It runs it again (up to three times in all)
+// when PostgreSQL aborts it for a deadlock or a serialization failure,
+// which two replicas writing the same records can cause. The changes are
+// counted in the Mirror's stats once committed.
+func (m *Mirror) writeIn(ctx context.Context, cause string, fn func(tx pgx.Tx) error) error {
 	var err error
 	for range 3 {
-		err = pgx.BeginFunc(ctx, m.pool, fn)
+		var w *writeTx
+		err = pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+			w = &writeTx{Tx: tx, cause: cause}
+			if err := fn(w); err != nil {
+				return err
+			}
+			return m.writeChanges(ctx, w)
+		})
+		if err == nil {
+			if !m.cfg.DisableChangeFeed {
+				m.cfg.counters.addChanges(w.counts())
+			}
+			return nil
+		}
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || (pgErr.Code != "40P01" && pgErr.Code != "40001") {
 			return err

@@ -92,26 +92,28 @@ func TestARecordWithoutTimestampsIsDecidedByFetchOrder(t *testing.T) {
 	assert.Equal(t, 1, count(`SELECT count(*) FROM tax_codes WHERE raw->>'name' = 'later' AND mirror_version = '-infinity'`))
 }
 
-// A fetch that finds the record unchanged writes no content and no lines,
-// but moves the row's version forward: an older fetch still in flight with
-// other content can then not win.
-func TestAnUnchangedRecordMovesTheVersionForward(t *testing.T) {
+// A fetch that finds the record unchanged writes nothing at all: not its
+// row (its fetch number and times stay those of the fetch that wrote the
+// content), not its lines. An older fetch than that one still cannot win.
+func TestAnUnchangedRecordIsNotWritten(t *testing.T) {
 	m, count := newRuleMirror(t)
 	ctx := context.Background()
 	v := at(time.Second)
 	_, err := m.ApplyForTest(ctx, 20, invoice(v, "current", 2))
 	require.NoError(t, err)
-	changedAt := count(`SELECT extract(epoch FROM mirror_changed_at)::int FROM invoices`)
+	before := count(`SELECT (xmin::text)::int FROM invoices`)
 
 	written, err := m.ApplyForTest(ctx, 30, invoice(v, "current", 2))
 	require.NoError(t, err)
 	assert.Empty(t, written, "nothing to correct")
-	assert.Equal(t, 30, count(`SELECT mirror_fetch_seq FROM invoices`))
-	assert.Equal(t, changedAt, count(`SELECT extract(epoch FROM mirror_changed_at)::int FROM invoices`))
+	assert.Equal(t, 20, count(`SELECT mirror_fetch_seq FROM invoices`))
+	assert.Equal(t, before, count(`SELECT (xmin::text)::int FROM invoices`), "the row is the same tuple")
+	assert.Equal(t, 1, count(`SELECT count(DISTINCT xmin::text) FROM invoice_lines`), "the lines too")
+	assert.Equal(t, before, count(`SELECT (min(xmin::text))::int FROM invoice_lines`))
 
-	written, err = m.ApplyForTest(ctx, 25, invoice(v, "stale", 1))
+	written, err = m.ApplyForTest(ctx, 15, invoice(v, "stale", 1))
 	require.NoError(t, err)
-	assert.Empty(t, written, "fetch 25 is older than fetch 30, which saw the current content")
+	assert.Empty(t, written, "fetch 15 is older than fetch 20, which wrote the current content")
 	assert.Equal(t, 1, count(`SELECT count(*) FROM invoices WHERE notes = 'current'`))
 	assert.Equal(t, 2, count(`SELECT count(*) FROM invoice_lines`))
 }

@@ -133,7 +133,7 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 		m.progress(res.name, st, total)
 		last, err := m.walk(ctx, res, st.nextPage, func(ctx context.Context, rows []row, seq int64, resume int) error {
 			var listed int64
-			err := m.inTx(ctx, func(tx pgx.Tx) error {
+			err := m.writeIn(ctx, causeBackfill, func(tx pgx.Tx) error {
 				var err error
 				listed, err = m.writeBackfillBatch(ctx, tx, res, rows, seq, resume)
 				return err
@@ -203,10 +203,10 @@ func (m *Mirror) writeBackfillBatch(ctx context.Context, tx pgx.Tx, res *resourc
 	return listed, err
 }
 
-// countRows counts the rows of res's table.
+// countRows counts the rows of res's table not marked deleted.
 func (m *Mirror) countRows(ctx context.Context, res *resource) (int64, error) {
 	var n int64
-	if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM `+res.table.name).Scan(&n); err != nil {
+	if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM `+res.table.name+` WHERE mirror_deleted_at IS NULL`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("pgmirror: counting %s: %w", res.name, err)
 	}
 	return n, nil
@@ -218,6 +218,7 @@ func (m *Mirror) completeBackfill(ctx context.Context, res *resource, st backfil
 		WHERE resource = $1`, res.name, total); err != nil {
 		return err
 	}
+	m.cfg.counters.setBackfill(res.name, backfillProgress{listed: st.listed, total: int64(total), complete: true})
 	m.log.InfoContext(ctx, "pgmirror: backfilled", "resource", res.name, "rows", rows, "total", total, "passes", st.pass)
 	return nil
 }
@@ -238,8 +239,9 @@ func (m *Mirror) loadBackfill(ctx context.Context, resource string) (backfillSta
 	return st, nil
 }
 
-// progress reports a resource's progress to OnProgress.
+// progress reports a resource's progress to the stats and OnProgress.
 func (m *Mirror) progress(resource string, st backfillState, total int) {
+	m.cfg.counters.setBackfill(resource, backfillProgress{listed: st.listed, total: int64(total)})
 	if m.cfg.OnProgress != nil {
 		m.cfg.OnProgress(Progress{Resource: resource, Pass: st.pass, Listed: int(st.listed), Total: total})
 	}

@@ -183,3 +183,51 @@ func BenchmarkReconcile20000Invoices(b *testing.B) {
 	b.ReportMetric(took.Seconds()/float64(b.N), "s/reconciliation")
 	b.ReportMetric(float64(invoices*b.N)/took.Seconds(), "invoices/s")
 }
+
+// BenchmarkBackfillChangeFeed backfills the same 10,000 invoices (1 to 4
+// lines each, and the fake's seed data) with the change feed and without
+// it (Config.DisableChangeFeed), alternately, in one run, and reports the
+// whole backfill's records/s of each and their ratio: the feed's write
+// overhead. At 20 ms a request (latency=20ms) the walk is bound by the
+// API; with no latency (latency=0) by the database, the feed's worst case.
+func BenchmarkBackfillChangeFeed(b *testing.B) {
+	for _, latency := range []time.Duration{0, requestLatency} {
+		b.Run("latency="+latency.String(), func(b *testing.B) {
+			const invoices = 10_000
+			srv, _ := newFake(b)
+			seed(b, srv, sizes{invoices: invoices}, rand.New(rand.NewPCG(36, 37)))
+			srv.SetLatency(latency, 0)
+			records := 0 // every resource's, counted after the first backfill
+			var with, without time.Duration
+			for i := range 2 * b.N {
+				feed := i%2 == 0
+				cfg := testConfig(srv.Client(), newSchemaName())
+				cfg.BatchSize = pgmirror.DefaultBatchSize
+				cfg.DisableChangeFeed = !feed
+				m := openMirror(b, cfg)
+				start := time.Now()
+				require.NoError(b, m.Backfill(context.Background()))
+				took := time.Since(start)
+				db := adminPool(b, cfg.Schema)
+				if records == 0 {
+					for _, res := range pgmirror.Resources() {
+						records += count(b, db, `SELECT count(*) FROM `+res)
+					}
+				}
+				n := count(b, db, `SELECT count(*) FROM mirror_changes`)
+				if feed {
+					with += took
+					require.GreaterOrEqual(b, n, records)
+				} else {
+					without += took
+					require.Zero(b, n)
+				}
+				m.Close()
+			}
+			per := float64(records * b.N)
+			b.ReportMetric(per/with.Seconds(), "records/s-with-feed")
+			b.ReportMetric(per/without.Seconds(), "records/s-without")
+			b.ReportMetric(without.Seconds()/with.Seconds(), "with/without")
+		})
+	}
+}

@@ -30,6 +30,8 @@ const (
 	// DefaultClosingPasses bounds the walks a backfill makes after its first
 	// when its table holds fewer records than the service counts.
 	DefaultClosingPasses = 3
+	// DefaultChangeRetention keeps the change feed's rows 30 days.
+	DefaultChangeRetention = 30 * 24 * time.Hour
 )
 
 // Config configures a Mirror. Zero fields take their default.
@@ -106,6 +108,25 @@ type Config struct {
 	// It must not block.
 	OnProgress func(Progress)
 
+	// The data path.
+
+	// ChangeRetention is how long the change feed (mirror_changes, see
+	// Mirror.Changes) keeps a change; each reconciliation deletes older ones
+	// (DefaultChangeRetention). Negative: keep them all.
+	ChangeRetention time.Duration
+	// DisableChangeFeed, when true, writes no change to mirror_changes (and
+	// sends no NOTIFY): for a mirror nobody reads changes from, which saves
+	// the feed's cost on every write (see the package's figures).
+	DisableChangeFeed bool
+	// AllowMassDeletion lets a reconciliation mark deleted more than half
+	// of a table's rows (of a table of at least MassDeletionMinRows) at
+	// once. Without it such a reconciliation marks nothing and fails with
+	// ErrMassDeletion, since it usually means a different business behind
+	// the API key; set it, for one run, when the deletions are real.
+	AllowMassDeletion bool
+
+	counters *stats // the Mirror's counters (see stats)
+
 	// Operations.
 
 	// Metrics, when set, receives the mirror's Prometheus metrics (see
@@ -163,6 +184,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	setDefault(&cfg.ReconcileInterval, DefaultReconcileInterval)
 	setDefault(&cfg.InboxRetention, DefaultInboxRetention)
 	setDefault(&cfg.ClosingPasses, DefaultClosingPasses)
+	setDefault(&cfg.ChangeRetention, DefaultChangeRetention)
+	cfg.counters = newStats()
 	if cfg.ClosingPasses < 0 {
 		cfg.ClosingPasses = 0
 	}

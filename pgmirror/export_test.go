@@ -40,3 +40,18 @@ func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([
 	})
 	return written, err
 }
+
+// CountedForTest returns the Mirror's counters: the changes written by
+// "resource/cause", the reconciliations' corrections and the rows marked
+// deleted by resource, and the backfill's rows listed by resource.
+func (m *Mirror) CountedForTest() (changes, corrections, deleted, backfilled map[string]int64) {
+	s := m.stats()
+	changes, backfilled = map[string]int64{}, map[string]int64{}
+	for k, n := range s.changes {
+		changes[k.resource+"/"+k.cause] = n
+	}
+	for res, p := range s.backfill {
+		backfilled[res] = p.listed
+	}
+	return changes, s.corrections, s.deleted, backfilled
+}

@@ -21,7 +21,8 @@ import (
 // their webhooks delivered with duplicates, reordering, delays and losses
 // (the fake's retry schedule, run on its fake clock), one reconciliation,
 // and then the mirror equals the service row for row and field for field
-// (compareMirror, written apart from the mirror's code).
+// (compareMirror, written apart from the mirror's code), and its change
+// feed, replayed from empty, rebuilds the tables (requireFeedReplays).
 
 // proof is one run of the scenario.
 type proof struct {
@@ -149,6 +150,10 @@ func (p proof) run(t *testing.T) {
 
 	records := requireMirrorEqual(t, srv, schema)
 	lap("compared")
+	// The change feed, replayed from empty, rebuilds the tables: no change
+	// missing, none duplicated, whatever the faults.
+	causes := requireFeedReplays(t, reconciler, db)
+	lap("feed replayed")
 	for _, r := range replicas {
 		if r != replica(killed) {
 			r.stop(t) // cleanly: a clean exit
@@ -165,6 +170,7 @@ func (p proof) run(t *testing.T) {
 		len(deliveries), retried, failed, refused, net.attempts.Load(), net.lost.Load(), net.lostReplies.Load(), net.duplicated.Load(),
 		net.neverDelivered.Load(), net.unreachable.Load())
 	t.Logf("the reconciliation corrected %v", corrected)
+	t.Logf("the change feed replayed to the tables: changes by cause %v", causes)
 	t.Logf("time: %s", strings.Join(laps, ", "))
 
 	// The run exercised what it claims to.

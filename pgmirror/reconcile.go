@@ -103,6 +103,7 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 			continue
 		}
 		corrected[res.name] = n
+		m.cfg.counters.addCorrections(res.name, n)
 		m.log.InfoContext(ctx, "pgmirror: reconciled", "resource", res.name, "listed", listed, "corrected", n)
 		if m.cfg.OnReconciled != nil {
 			m.cfg.OnReconciled(res.name, n)
@@ -115,6 +116,9 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 	if err := m.pruneInbox(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	if err := m.pruneChanges(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	m.log.InfoContext(ctx, "pgmirror: reconciliation done", "took", time.Since(start).Round(time.Millisecond).String())
 	if err := errors.Join(errs...); err != nil {
 		return corrected, fmt.Errorf("pgmirror: reconciliation: %w", err)
@@ -123,25 +127,43 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 }
 
 // reconcileResource walks res and returns how many records it listed and
-// how many rows it inserted or corrected. A failed walk goes on from the
-// page it stopped at, after a backoff, at most maxReconcileFailures times
-// in a row.
+// how many rows it inserted, corrected or marked deleted. A failed walk
+// goes on from the page it stopped at, after a backoff, at most
+// maxReconcileFailures times in a row. Once the walk is complete, the rows
+// it did not list are marked deleted (see markDeleted).
 func (m *Mirror) reconcileResource(ctx context.Context, res *resource) (listed, corrected int, err error) {
+	start, err := m.nextSeq(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	seen := map[string]bool{}
 	page, failures := 1, 0
 	for {
 		_, err := m.walk(ctx, res, page, func(ctx context.Context, rows []row, seq int64, resume int) error {
 			var written []string
-			err := m.inTx(ctx, func(tx pgx.Tx) error {
+			err := m.writeIn(ctx, causeReconciliation, func(tx pgx.Tx) error {
 				var err error
 				written, err = apply(ctx, tx, res, rows, seq)
 				return err
 			})
 			if err == nil {
+				for _, r := range rows {
+					seen[r.id] = true
+				}
 				listed, corrected, page = listed+len(rows), corrected+len(written), resume
 			}
 			return err
 		})
-		if err == nil || ctx.Err() != nil || permanent(err) {
+		if err == nil {
+			total, err := res.total(ctx, m.cfg.Client)
+			if err == nil {
+				var n int
+				n, err = m.markDeleted(ctx, res, seen, total, start)
+				corrected += n
+			}
+			return listed, corrected, err
+		}
+		if ctx.Err() != nil || permanent(err) {
 			return listed, corrected, err
 		}
 		if failures++; failures >= maxReconcileFailures {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,4 +152,110 @@ func TestReplicasReconcileOneAtATimeAtTheInterval(t *testing.T) {
 			assert.GreaterOrEqual(t, gap, interval, "run %d started %v after the previous one ended", r, gap)
 		}
 	}
+}
+
+// tupleCounts are a table's cumulative inserted, updated and deleted tuples
+// (pg_stat_user_tables).
+type tupleCounts struct{ ins, upd, del int64 }
+
+// tablesWritten reads the tuple counts of the tables of schema, once every
+// session named app has ended: a backend flushes its statistics before it
+// leaves pg_stat_activity, so the counts then hold all of its writes.
+func tablesWritten(t testing.TB, db *pgxpool.Pool, schema, app string, tables ...string) map[string]tupleCounts {
+	t.Helper()
+	ctx := context.Background()
+	waitUntil(t, 30*time.Second, func() (bool, string) {
+		return count(t, db, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app) == 0, "the mirror's sessions to end"
+	})
+	out := map[string]tupleCounts{}
+	for _, table := range tables {
+		var c tupleCounts
+		// A query of its own, outside any transaction: a fresh snapshot
+		// of the statistics.
+		require.NoError(t, db.QueryRow(ctx, `SELECT n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables
+			WHERE schemaname = $1 AND relname = $2`, schema, table).Scan(&c.ins, &c.upd, &c.del))
+		out[table] = c
+	}
+	return out
+}
+
+// openNamedMirror opens a migrated mirror whose sessions are named app.
+func openNamedMirror(t testing.TB, cfg pgmirror.Config, app string) *pgmirror.Mirror {
+	t.Helper()
+	m, err := pgmirror.Open(context.Background(), server.URL+"&application_name="+app, cfg)
+	require.NoError(t, err)
+	require.NoError(t, m.Migrate(context.Background()))
+	return m
+}
+
+// Unchanged means untouched: reconciling an unchanged mirror of 20,000
+// invoices (and the fake's seed data) inserts, updates and deletes no tuple
+// of the record and line tables, measured in pg_stat_user_tables after the
+// reconciler's sessions ended. The same measurement then sees a
+// reconciliation correcting 10 invoices: 10 tuples updated in invoices,
+// their lines deleted and inserted again.
+func TestAnUnchangedReconciliationWritesNothing(t *testing.T) {
+	invoices := 20_000
+	if testing.Short() || raceDetector {
+		invoices = 4_000
+	}
+	srv, _ := newFake(t)
+	ids := seed(t, srv, sizes{invoices: invoices, quotes: 200, bills: 50, clients: 50}, rand.New(rand.NewPCG(23, 3)))
+	schema := newSchemaName()
+	db := adminPool(t, schema)
+	cfg := testConfig(sdkClient(srv), schema)
+	cfg.BatchSize = pgmirror.DefaultBatchSize
+	ctx := context.Background()
+	tables := []string{"invoices", "invoice_lines", "quotes", "quote_lines", "bills", "bill_lines", "clients", "items",
+		"accounts", "tax_codes", "bank_accounts", "bank_transactions", "suppliers"}
+
+	reconcile := func(phase string) map[string]int {
+		app := schema + "_" + phase
+		m := openNamedMirror(t, cfg, app)
+		if phase == "backfill" {
+			require.NoError(t, m.Backfill(ctx))
+			m.Close()
+			return nil
+		}
+		corrected, err := m.Reconcile(ctx)
+		require.NoError(t, err)
+		m.Close()
+		return corrected
+	}
+	reconcile("backfill")
+	before := tablesWritten(t, db, schema, schema+"_backfill", tables...)
+	require.Equal(t, int64(invoices), before["invoices"].ins)
+
+	start := time.Now()
+	corrected := reconcile("unchanged")
+	took := time.Since(start)
+	after := tablesWritten(t, db, schema, schema+"_unchanged", tables...)
+	for _, table := range tables {
+		assert.Equal(t, before[table], after[table], "tuples written in %s by an unchanged reconciliation", table)
+	}
+	for res, n := range corrected {
+		assert.Zero(t, n, res)
+	}
+	t.Logf("an unchanged reconciliation of %d invoices took %v and wrote %+v tuples to invoices, %+v to invoice_lines",
+		invoices, took.Round(time.Millisecond), minus(after["invoices"], before["invoices"]),
+		minus(after["invoice_lines"], before["invoice_lines"]))
+
+	lines := 0
+	for _, id := range ids["invoices"][:10] {
+		notes := "changed without an event"
+		require.NoError(t, srv.UpdateInvoice(id, invoicingtest.InvoiceUpdate{Notes: &notes}))
+		inv, err := srv.Client().Invoices.Get(ctx, id)
+		require.NoError(t, err)
+		lines += len(inv.LineItems)
+	}
+	corrected = reconcile("changed")
+	assert.Equal(t, 10, corrected[pgmirror.Invoices])
+	changed := tablesWritten(t, db, schema, schema+"_changed", tables...)
+	assert.Equal(t, tupleCounts{upd: 10}, minus(changed["invoices"], after["invoices"]))
+	assert.Equal(t, tupleCounts{ins: int64(lines), del: int64(lines)}, minus(changed["invoice_lines"], after["invoice_lines"]))
+	requireMirrorEqual(t, srv, schema)
+}
+
+func minus(a, b tupleCounts) tupleCounts {
+	return tupleCounts{a.ins - b.ins, a.upd - b.upd, a.del - b.del}
 }

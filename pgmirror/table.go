@@ -97,51 +97,89 @@ func collect[T any](rows [][]any, col int) []T {
 	return out
 }
 
-// mirrorColumns are the columns every record table ends with.
+// mirrorColumns are the columns every record table ends with (besides
+// mirror_deleted_at, NULL while the service lists the record).
 const mirrorColumns = "raw, mirror_version, mirror_fetch_seq, mirror_synced_at, mirror_changed_at"
 
-// upsertSQL writes records given as arrays ($1 the ids, then one array per
-// column, then the raw JSON, the versions and the fetch sequence number) in
-// id order. A record is written when it is new, or when it is not older than
-// the row, (version, fetch_seq) compared as a pair, and its content differs;
-// only those are returned. Every row it meets is locked, written or not.
-func (t *table) upsertSQL() string {
+// The statements below write records given as arrays: $1 the ids, then one
+// array per column, then the raw JSON, the versions and the fetch sequence
+// number (see recordArgs).
+
+// toWriteSQL reads, writing and locking nothing, which of the records
+// given as $1 ids, $2 raw JSON, $3 versions and $4 the fetch sequence
+// number would change their row: those without a row (new: true), and
+// those not older than their row, (version, fetch_seq) compared as a pair,
+// whose content differs or whose row is marked deleted.
+func (t *table) toWriteSQL() string {
+	return `SELECT u.id, t.id IS NULL
+FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(id, raw, version)
+LEFT JOIN ` + t.name + ` AS t ON t.id = u.id
+WHERE t.id IS NULL
+   OR ((coalesce(u.version, '-infinity'), $4::bigint) >= (t.mirror_version, t.mirror_fetch_seq)
+       AND (t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL))`
+}
+
+// source is the FROM item unnesting the arrays of recordArgs, and the
+// typed values it selects, in column order.
+func (t *table) source() (from string, values []string) {
 	names := []string{"id"}
 	params := []string{"$1::text[]"}
-	selects := []string{"u.id"}
-	var sets []string
+	values = []string{"u.id"}
 	for i, c := range t.columns {
 		names = append(names, c.name)
 		params = append(params, fmt.Sprintf("$%d::%s", i+2, c.typ.arrayType()))
-		selects = append(selects, "u."+c.name+c.typ.cast())
-		sets = append(sets, c.name+" = EXCLUDED."+c.name)
+		values = append(values, "u."+c.name+c.typ.cast())
 	}
 	n := len(t.columns) + 2
 	params = append(params, fmt.Sprintf("$%d::text[]", n), fmt.Sprintf("$%d::timestamptz[]", n+1))
-	alias := strings.Join(names, ", ") + ", raw, version"
-	selects = append(selects, "u.raw::jsonb", "coalesce(u.version, '-infinity')", fmt.Sprintf("$%d::bigint", n+2), "now()", "now()")
-	sets = append(sets, "raw = EXCLUDED.raw", "mirror_version = EXCLUDED.mirror_version",
-		"mirror_fetch_seq = EXCLUDED.mirror_fetch_seq", "mirror_synced_at = EXCLUDED.mirror_synced_at",
-		"mirror_changed_at = EXCLUDED.mirror_changed_at")
-	return `INSERT INTO ` + t.name + ` AS t (` + strings.Join(names, ", ") + `, ` + mirrorColumns + `)
-SELECT ` + strings.Join(selects, ", ") + `
-FROM unnest(` + strings.Join(params, ", ") + `) AS u(` + alias + `)
+	values = append(values, "u.raw::jsonb", "coalesce(u.version, '-infinity')", fmt.Sprintf("$%d::bigint", n+2), "now()", "now()")
+	from = `unnest(` + strings.Join(params, ", ") + `) AS u(` + strings.Join(names, ", ") + `, raw, version)`
+	return from, values
+}
+
+// columnNames are the columns recordArgs fills, in order.
+func (t *table) columnNames() []string {
+	names := []string{"id"}
+	for _, c := range t.columns {
+		names = append(names, c.name)
+	}
+	return append(names, strings.Split(mirrorColumns, ", ")...)
+}
+
+// insertSQL inserts the records given as arrays, in id order, unless a row
+// with the id exists (another transaction inserted it meanwhile), and
+// returns the ids inserted.
+func (t *table) insertSQL() string {
+	from, values := t.source()
+	return `INSERT INTO ` + t.name + ` (` + strings.Join(t.columnNames(), ", ") + `)
+SELECT ` + strings.Join(values, ", ") + `
+FROM ` + from + `
 ORDER BY u.id
-ON CONFLICT (id) DO UPDATE SET ` + strings.Join(sets, ", ") + `
-WHERE (EXCLUDED.mirror_version, EXCLUDED.mirror_fetch_seq) >= (t.mirror_version, t.mirror_fetch_seq)
-  AND EXCLUDED.raw IS DISTINCT FROM t.raw
+ON CONFLICT (id) DO NOTHING
 RETURNING id`
 }
 
-// touchSQL records that a fetch ($1 ids, $2 versions, $3 the fetch
-// sequence number) confirmed rows whose content it did not change: it moves
-// their version and fetch_seq forward, so that an older fetch still in flight
-// cannot win over it later. It leaves rows the fetch is older than alone.
-func (t *table) touchSQL() string {
-	return `UPDATE ` + t.name + ` AS t
-SET mirror_version = coalesce(u.version, '-infinity'), mirror_fetch_seq = $3, mirror_synced_at = now()
-FROM unnest($1::text[], $2::timestamptz[]) AS u(id, version)
-WHERE t.id = u.id AND (coalesce(u.version, '-infinity'), $3::bigint) > (t.mirror_version, t.mirror_fetch_seq)`
+// updateSQL writes the records given as arrays over their rows, when they
+// are not older than the row, (version, fetch_seq) compared as a pair, and
+// their content differs or the row is marked deleted (the mark is then
+// cleared). It locks the rows in id order first, and returns for each row
+// written its id, its JSON as it was (text) and whether it was marked
+// deleted.
+func (t *table) updateSQL() string {
+	from, values := t.source()
+	names := t.columnNames()
+	var sets []string
+	for i, name := range names[1:] {
+		sets = append(sets, name+" = "+values[i+1])
+	}
+	sets = append(sets, "mirror_deleted_at = NULL")
+	return `UPDATE ` + t.name + ` AS t SET ` + strings.Join(sets, ", ") + `
+FROM ` + from + `,
+     (SELECT id, raw, mirror_deleted_at FROM ` + t.name + ` WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE) AS old
+WHERE t.id = u.id AND old.id = u.id
+  AND (coalesce(u.version, '-infinity'), $` + fmt.Sprint(len(t.columns)+4) + `::bigint) >= (t.mirror_version, t.mirror_fetch_seq)
+  AND (t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)
+RETURNING t.id, old.raw::text, old.mirror_deleted_at IS NOT NULL`
 }
 
 // deleteLinesSQL deletes the lines of the parents $1.

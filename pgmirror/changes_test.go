@@ -1,0 +1,223 @@
+package pgmirror_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+)
+
+// replayed is a table rebuilt from the change feed: each record's JSON
+// (decoded, numbers exact) and whether it is marked deleted.
+type replayed map[string]replayedRow
+
+type replayedRow struct {
+	record  map[string]any
+	deleted bool
+}
+
+// decodeObject decodes a JSON object with its numbers kept exact.
+func decodeObject(t testing.TB, b []byte) map[string]any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v map[string]any
+	require.NoError(t, dec.Decode(&v))
+	return v
+}
+
+// replayFeed applies the changes of the feed of schema, from the first, to
+// empty tables, checking each against the state it applies to: an insert
+// of a record held (and not deleted), an update or a deletion of one not
+// held, an update whose old members are not the held ones, would each be a
+// change missing or duplicated. It returns the tables by resource and the
+// changes by cause.
+func replayFeed(t testing.TB, m *pgmirror.Mirror) (map[string]replayed, map[string]int) {
+	t.Helper()
+	tables := map[string]replayed{}
+	causes := map[string]int{}
+	last := int64(0)
+	for c, err := range m.Changes(context.Background(), 0) {
+		require.NoError(t, err)
+		require.Greater(t, c.Seq, last, "changes in seq order")
+		last = c.Seq
+		causes[c.Cause]++
+		tab := tables[c.Resource]
+		if tab == nil {
+			tab = replayed{}
+			tables[c.Resource] = tab
+		}
+		held, ok := tab[c.ID]
+		where := fmt.Sprintf("change %d (%s %s %s by %s)", c.Seq, c.Op, c.Resource, c.ID, c.Cause)
+		switch c.Op {
+		case pgmirror.OpInsert:
+			require.True(t, !ok || held.deleted, "%s: the record is already held", where)
+			require.Nil(t, c.Old, where)
+			tab[c.ID] = replayedRow{record: decodeObject(t, c.New)}
+		case pgmirror.OpUpdate:
+			require.True(t, ok && !held.deleted, "%s: no such record held", where)
+			old, new := decodeObject(t, c.Old), decodeObject(t, c.New)
+			require.NotEmpty(t, len(old)+len(new), where)
+			for k, v := range old {
+				require.Equal(t, v, held.record[k], "%s: the old value of %s", where, k)
+				delete(held.record, k)
+			}
+			for k, v := range new {
+				_, had := old[k]
+				require.True(t, had || held.record[k] == nil, "%s: %s changed without its old value", where, k)
+				held.record[k] = v
+			}
+		case pgmirror.OpDelete:
+			require.True(t, ok && !held.deleted, "%s: no such record held", where)
+			require.Nil(t, c.New, where)
+			require.Equal(t, held.record, decodeObject(t, c.Old), where)
+			tab[c.ID] = replayedRow{record: held.record, deleted: true}
+		default:
+			t.Fatalf("%s: unknown op", where)
+		}
+	}
+	return tables, causes
+}
+
+// requireFeedReplays checks that the change feed of m's schema, replayed
+// from empty, rebuilds every record table: the same ids, the same JSON,
+// the same deletion marks. It returns the number of changes by cause.
+func requireFeedReplays(t testing.TB, m *pgmirror.Mirror, db *pgxpool.Pool) map[string]int {
+	t.Helper()
+	tables, causes := replayFeed(t, m)
+	for _, res := range pgmirror.Resources() {
+		rows, err := db.Query(context.Background(), `SELECT id, raw::text, mirror_deleted_at IS NOT NULL FROM `+
+			pgx.Identifier{res}.Sanitize())
+		require.NoError(t, err)
+		got := replayed{}
+		var id, raw string
+		var deleted bool
+		_, err = pgx.ForEachRow(rows, []any{&id, &raw, &deleted}, func() error {
+			got[id] = replayedRow{record: decodeObject(t, []byte(raw)), deleted: deleted}
+			return nil
+		})
+		require.NoError(t, err)
+		want := tables[res]
+		require.Equal(t, len(got), len(want), "%s: rows and records replayed", res)
+		for id, row := range got {
+			r, ok := want[id]
+			require.True(t, ok, "%s %s: in the table, not in the feed", res, id)
+			require.True(t, reflect.DeepEqual(row, r), "%s %s: the table holds %v, the feed rebuilds %v", res, id, row, r)
+		}
+	}
+	return causes
+}
+
+// The change feed, live: a mirror serving webhooks and reconciling every
+// two seconds writes a change for each insert and update, with its cause;
+// FollowChanges, woken by NOTIFY, sees an invoice falling overdue, a quote
+// declined and one expired (changes that raise no event) within one
+// reconcile interval of the change, caused by the reconciliation; Changes
+// resumes after a seq; the feed replayed from empty equals the tables; the
+// Mirror counted what it wrote.
+func TestTheChangeFeed(t *testing.T) {
+	srv, clock := newFake(t)
+	c := srv.Client()
+	inv := createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 2)
+	declined, expired := createQuote(t, c, 1), createQuote(t, c, 2)
+	schema := newSchemaName()
+	cfg := testConfig(sdkClient(srv), schema)
+	const interval = 2 * time.Second
+	cfg.ReconcileInterval = interval
+	m := openMirror(t, cfg)
+	hookUp(t, srv, clock, m)
+	run(t, m)
+	db := adminPool(t, schema)
+	waitBackfilled(t, db, 30*time.Second)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var followed []pgmirror.Change
+	seen := map[string]time.Time{} // "resource id field=value" → when FollowChanges yielded it
+	done := make(chan error, 1)
+	go func() {
+		for ch, err := range m.FollowChanges(ctx, 0) {
+			if err != nil {
+				done <- err
+				return
+			}
+			mu.Lock()
+			followed = append(followed, ch)
+			if ch.Op == pgmirror.OpUpdate && ch.Cause == pgmirror.CauseReconciliation {
+				var status struct{ Status string }
+				if json.Unmarshal(ch.New, &status) == nil && status.Status != "" {
+					seen[ch.ID+" "+status.Status] = time.Now()
+				}
+			}
+			mu.Unlock()
+		}
+		done <- nil
+	}()
+
+	createInvoice(t, c, invoicing.InvoiceStatusDraft, 1) // an insert an event brings
+	waitDrained(t, db, 30*time.Second)
+
+	changed := time.Now()
+	clock.Advance(60 * 24 * time.Hour) // the invoice's due date passes: it reads overdue, with no event
+	require.NoError(t, srv.DeclineQuote(declined.ID))
+	require.NoError(t, srv.ExpireQuote(expired.ID))
+	for _, key := range []string{inv.ID + " overdue", declined.ID + " declined", expired.ID + " expired"} {
+		waitUntil(t, 3*interval, func() (bool, string) {
+			mu.Lock()
+			defer mu.Unlock()
+			_, ok := seen[key]
+			return ok, key + " in the feed"
+		})
+		mu.Lock()
+		took := seen[key].Sub(changed)
+		mu.Unlock()
+		// The first reconciliation that starts after the change finds it:
+		// at most an interval later, plus the reconciliation's own time.
+		assert.Less(t, took, interval+time.Second, "%s followed after %v", key, took)
+		t.Logf("%s followed %v after the change", key, took.Round(time.Millisecond))
+	}
+	waitDrained(t, db, 30*time.Second)
+	cancel()
+	require.NoError(t, <-done)
+
+	causes := requireFeedReplays(t, m, db)
+	assert.Positive(t, causes[pgmirror.CauseBackfill])
+	assert.Positive(t, causes[pgmirror.CauseEvent])
+	assert.Positive(t, causes[pgmirror.CauseReconciliation])
+	total := causes[pgmirror.CauseBackfill] + causes[pgmirror.CauseEvent] + causes[pgmirror.CauseReconciliation]
+	mu.Lock()
+	assert.Len(t, followed, total, "FollowChanges saw every change once")
+	mu.Unlock()
+
+	// Resuming: the changes after a seq are the rest, in order.
+	var all, rest []int64
+	for ch, err := range m.Changes(context.Background(), 0) {
+		require.NoError(t, err)
+		all = append(all, ch.Seq)
+	}
+	for ch, err := range m.Changes(context.Background(), all[len(all)/2]) {
+		require.NoError(t, err)
+		rest = append(rest, ch.Seq)
+	}
+	assert.Equal(t, all[len(all)/2+1:], rest)
+
+	counted, _, _, _ := m.CountedForTest()
+	var sum int64
+	for _, n := range counted {
+		sum += n
+	}
+	assert.Equal(t, int64(total), sum, "the changes counted: %v", counted)
+	assert.Positive(t, counted[pgmirror.Invoices+"/"+pgmirror.CauseReconciliation])
+}

@@ -1,0 +1,138 @@
+package pgmirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+)
+
+// Deletion marks: a row whose record the service no longer lists is kept,
+// as last seen, with mirror_deleted_at set; a fetch that shows the record
+// again clears it (see apply).
+
+// MassDeletionMinRows is the size from which a table is protected against
+// mass deletion: a reconciliation that would mark deleted more than half
+// of the rows of a table holding at least this many live rows fails with
+// ErrMassDeletion instead, unless Config.AllowMassDeletion is set.
+const MassDeletionMinRows = 20
+
+// ErrMassDeletion is the error of a reconciliation that found most of a
+// table's records gone from the service at once (see MassDeletionMinRows):
+// usually the API key of another business. It marked nothing.
+var ErrMassDeletion = errors.New("pgmirror: most of a table's records vanished at once")
+
+// markDeleted marks deleted the rows of res that a complete walk did not
+// list: listed holds the walk's ids, total the service's count after it,
+// and start a fetch number taken before it began (rows written by a later
+// fetch are left alone: their record existed after the walk began). It
+// marks nothing when the walk listed another number of records than the
+// service counts (records created or deleted during the walk: the next
+// reconciliation marks them), nor, without AllowMassDeletion, more than
+// half of a table of at least MassDeletionMinRows rows (ErrMassDeletion).
+// Where the service has a Get for the resource, each row to mark is first
+// fetched: only a 404 marks it, and a record found is written. It returns
+// the number of rows it marked or wrote.
+func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[string]bool, total int, start int64) (int, error) {
+	t := res.table.name
+	var live int
+	var gone []string
+	err := m.pool.QueryRow(ctx, `SELECT count(*), coalesce(array_agg(id ORDER BY id) FILTER (WHERE mirror_fetch_seq < $1), '{}')
+		FROM `+t+` WHERE mirror_deleted_at IS NULL`, start).Scan(&live, &gone)
+	if err != nil {
+		return 0, fmt.Errorf("reading the rows of %s: %w", t, err)
+	}
+	gone = slices.DeleteFunc(gone, func(id string) bool { return listed[id] })
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	if len(listed) != total {
+		m.log.InfoContext(ctx, "pgmirror: the walk listed another number of records than the service counts; "+
+			"deletion marks wait for the next reconciliation", "resource", res.name, "listed", len(listed), "total", total,
+			"unlisted", len(gone))
+		return 0, nil
+	}
+	if live >= MassDeletionMinRows && len(gone) > live/2 && !m.cfg.AllowMassDeletion {
+		return 0, fmt.Errorf("%w: the service no longer lists %d of %d %s: a different business behind the API key? "+
+			"Nothing was marked deleted. Check the key; if the records were deleted, run once with AllowMassDeletion "+
+			"(invoicing-mirror --allow-mass-deletion)", ErrMassDeletion, len(gone), live, res.name)
+	}
+	written := 0
+	if res.get != nil {
+		var err error
+		if gone, written, err = m.confirmGone(ctx, res, gone); err != nil {
+			return written, err
+		}
+	}
+	if len(gone) == 0 {
+		return written, nil
+	}
+	var marked int
+	err = m.writeIn(ctx, causeReconciliation, func(tx pgx.Tx) error {
+		w := tx.(*writeTx)
+		rows, err := tx.Query(ctx, `UPDATE `+t+` AS t
+			SET mirror_deleted_at = now(), mirror_changed_at = now(), mirror_fetch_seq = $2
+			FROM (SELECT id FROM `+t+` WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE) AS locked
+			WHERE t.id = locked.id AND t.mirror_deleted_at IS NULL AND t.mirror_fetch_seq < $2
+			RETURNING t.id, t.raw::text`, gone, start)
+		if err != nil {
+			return err
+		}
+		var id, raw string
+		marked = 0
+		_, err = pgx.ForEachRow(rows, []any{&id, &raw}, func() error {
+			w.changed(res.name, id, opDelete, raw, "")
+			marked++
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return written, fmt.Errorf("marking %s deleted: %w", t, err)
+	}
+	if marked > 0 {
+		m.log.InfoContext(ctx, "pgmirror: marked deleted", "resource", res.name, "rows", marked)
+		m.cfg.counters.addDeleted(res.name, marked)
+	}
+	return written + marked, nil
+}
+
+// confirmGone fetches each of the records ids of res: it returns those the
+// service answers 404 for, and writes those it shows (a walk can miss a
+// record when a deletion moves it to a page the walk had passed). A record
+// the service fails to answer for is left for the next reconciliation.
+func (m *Mirror) confirmGone(ctx context.Context, res *resource, ids []string) (gone []string, written int, err error) {
+	for _, id := range ids {
+		seq, err := m.nextSeq(ctx)
+		if err != nil {
+			return gone, written, err
+		}
+		r, err := res.get(ctx, m.cfg.Client, id)
+		switch {
+		case errors.Is(err, invoicing.ErrNotFound):
+			gone = append(gone, id)
+			continue
+		case ctx.Err() != nil:
+			return gone, written, ctx.Err()
+		case err != nil:
+			m.log.WarnContext(ctx, "pgmirror: could not check whether an unlisted record was deleted; the next reconciliation will",
+				"resource", res.name, "id", id, "error", err.Error())
+			continue
+		}
+		var w []string
+		err = m.writeIn(ctx, causeReconciliation, func(tx pgx.Tx) error {
+			var err error
+			w, err = apply(ctx, tx, res, []row{r}, seq)
+			return err
+		})
+		if err != nil {
+			return gone, written, err
+		}
+		written += len(w)
+	}
+	return gone, written, nil
+}

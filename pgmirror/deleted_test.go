@@ -1,0 +1,120 @@
+package pgmirror_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+)
+
+// withoutRecords returns srv's state without the records ids of the state's
+// key (such as "invoices"), and the payments naming them, for LoadState:
+// the service cannot delete.
+func withoutRecords(t testing.TB, srv *invoicingtest.Server, key string, ids []string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, srv.SaveState(&buf))
+	dec := json.NewDecoder(&buf)
+	dec.UseNumber()
+	var st map[string]any
+	require.NoError(t, dec.Decode(&st))
+	st[key] = slices.DeleteFunc(st[key].([]any), func(r any) bool { return slices.Contains(ids, r.(map[string]any)["id"].(string)) })
+	if payments, ok := st["payments"].([]any); ok {
+		st["payments"] = slices.DeleteFunc(payments, func(r any) bool {
+			id, _ := r.(map[string]any)["invoice_id"].(string)
+			return slices.Contains(ids, id)
+		})
+	}
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	return b
+}
+
+// Records the service no longer lists are marked deleted by the next
+// reconciliation, logged and in the change feed; listed again, they are
+// unmarked.
+func TestDeletedRecordsAreMarkedAndUnmarked(t *testing.T) {
+	srv, _ := newFake(t)
+	ids := seed(t, srv, sizes{invoices: 40, quotes: 5}, rand.New(rand.NewPCG(2, 3)))
+	schema := newSchemaName()
+	cfg := testConfig(sdkClient(srv), schema)
+	var logs syncBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	m := openMirror(t, cfg)
+	ctx := context.Background()
+	require.NoError(t, m.Backfill(ctx))
+	db := adminPool(t, schema)
+
+	var full bytes.Buffer
+	require.NoError(t, srv.SaveState(&full))
+	gone := ids["invoices"][5:8]
+	require.NoError(t, srv.LoadState(bytes.NewReader(withoutRecords(t, srv, "invoices", gone))))
+	corrected, err := m.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, corrected[pgmirror.Invoices])
+	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL AND id = ANY($1)`, gone))
+	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
+	assert.Equal(t, 40, count(t, db, `SELECT count(*) FROM invoices`), "rows kept, as last seen")
+	assert.Contains(t, logs.String(), `msg="pgmirror: marked deleted" resource=invoices rows=3`)
+	_, _, deleted, _ := m.CountedForTest()
+	assert.Equal(t, int64(3), deleted[pgmirror.Invoices])
+
+	again, err := m.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, again[pgmirror.Invoices], "marked once")
+
+	require.NoError(t, srv.LoadState(&full))
+	corrected, err = m.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, corrected[pgmirror.Invoices])
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
+	requireMirrorEqual(t, srv, schema)
+
+	ops := map[string]int{}
+	for c, err := range m.Changes(ctx, 0) {
+		require.NoError(t, err)
+		if c.Cause == pgmirror.CauseReconciliation && slices.Contains(gone, c.ID) {
+			ops[c.Op]++
+		}
+	}
+	assert.Equal(t, map[string]int{pgmirror.OpDelete: 3, pgmirror.OpInsert: 3}, ops)
+	requireFeedReplays(t, m, db)
+}
+
+// A different business behind the key (here: another fake, whose records
+// all have other ids) makes the reconciliation stop with an error that
+// says so, marking nothing; with AllowMassDeletion, the old rows are
+// marked deleted.
+func TestMostRecordsVanishingStopsTheMirror(t *testing.T) {
+	first, _ := newFake(t)
+	seed(t, first, sizes{invoices: 60}, rand.New(rand.NewPCG(4, 5)))
+	schema := newSchemaName()
+	ctx := context.Background()
+	require.NoError(t, openMirror(t, testConfig(sdkClient(first), schema)).Backfill(ctx))
+
+	second, _ := newFake(t)
+	seed(t, second, sizes{invoices: 7}, rand.New(rand.NewPCG(6, 7)))
+	m := openMirror(t, testConfig(sdkClient(second), schema))
+	_, err := m.Reconcile(ctx)
+	require.ErrorIs(t, err, pgmirror.ErrMassDeletion)
+	assert.Contains(t, err.Error(), "the service no longer lists 60 of 67 invoices: a different business behind the API key?")
+	db := adminPool(t, schema)
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`), "nothing marked")
+
+	cfg := testConfig(sdkClient(second), schema)
+	cfg.AllowMassDeletion = true
+	corrected, err := openMirror(t, cfg).Reconcile(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 60, corrected[pgmirror.Invoices])
+	assert.Equal(t, 60, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
+	assert.Equal(t, 7, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NULL`))
+}
