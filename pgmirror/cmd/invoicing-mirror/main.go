@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -147,17 +146,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
+	log := newLogger(stderr, o.logLevel)
 	if err := mirror(ctx, o, getenv, log, stderr); err != nil {
-		log.Error("invoicing-mirror: stopped", "error", oneLine(err))
+		log.Error("invoicing-mirror: stopped", "error", err)
 		return exitError
 	}
 	return exitOK
 }
-
-// oneLine is err's message on one line (pgx's connection errors take
-// several).
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
 // mirror runs the mirror until ctx ends (or, with --once, until the copy is
 // current).
