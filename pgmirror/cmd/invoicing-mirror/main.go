@@ -91,6 +91,7 @@ type options struct {
 	prefetch          int
 	coalesce          time.Duration
 	fetchLease        time.Duration
+	allowMassDeletion bool
 	logLevel          slog.Level
 }
 
@@ -98,6 +99,9 @@ type options struct {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "status" {
 		return status(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "changes" {
+		return changes(ctx, args[1:], getenv, stdout, stderr)
 	}
 	var o options
 	fs := flag.NewFlagSet("invoicing-mirror", flag.ContinueOnError)
@@ -115,6 +119,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&o.prefetch, "prefetch", pgmirror.DefaultPrefetch, "list pages fetched ahead (1 to 64)")
 	fs.DurationVar(&o.coalesce, "coalesce", pgmirror.DefaultCoalesceWindow, "wait `DURATION` after an event before fetching its record, so a burst is one fetch")
 	fs.DurationVar(&o.fetchLease, "fetch-lease", pgmirror.DefaultFetchLease, "a record being fetched is taken over by another replica after `DURATION` if its replica died")
+	fs.BoolVar(&o.allowMassDeletion, "allow-mass-deletion", false, "let reconciliations mark deleted most of a table's rows at once (see pgmirror.Config.AllowMassDeletion)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -175,7 +180,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	m, err := pgmirror.New(ctx, pc, pgmirror.Config{
 		Client: client, Schema: o.schema, Logger: log, Metrics: metrics,
 		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
-		OnProgress: progress.update,
+		AllowMassDeletion: o.allowMassDeletion, OnProgress: progress.update,
 		OnReconciled: func(resource string, corrected int) {
 			if corrected > 0 {
 				log.Info("invoicing-mirror: reconciliation corrected rows", "resource", resource, "rows", corrected)

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/internal/testservers"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+)
+
+func TestChangesUsageErrors(t *testing.T) {
+	dbURL := map[string]string{"DATABASE_URL": fullEnv["DATABASE_URL"]}
+	for name, c := range map[string]struct {
+		args []string
+		env  map[string]string
+		code int
+		want string
+	}{
+		"no database":       {env: map[string]string{}, code: exitUsage, want: "set DATABASE_URL"},
+		"an unknown flag":   {args: []string{"--folow"}, env: dbURL, code: exitUsage, want: "unknown flag --folow (did you mean --follow?)"},
+		"a negative after":  {args: []string{"--after", "-1"}, env: dbURL, code: exitUsage, want: "--after must not be negative"},
+		"an argument":       {args: []string{"extra"}, env: dbURL, code: exitUsage, want: `unexpected argument "extra"`},
+		"no database there": {env: dbURL, code: exitUsage, want: "invoicing-mirror changes: "},
+		"help":              {args: []string{"--help"}, env: dbURL, code: exitOK, want: "JSON lines"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			code := run(context.Background(), append([]string{"changes"}, c.args...), env(c.env), &out, &out)
+			assert.Equal(t, c.code, code)
+			assert.Contains(t, out.String(), c.want)
+			assert.NotContains(t, out.String(), "db-password-that-must-not-show")
+		})
+	}
+}
+
+// syncBuffer is an io.Writer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
+}
+
+// decodeChanges decodes JSON lines of changes.
+func decodeChanges(t *testing.T, lines []string) []pgmirror.Change {
+	t.Helper()
+	var out []pgmirror.Change
+	for _, l := range lines {
+		var c pgmirror.Change
+		require.NoError(t, json.Unmarshal([]byte(l), &c), l)
+		out = append(out, c)
+	}
+	return out
+}
+
+// invoicing-mirror changes prints the feed as JSON lines and exits 0 at its
+// end; --after resumes; --follow prints the changes written later, until
+// interrupted; changes deleted by retention make it exit 1.
+func TestChangesPrintsTheFeed(t *testing.T) {
+	pg, err := testservers.StartPostgres()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pg.Close() })
+	srv := invoicingtest.NewTestServer(t)
+	ctx := context.Background()
+	const schema = "mirror_changes_cmd"
+	m, err := pgmirror.Open(ctx, pg.URL, pgmirror.Config{Client: srv.Client(), Schema: schema})
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	require.NoError(t, m.Migrate(ctx))
+	require.NoError(t, m.Backfill(ctx))
+	vars := env(map[string]string{"DATABASE_URL": pg.URL})
+
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run(ctx, []string{"changes", "--schema", schema}, vars, &out, &errOut), errOut.String())
+	all := decodeChanges(t, strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n"))
+	require.NotEmpty(t, all)
+	var rows int
+	for _, res := range pgmirror.Resources() {
+		var n int
+		require.NoError(t, m.Pool().QueryRow(ctx, `SELECT count(*) FROM `+res).Scan(&n))
+		rows += n
+	}
+	assert.Len(t, all, rows, "a change per row backfilled")
+	for i, c := range all {
+		assert.Equal(t, pgmirror.OpInsert, c.Op)
+		assert.Equal(t, pgmirror.CauseBackfill, c.Cause)
+		assert.NotEmpty(t, c.New)
+		if i > 0 {
+			assert.Greater(t, c.Seq, all[i-1].Seq)
+		}
+	}
+
+	out.Reset()
+	half := all[len(all)/2].Seq
+	require.Equal(t, exitOK, run(ctx, []string{"changes", "--schema", schema, "--after", itoa(half)}, vars, &out, &errOut))
+	assert.Equal(t, all[len(all)/2+1:], decodeChanges(t, strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")))
+
+	// --follow: the changes so far, then one written later.
+	fctx, cancel := context.WithCancel(ctx)
+	var followed syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(fctx, []string{"changes", "--schema", schema, "--follow"}, vars, &followed, &errOut)
+	}()
+	waitFor(t, func() bool { return len(followed.lines()) == len(all) })
+	srv.AddClient(invoicingtest.Contact{Name: "Quiet client"})
+	_, err = m.Reconcile(ctx)
+	require.NoError(t, err)
+	waitFor(t, func() bool { return len(followed.lines()) == len(all)+1 })
+	last := decodeChanges(t, followed.lines())[len(all)]
+	assert.Equal(t, pgmirror.Clients, last.Resource)
+	assert.Equal(t, pgmirror.CauseReconciliation, last.Cause)
+	cancel()
+	assert.Equal(t, exitOK, <-code)
+
+	// Retention deleted changes the reader has not seen.
+	db, err := pgxpool.New(ctx, pg.URL)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(ctx, `UPDATE `+schema+`.mirror_reconcile SET changes_pruned_through = $1`, half)
+	require.NoError(t, err)
+	errOut.Reset()
+	assert.Equal(t, exitError, run(ctx, []string{"changes", "--schema", schema, "--after", "1"}, vars, &out, &errOut))
+	assert.Contains(t, errOut.String(), "deleted by retention (asked for those after 1; deleted through "+itoa(half)+")")
+	assert.Equal(t, exitOK, run(ctx, []string{"changes", "--schema", schema, "--after", itoa(half)}, vars, &out, &errOut))
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// waitFor polls cond for up to 10 seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
