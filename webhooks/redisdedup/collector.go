@@ -63,7 +63,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for o, name := range outcomeNames {
 		ch <- prometheus.MustNewConstMetric(deliveriesDesc, prometheus.CounterValue, float64(s.deliveries[o].Load()), name)
 	}
-	ch <- prometheus.MustNewConstMetric(claimsInFlightDesc, prometheus.GaugeValue, float64(c.d.held()))
+	ch <- prometheus.MustNewConstMetric(claimsInFlightDesc, prometheus.GaugeValue, float64(s.held.Load()))
 	for r, name := range resultNames {
 		ch <- prometheus.MustNewConstMetric(releasesDesc, prometheus.CounterValue, float64(s.releases[r].Load()), name)
 	}
@@ -76,17 +76,4 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(redisErrorsDesc, prometheus.CounterValue, float64(s.redisErrors[o][k].Load()), command, kind)
 		}
 	}
-}
-
-// held returns how many claims the Deduper holds.
-func (d *Deduper) held() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := 0
-	for _, e := range d.ids {
-		if e.state == held {
-			n++
-		}
-	}
-	return n
 }

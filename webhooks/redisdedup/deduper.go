@@ -220,6 +220,7 @@ func (d *Deduper) Claim(ctx context.Context, id string) (webhooks.ClaimStatus, e
 		d.mu.Lock()
 		e.state = held
 		d.mu.Unlock()
+		d.stats.held.Add(1)
 		d.redisAnswered()
 		return webhooks.ClaimNew, nil
 	case err != nil:

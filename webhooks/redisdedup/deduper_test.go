@@ -132,6 +132,8 @@ func TestNewPanicsOnMistakes(t *testing.T) {
 	assert.Panics(t, func() { redisdedup.New(nil) })
 	assert.Panics(t, func() { redisdedup.New(rdb, redisdedup.WithTTL(0)) })
 	assert.Panics(t, func() { redisdedup.New(rdb, redisdedup.WithLease(time.Microsecond)) })
+	assert.Panics(t, func() { redisdedup.New(rdb, redisdedup.WithTimeout(0)) })
+	assert.NotPanics(t, func() { redisdedup.New(rdb, redisdedup.WithTimeout(time.Millisecond)) })
 }
 
 func TestRedisUnreachable(t *testing.T) {

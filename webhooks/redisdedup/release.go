@@ -60,6 +60,7 @@ func (d *Deduper) Release(ctx context.Context, id string, processed bool) error 
 		return fmt.Errorf("%w: %s", ErrNotClaimed, id)
 	}
 	e.state, e.processed = releasing, processed
+	d.stats.held.Add(-1)
 	e.until = time.Now().Add(d.lease)
 	if processed {
 		e.until = time.Now().Add(d.ttl)

@@ -13,6 +13,7 @@ type stats struct {
 	deliveries  [numOutcomes]atomic.Int64
 	releases    [numResults]atomic.Int64
 	redisErrors [numOps][numKinds]atomic.Int64
+	held        atomic.Int64 // claims held now: Claim answered ClaimNew, Release not called yet
 	deferred    atomic.Int64 // releases left to the background retries, in all
 	pending     atomic.Int64 // releases left to the background retries, now
 	retries     atomic.Int64 // tries of the background retries
