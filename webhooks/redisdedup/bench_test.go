@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicing-api/invoicing-go/internal/benchpair"
@@ -88,4 +89,17 @@ func setnxHandler(rdb *redis.Client, prefix string, process func()) http.Handler
 		}
 		w.WriteHeader(http.StatusOK)
 	})
+}
+
+// BenchmarkCollectorGather is the cost of one scrape of a Deduper's
+// Collector (a fixed set of series, whatever the traffic): what a
+// Prometheus registry spends on it at each scrape.
+func BenchmarkCollectorGather(b *testing.B) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(redisdedup.New(newClient(b), redisdedup.WithKeyPrefix(prefix(b))).Collector())
+	for b.Loop() {
+		if _, err := reg.Gather(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

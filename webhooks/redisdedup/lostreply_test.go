@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,8 +30,10 @@ func TestClaimWhoseReplyWasLostIsOwnClaim(t *testing.T) {
 	d := webhooktest.Deliveries(1)[0]
 
 	dropped := proxy.DropReply(mentions(p + d.ID)) // the claim, the first command naming the key
+	start := time.Now()
 	assert.Equal(t, http.StatusOK, d.Send(replica), "the claim Redis made for the replica is the replica's")
 	requireClosed(t, dropped, "the loss of the claim's reply")
+	assert.Less(t, time.Since(start), 2*redisdedup.DefaultTimeout, "answered within the bound")
 	assert.Equal(t, 1, processed.Count(d.ID))
 
 	assert.Equal(t, http.StatusOK, d.Send(replica), "the service's retry")
