@@ -53,23 +53,35 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 		ids[i], raws[i], versions[i] = r.id, string(r.raw), r.version
 	}
 	var toInsert, toUpdate []row
-	toWrite, err := tx.Query(ctx, t.toWriteSQL(), ids, raws, versions, seq)
+	var toConfirm []string
+	toWrite, err := tx.Query(ctx, t.toWriteSQL(), ids, raws, versions, seq, res.name)
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s: %w", res.name, err)
 	}
 	var id string
-	var isNew bool
+	var isNew *bool
 	_, err = pgx.ForEachRow(toWrite, []any{&id, &isNew}, func() error {
 		i, _ := slices.BinarySearchFunc(rows, id, func(r row, id string) int { return strings.Compare(r.id, id) })
-		if isNew {
+		switch {
+		case isNew == nil:
+			toConfirm = append(toConfirm, id)
+		case *isNew:
 			toInsert = append(toInsert, rows[i])
-		} else {
+		default:
 			toUpdate = append(toUpdate, rows[i])
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s: %w", res.name, err)
+	}
+	// A walk's number stands for all its rows (mirror_backfill.walk_seq);
+	// a fetch of one record that found it unchanged is recorded apart,
+	// leaving the row alone.
+	if len(toConfirm) > 0 && w.cause == causeEvent {
+		if _, err := tx.Exec(ctx, confirmSQL, res.name, toConfirm, seq); err != nil {
+			return nil, fmt.Errorf("confirming %s: %w", res.name, err)
+		}
 	}
 	if len(toInsert)+len(toUpdate) == 0 {
 		return nil, nil
@@ -94,7 +106,7 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 		written = inserted
 	}
 	if len(toUpdate) > 0 {
-		updated, err := tx.Query(ctx, t.updateSQL(), t.recordArgs(toUpdate, seq)...)
+		updated, err := tx.Query(ctx, t.updateSQL(), append(t.recordArgs(toUpdate, seq), res.name)...)
 		if err != nil {
 			return nil, fmt.Errorf("writing %s: %w", res.name, err)
 		}
@@ -122,6 +134,12 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 	}
 	return written, nil
 }
+
+// confirmSQL records that the fetch $3 found the records $2 of the
+// resource $1 unchanged.
+const confirmSQL = `INSERT INTO mirror_confirmed (resource, id, seq)
+SELECT $1, id, $3 FROM unnest($2::text[]) AS id ORDER BY id
+ON CONFLICT (resource, id) DO UPDATE SET seq = greatest(mirror_confirmed.seq, EXCLUDED.seq)`
 
 // recordArgs are the arguments of the table's write statements for rows:
 // the ids, an array per column, the raw JSON, the versions and seq.

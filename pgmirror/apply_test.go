@@ -92,10 +92,12 @@ func TestARecordWithoutTimestampsIsDecidedByFetchOrder(t *testing.T) {
 	assert.Equal(t, 1, count(`SELECT count(*) FROM tax_codes WHERE raw->>'name' = 'later' AND mirror_version = '-infinity'`))
 }
 
-// A fetch that finds the record unchanged writes nothing at all: not its
-// row (its fetch number and times stay those of the fetch that wrote the
-// content), not its lines. An older fetch than that one still cannot win.
-func TestAnUnchangedRecordIsNotWritten(t *testing.T) {
+// A fetch that finds the record unchanged writes nothing to its row (its
+// fetch number and times stay those of the fetch that wrote the content)
+// nor to its lines; it is recorded apart (mirror_confirmed), so an older
+// fetch still in flight with other content cannot win: neither one older
+// than the write, nor one between the write and the confirmation.
+func TestAnUnchangedRecordIsNotWrittenYetCounts(t *testing.T) {
 	m, count := newRuleMirror(t)
 	ctx := context.Background()
 	v := at(time.Second)
@@ -110,12 +112,19 @@ func TestAnUnchangedRecordIsNotWritten(t *testing.T) {
 	assert.Equal(t, before, count(`SELECT (xmin::text)::int FROM invoices`), "the row is the same tuple")
 	assert.Equal(t, 1, count(`SELECT count(DISTINCT xmin::text) FROM invoice_lines`), "the lines too")
 	assert.Equal(t, before, count(`SELECT (min(xmin::text))::int FROM invoice_lines`))
+	assert.Equal(t, 30, count(`SELECT seq FROM mirror_confirmed`))
 
-	written, err = m.ApplyForTest(ctx, 15, invoice(v, "stale", 1))
-	require.NoError(t, err)
-	assert.Empty(t, written, "fetch 15 is older than fetch 20, which wrote the current content")
+	for _, seq := range []int64{15, 25} {
+		written, err = m.ApplyForTest(ctx, seq, invoice(v, "stale", 1))
+		require.NoError(t, err)
+		assert.Empty(t, written, "fetch %d is older than fetch 30, which saw the current content", seq)
+	}
 	assert.Equal(t, 1, count(`SELECT count(*) FROM invoices WHERE notes = 'current'`))
 	assert.Equal(t, 2, count(`SELECT count(*) FROM invoice_lines`))
+
+	written, err = m.ApplyForTest(ctx, 31, invoice(v, "newer, same second", 1))
+	require.NoError(t, err)
+	assert.Len(t, written, 1, "a later fetch still wins")
 }
 
 // A page drift can list a record twice in one batch: the later copy wins

@@ -48,11 +48,58 @@
 // only when its (version, fetch number) is not older than the row's,
 // compared as a pair: a newer updated_at always wins, and an equal one (two
 // changes in the same second) goes to the later fetch, which was sent after
-// the earlier one and so cannot have seen an older state. A fetch that
-// finds the content unchanged still moves the row's pair forward. Lines are
+// the earlier one and so cannot have seen an older state. Lines are
 // replaced in the same transaction, only when their parent's content
 // changed. Out-of-order, duplicate and late deliveries, and late answers,
 // therefore never roll a row back.
+//
+// Unchanged means untouched: a fetch that finds a record's content
+// unchanged writes nothing to its row or its lines (it compares before it
+// writes, and locks nothing), so an hourly reconciliation of an unchanged
+// mirror adds no dead tuple and no change downstream; mirror_synced_at is
+// when a write last confirmed the content. Its fetch number still counts:
+// the row's number in the pair is the highest of the fetch that wrote it,
+// of the last walk of its resource that began (mirror_backfill.walk_seq: a
+// walk lists every row, so its number stands for all of them), and of a
+// single fetch (an event's) that found it unchanged (mirror_confirmed, kept
+// until the next walk begins, whose number then covers it). The version
+// needs no such care: it is read from the content (updated_at, else
+// created_at), so an unchanged content has an unchanged version. Hence a
+// late answer is refused whenever a fetch that wrote or saw the row's
+// content is newer, as when every confirming fetch rewrote the row. (A
+// walk's number also covers the rows it has not reached yet: an older
+// answer for one of them is refused, and the walk's own, newer, copy
+// follows.)
+//
+// Deletions: the API deletes nothing it documents, but a record can stop
+// being listed. After a complete walk, a reconciliation marks deleted
+// (mirror_deleted_at, NULL while listed) the rows it did not list and that
+// no fetch wrote since it began, once a Get answers 404 for each (where the
+// resource has one), and only when the walk listed as many records as the
+// service counts; the rows are kept as last seen, counted in the log
+// ("pgmirror: marked deleted"), and unmarked by the next fetch that shows
+// the record. When more than half of a table of at least
+// MassDeletionMinRows rows would be marked at once, the reconciliation
+// marks nothing and fails with ErrMassDeletion: a different business behind
+// the API key is likelier than mass deletion (Config.AllowMassDeletion,
+// invoicing-mirror --allow-mass-deletion, says otherwise). The backfill
+// marks nothing: it counts only the rows not marked in its closing proof,
+// and the first reconciliation marks what it must.
+//
+// The change feed: every write that changes a row (an insert, an update,
+// a deletion mark, an unmark) writes one row to mirror_changes in its own
+// transaction: resource, id, cause (event, backfill or reconciliation), op
+// (insert, update, delete) and the members of the record's JSON that
+// changed, old and new (the whole record for an insert or a delete). The
+// writers take a transaction lock just before they insert their changes
+// and keep it until they commit, so changes commit in seq order: a reader
+// that saw seq N never sees a lower one appear later, and resuming after N
+// misses nothing. Each such transaction NOTIFYs the channel named as the
+// schema with its last seq. Changes and FollowChanges read the feed
+// (invoicing-mirror changes prints it); each reconciliation deletes the
+// changes older than Config.ChangeRetention. Replaying the feed from empty
+// rebuilds the tables exactly (the proof tests check it after their
+// faults).
 //
 // Coalescing: the Workers record each delivery's fetches in
 // mirror_pending_fetch in the delivery's own transaction (exactly-once hand

@@ -240,6 +240,18 @@ func TestAnUnchangedReconciliationWritesNothing(t *testing.T) {
 		invoices, took.Round(time.Millisecond), minus(after["invoices"], before["invoices"]),
 		minus(after["invoice_lines"], before["invoice_lines"]))
 
+	// The walk's number stands for the rows it found unchanged: a fetch
+	// numbered before it, answering late with other content in the same
+	// second, does not win.
+	walk := count(t, db, `SELECT walk_seq FROM mirror_backfill WHERE resource = 'invoices'`)
+	stale, err := srv.Client().Invoices.Get(ctx, ids["invoices"][0])
+	require.NoError(t, err)
+	stale.Notes = "a late answer"
+	m := openMirror(t, cfg)
+	written, err := m.ApplyForTest(ctx, int64(walk-1), stale)
+	require.NoError(t, err)
+	assert.Empty(t, written)
+
 	lines := 0
 	for _, id := range ids["invoices"][:10] {
 		notes := "changed without an event"

@@ -105,18 +105,32 @@ const mirrorColumns = "raw, mirror_version, mirror_fetch_seq, mirror_synced_at, 
 // array per column, then the raw JSON, the versions and the fetch sequence
 // number (see recordArgs).
 
-// toWriteSQL reads, writing and locking nothing, which of the records
-// given as $1 ids, $2 raw JSON, $3 versions and $4 the fetch sequence
-// number would change their row: those without a row (new: true), and
-// those not older than their row, (version, fetch_seq) compared as a pair,
-// whose content differs or whose row is marked deleted.
+// confirmedSeq is the SQL of a row's fetch number for the never-older
+// rule: the highest of the fetch that wrote it and of the fetches that
+// confirmed it without writing (migrations/0004): the last walk of the
+// resource ($resource names the resource's parameter) and a single fetch's
+// confirmation.
+func confirmedSeq(resource string) string {
+	return `greatest(t.mirror_fetch_seq,
+	(SELECT walk_seq FROM mirror_backfill WHERE resource = ` + resource + `),
+	(SELECT seq FROM mirror_confirmed AS c WHERE c.resource = ` + resource + ` AND c.id = t.id))`
+}
+
+// toWriteSQL reads, writing and locking nothing, what the records given as
+// $1 ids, $2 raw JSON, $3 versions and $4 the fetch sequence number, of the
+// resource $5, would do to their rows: write those without a row (new:
+// true), and those not older than their row ((version, fetch number)
+// compared as a pair, see confirmedSeq) whose content differs or whose row
+// is marked deleted (new: false); confirm those newer than their row whose
+// content is the same (new: NULL).
 func (t *table) toWriteSQL() string {
-	return `SELECT u.id, t.id IS NULL
+	pair := `(coalesce(u.version, '-infinity'), $4::bigint)`
+	rowPair := `(t.mirror_version, ` + confirmedSeq("$5") + `)`
+	differs := `(t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)`
+	return `SELECT u.id, CASE WHEN t.id IS NULL THEN true WHEN ` + differs + ` THEN false END
 FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(id, raw, version)
 LEFT JOIN ` + t.name + ` AS t ON t.id = u.id
-WHERE t.id IS NULL
-   OR ((coalesce(u.version, '-infinity'), $4::bigint) >= (t.mirror_version, t.mirror_fetch_seq)
-       AND (t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL))`
+WHERE t.id IS NULL OR (` + differs + ` AND ` + pair + ` >= ` + rowPair + `) OR (NOT ` + differs + ` AND ` + pair + ` > ` + rowPair + `)`
 }
 
 // source is the FROM item unnesting the arrays of recordArgs, and the
@@ -159,10 +173,10 @@ ON CONFLICT (id) DO NOTHING
 RETURNING id`
 }
 
-// updateSQL writes the records given as arrays over their rows, when they
-// are not older than the row, (version, fetch_seq) compared as a pair, and
-// their content differs or the row is marked deleted (the mark is then
-// cleared). It locks the rows in id order first, and returns for each row
+// updateSQL writes the records given as arrays (and, after seq, the
+// resource's name) over their rows, when they are not older than the row
+// ((version, fetch number) compared as a pair, see confirmedSeq) and their
+// content differs or the row is marked deleted (the mark is then cleared). It locks the rows in id order first, and returns for each row
 // written its id, its JSON as it was (text) and whether it was marked
 // deleted.
 func (t *table) updateSQL() string {
@@ -177,7 +191,8 @@ func (t *table) updateSQL() string {
 FROM ` + from + `,
      (SELECT id, raw, mirror_deleted_at FROM ` + t.name + ` WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE) AS old
 WHERE t.id = u.id AND old.id = u.id
-  AND (coalesce(u.version, '-infinity'), $` + fmt.Sprint(len(t.columns)+4) + `::bigint) >= (t.mirror_version, t.mirror_fetch_seq)
+  AND (coalesce(u.version, '-infinity'), $` + fmt.Sprint(len(t.columns)+4) + `::bigint) >= (t.mirror_version, ` +
+		confirmedSeq(fmt.Sprintf("$%d", len(t.columns)+5)) + `)
   AND (t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)
 RETURNING t.id, old.raw::text, old.mirror_deleted_at IS NOT NULL`
 }

@@ -3,6 +3,7 @@ package pgmirror
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
@@ -18,7 +19,8 @@ type flushFunc func(ctx context.Context, rows []row, seq int64, resume int) erro
 // walk lists res from page start with WithPrefetch and writes the records
 // in batches of BatchSize through flush; the SDK goes on fetching the pages
 // ahead while a batch is written. Every record of the walk is stamped with
-// one fetch sequence number, taken before its first request. It returns the
+// one fetch sequence number, taken before its first request, and recorded
+// as the resource's walk_seq (see beginWalk). It returns the
 // last page that held records (start when none did).
 //
 // On an error of the list, including ctx ending, the records received
@@ -28,6 +30,9 @@ type flushFunc func(ctx context.Context, rows []row, seq int64, resume int) erro
 func (m *Mirror) walk(ctx context.Context, res *resource, start int, flush flushFunc) (last int, err error) {
 	seq, err := m.nextSeq(ctx)
 	if err != nil {
+		return start, err
+	}
+	if err := m.beginWalk(ctx, res, seq); err != nil {
 		return start, err
 	}
 	batch := make([]row, 0, m.cfg.BatchSize)
@@ -74,4 +79,19 @@ func permanent(err error) bool {
 		return s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests
 	}
 	return false
+}
+
+// beginWalk records that a walk of res numbered seq begins: its number
+// stands for every row of res for the never-older rule (it lists them all;
+// see migrations/0004), and the confirmations of single fetches older than
+// it are no longer needed.
+func (m *Mirror) beginWalk(ctx context.Context, res *resource, seq int64) error {
+	_, err := m.pool.Exec(ctx, `WITH walk AS (
+		UPDATE mirror_backfill SET walk_seq = greatest(walk_seq, $2) WHERE resource = $1
+	)
+	DELETE FROM mirror_confirmed WHERE resource = $1 AND seq < $2`, res.name, seq)
+	if err != nil {
+		return fmt.Errorf("pgmirror: beginning a walk of %s: %w", res.name, err)
+	}
+	return nil
 }
