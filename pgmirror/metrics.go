@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
@@ -34,7 +35,21 @@ import (
 //   - api_rate_limit_pause_seconds_total: the time the service asked the
 //     mirror to pause (the Retry-After of its 429s);
 //   - dependency_up{dependency}: 1 while PostgreSQL ("postgresql") or the
-//     API ("api") answers the mirror's loops, 0 while it is away.
+//     API ("api") answers the mirror's loops, 0 while it is away;
+//   - backfill_listed_records{resource}, backfill_total_records{resource}
+//     and backfill_complete{resource}: the backfill's progress, read from
+//     its checkpoints at scrape time (records its walks wrote, the
+//     service's count when the pass began, 1 once complete);
+//   - reconciliation_corrections_total{resource}: rows reconciliations
+//     inserted or corrected;
+//   - deletion_marks_total{resource}: rows marked deleted because the
+//     service no longer lists them;
+//   - changes_total{resource,cause}: rows written to the change feed, by
+//     what found the change (event, backfill, reconciliation).
+//
+// The counters count what this process did since it started; the figures
+// read from the database are the whole mirror's (every replica reports the
+// same).
 //
 // The scrape-time queries take at most ScrapeTimeout; when the database
 // does not answer in time, those metrics are left out of the scrape and
@@ -69,6 +84,18 @@ var (
 	dependencyUpDesc = prometheus.NewDesc("invoicing_mirror_dependency_up",
 		"1 while the dependency (postgresql or api) answered the mirror's last attempt to reach it, 0 while it is away.",
 		[]string{"dependency"}, nil)
+	backfillListedDesc = prometheus.NewDesc("invoicing_mirror_backfill_listed_records",
+		"Records the backfill's walks have written, by resource, by every replica (a page read again counts again; read at scrape time).", []string{"resource"}, nil)
+	backfillTotalDesc = prometheus.NewDesc("invoicing_mirror_backfill_total_records",
+		"The service's count of the resource's records when the backfill's current pass began (read at scrape time).", []string{"resource"}, nil)
+	backfillCompleteDesc = prometheus.NewDesc("invoicing_mirror_backfill_complete",
+		"1 once the resource's backfill is complete, 0 before (read at scrape time).", []string{"resource"}, nil)
+	correctionsDesc = prometheus.NewDesc("invoicing_mirror_reconciliation_corrections_total",
+		"Rows this process's reconciliations inserted or corrected (changes that raised no event), by resource.", []string{"resource"}, nil)
+	deletionsDesc = prometheus.NewDesc("invoicing_mirror_deletion_marks_total",
+		"Rows this process marked deleted because the service no longer lists their records, by resource.", []string{"resource"}, nil)
+	changesDesc = prometheus.NewDesc("invoicing_mirror_changes_total",
+		"Rows this process wrote to the change feed, by resource and cause (event, backfill, reconciliation).", []string{"resource", "cause"}, nil)
 )
 
 // NewMetrics returns the metrics of one Mirror, all zero.
@@ -178,13 +205,15 @@ func (x *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	x.requests.Describe(ch)
 	x.paused.Describe(ch)
 	x.lag.Describe(ch)
-	for _, d := range []*prometheus.Desc{inboxPendingDesc, inboxOldestDesc, pendingFetchesDesc, dependencyUpDesc} {
+	for _, d := range []*prometheus.Desc{dependencyUpDesc, correctionsDesc, deletionsDesc, changesDesc,
+		inboxPendingDesc, inboxOldestDesc, pendingFetchesDesc, backfillListedDesc, backfillTotalDesc, backfillCompleteDesc} {
 		ch <- d
 	}
 }
 
 // Collect sends the metrics' values (prometheus.Collector), querying the
-// database for the inbox and the pending fetches.
+// database for the queues and the backfill's progress within
+// ScrapeTimeout.
 func (x *Metrics) Collect(ch chan<- prometheus.Metric) {
 	x.requests.Collect(ch)
 	x.paused.Collect(ch)
@@ -195,17 +224,68 @@ func (x *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(dependencyUpDesc, prometheus.GaugeValue, gauge(m.db.up()), "postgresql")
 	ch <- prometheus.MustNewConstMetric(dependencyUpDesc, prometheus.GaugeValue, gauge(m.api.up()), "api")
+	collectStats(ch, m.stats())
 	ctx, cancel := context.WithTimeout(context.Background(), ScrapeTimeout)
 	defer cancel()
-	q, err := queuesOf(ctx, m.pool)
+	if collectQueues(ctx, ch, m.pool) == nil { // else left out of this scrape: dependency_up says why
+		_ = collectBackfill(ctx, ch, m.pool)
+	}
+}
+
+// collectStats sends the data path's counters, every resource's (and
+// cause's) series, zero or not.
+func collectStats(ch chan<- prometheus.Metric, s statsSnapshot) {
+	for _, res := range allResources {
+		r := res.name
+		ch <- prometheus.MustNewConstMetric(correctionsDesc, prometheus.CounterValue, float64(s.corrections[r]), r)
+		ch <- prometheus.MustNewConstMetric(deletionsDesc, prometheus.CounterValue, float64(s.deleted[r]), r)
+		for _, cause := range []string{causeEvent, causeBackfill, causeReconciliation} {
+			ch <- prometheus.MustNewConstMetric(changesDesc, prometheus.CounterValue, float64(s.changes[changeKey{r, cause}]), r, cause)
+		}
+	}
+}
+
+// collectQueues sends the inbox's depth and the pending fetches.
+func collectQueues(ctx context.Context, ch chan<- prometheus.Metric, db *pgxpool.Pool) error {
+	q, err := queuesOf(ctx, db)
 	if err != nil {
-		return // left out of this scrape: dependency_up says why
+		return err
 	}
 	ch <- prometheus.MustNewConstMetric(inboxPendingDesc, prometheus.GaugeValue, float64(q.inboxPending))
 	ch <- prometheus.MustNewConstMetric(inboxOldestDesc, prometheus.GaugeValue, q.inboxOldest.Seconds())
 	for _, res := range allResources {
 		ch <- prometheus.MustNewConstMetric(pendingFetchesDesc, prometheus.GaugeValue, float64(q.fetches[res.name].count), res.name)
 	}
+	return nil
+}
+
+// collectBackfill sends the backfill's progress from its checkpoints; a
+// resource not started yet is at 0.
+func collectBackfill(ctx context.Context, ch chan<- prometheus.Metric, db *pgxpool.Pool) error {
+	type progress struct {
+		listed, total int64
+		complete      bool
+	}
+	byResource := map[string]progress{}
+	rows, err := db.Query(ctx, `SELECT resource, listed, coalesce(total, 0), completed_at IS NOT NULL FROM mirror_backfill`)
+	if err != nil {
+		return err
+	}
+	var resource string
+	var p progress
+	if _, err := pgx.ForEachRow(rows, []any{&resource, &p.listed, &p.total, &p.complete}, func() error {
+		byResource[resource] = p
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, res := range allResources {
+		p := byResource[res.name]
+		ch <- prometheus.MustNewConstMetric(backfillListedDesc, prometheus.GaugeValue, float64(p.listed), res.name)
+		ch <- prometheus.MustNewConstMetric(backfillTotalDesc, prometheus.GaugeValue, float64(p.total), res.name)
+		ch <- prometheus.MustNewConstMetric(backfillCompleteDesc, prometheus.GaugeValue, gauge(p.complete), res.name)
+	}
+	return nil
 }
 
 func gauge(b bool) float64 {

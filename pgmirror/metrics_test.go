@@ -87,13 +87,23 @@ func TestTheCommandServesMetricsAndReadiness(t *testing.T) {
 		`invoicing_mirror_pending_fetches{resource="invoices"}`:                        0,
 		`invoicing_mirror_inbox_pending_deliveries`:                                    0,
 		`invoicing_mirror_inbox_oldest_pending_age_seconds`:                            0,
+		`invoicing_mirror_backfill_complete{resource="invoices"}`:                      1,
+		`invoicing_mirror_backfill_total_records{resource="invoices"}`:                 120,
+		`invoicing_mirror_changes_total{cause="backfill",resource="invoices"}`:         120,
+		`invoicing_mirror_changes_total{cause="event",resource="invoices"}`:            1,
+		`invoicing_mirror_changes_total{cause="reconciliation",resource="invoices"}`:   0,
+		`invoicing_mirror_reconciliation_corrections_total{resource="invoices"}`:       0,
+		`invoicing_mirror_deletion_marks_total{resource="invoices"}`:                   0,
 	} {
 		assert.Equal(t, want, sample(got, series), series)
 	}
 	assert.Greater(t, sample(got, `invoicing_mirror_api_requests_total{route="GET /invoices",status="200"}`), 1.0)
+	assert.GreaterOrEqual(t, sample(got, `invoicing_mirror_backfill_listed_records{resource="invoices"}`), 120.0)
 	assert.Greater(t, sample(got, `invoicing_mirror_event_lag_seconds_sum{resource="invoices"}`), 1.0, "the pause is part of the lag")
 	assert.NotRegexp(t, uuidPattern, got, "no id in any label")
-	for name := range strings.SplitSeq("api_requests_total api_rate_limit_pause_seconds_total event_lag_seconds dependency_up pending_fetches inbox_pending_deliveries inbox_oldest_pending_age_seconds", " ") {
+	for name := range strings.SplitSeq("api_requests_total api_rate_limit_pause_seconds_total event_lag_seconds dependency_up pending_fetches inbox_pending_deliveries "+
+		"inbox_oldest_pending_age_seconds backfill_listed_records backfill_total_records backfill_complete reconciliation_corrections_total "+
+		"deletion_marks_total changes_total", " ") {
 		assert.Contains(t, got, "# HELP invoicing_mirror_"+name+" ", name)
 	}
 	p.stop(t)
