@@ -111,10 +111,10 @@
 // wrapping ErrReleasePending: the Handler logs it and answers (200 after a
 // success), and the Deduper goes on trying in the background until Redis
 // answers, 50ms after the first try, then twice as long after each, up to a
-// second; Redis answering any other command of the Deduper starts the next
-// try at once. It tries for up to the TTL after a success, so "done" is
-// written however long the outage lasts, and for up to the lease after a
-// failure, whose claim Redis then drops by itself. Meanwhile the Deduper
+// second (a Claim of the Deduper that Redis answers starts the next try at
+// once). It tries for up to the TTL after a success, so "done" is written
+// however long the outage lasts, and for up to the lease after a failure,
+// whose claim Redis then drops by itself. Meanwhile the Deduper
 // answers copies of the delivery itself (200 for a success, 409 otherwise),
 // and the claim, kept by Redis for its lease, makes other replicas answer
 // 409. An outage of any length therefore processes no delivery twice,
