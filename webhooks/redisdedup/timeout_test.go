@@ -17,7 +17,7 @@ import (
 // they allow over it.
 const (
 	shortTimeout = 200 * time.Millisecond
-	lateBy       = 300 * time.Millisecond
+	lateBy       = time.Second
 )
 
 // A Claim that a frozen Redis (SIGSTOP) does not answer fails with
