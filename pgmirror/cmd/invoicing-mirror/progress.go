@@ -20,21 +20,33 @@ type progress struct {
 	mu        sync.Mutex
 	resources map[string]pgmirror.Progress
 	written   time.Time
+	listed    int // the records the last line counted
 }
 
 func newProgress(w io.Writer) *progress {
 	return &progress{w: w, start: time.Now(), resources: map[string]pgmirror.Progress{}}
 }
 
-// update is the mirror's OnProgress.
+// update is the mirror's OnProgress. A line is written when records were
+// written since the last one: a walk that starts again after a failure,
+// without writing, adds no line.
 func (p *progress) update(pr pgmirror.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.resources[pr.Resource] = pr
-	if time.Since(p.written) >= time.Second {
-		p.written = time.Now()
+	if time.Since(p.written) >= time.Second && p.seen() != p.listed {
+		p.written, p.listed = time.Now(), p.seen()
 		fmt.Fprintln(p.w, p.line())
 	}
+}
+
+// seen is the records the backfill has written, all resources together.
+func (p *progress) seen() int {
+	n := 0
+	for _, pr := range p.resources {
+		n += pr.Listed
+	}
+	return n
 }
 
 // finish writes the last line.
@@ -51,12 +63,11 @@ func (p *progress) finish() {
 //	backfill: 5200 records, 2600/s; invoices 4000/5000 (80%), quotes 1000/1000
 func (p *progress) line() string {
 	names := make([]string, 0, len(p.resources))
-	seen := 0
-	for name, pr := range p.resources {
+	for name := range p.resources {
 		names = append(names, name)
-		seen += pr.Listed
 	}
 	slices.Sort(names)
+	seen := p.seen()
 	parts := make([]string, 0, len(names))
 	for _, name := range names {
 		pr := p.resources[name]
