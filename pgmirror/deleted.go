@@ -56,10 +56,8 @@ func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[stri
 			"unlisted", len(gone))
 		return 0, nil
 	}
-	if live >= MassDeletionMinRows && len(gone) > live/2 && !m.cfg.AllowMassDeletion {
-		return 0, fmt.Errorf("%w: the service no longer lists %d of %d %s: a different business behind the API key? "+
-			"Nothing was marked deleted. Check the key; if the records were deleted, run once with AllowMassDeletion "+
-			"(invoicing-mirror --allow-mass-deletion)", ErrMassDeletion, len(gone), live, res.name)
+	if m.massDeletion(len(gone), live) {
+		return 0, massDeletionError(len(gone), live, res, "nothing was marked deleted")
 	}
 	written := 0
 	if res.get != nil {
@@ -135,4 +133,77 @@ func (m *Mirror) confirmGone(ctx context.Context, res *resource, ids []string) (
 		written += len(w)
 	}
 	return gone, written, nil
+}
+
+// massDeletion reports whether marking gone of live rows deleted is a mass
+// deletion that needs Config.AllowMassDeletion.
+func (m *Mirror) massDeletion(gone, live int) bool {
+	return !m.cfg.AllowMassDeletion && live >= MassDeletionMinRows && gone > live/2
+}
+
+// massDeletionError is ErrMassDeletion with the numbers, and what the
+// mirror did not do.
+func massDeletionError(gone, live int, res *resource, notDone string) error {
+	return fmt.Errorf("%w: the service no longer lists %d of %d %s: a different business behind the API key? "+
+		"The mirror stopped: %s. Check the API key; if the records were deleted, run once with AllowMassDeletion "+
+		"(invoicing-mirror --allow-mass-deletion)", ErrMassDeletion, gone, live, res.name, notDone)
+}
+
+// massDeletionSample is how many of a table's rows a reconciliation checks
+// with a Get before it writes anything to the table (see guardBusiness).
+const massDeletionSample = 8
+
+// guardBusiness checks, before a reconciliation writes to the table of
+// res, that the service still shows its records, so that the records of
+// another business behind the API key are not merged into it: it fetches a
+// few rows at random, and when the service answers 404 for most of them,
+// it lists the resource's ids (writing nothing) and returns
+// ErrMassDeletion when it no longer lists most of the table's rows (see
+// markDeleted). A table of fewer than MassDeletionMinRows rows, a resource
+// without a Get and Config.AllowMassDeletion skip it.
+func (m *Mirror) guardBusiness(ctx context.Context, res *resource) error {
+	if m.cfg.AllowMassDeletion || res.get == nil {
+		return nil
+	}
+	t := res.table.name
+	var live int
+	var sample []string
+	err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+t+` WHERE mirror_deleted_at IS NULL),
+		coalesce((SELECT array_agg(id) FROM (SELECT id FROM `+t+` WHERE mirror_deleted_at IS NULL ORDER BY random() LIMIT $1) AS s), '{}')`,
+		massDeletionSample).Scan(&live, &sample)
+	if err != nil {
+		return fmt.Errorf("reading the rows of %s: %w", t, err)
+	}
+	if live < MassDeletionMinRows {
+		return nil
+	}
+	missing := 0
+	for _, id := range sample {
+		_, err := res.get(ctx, m.cfg.Client, id)
+		switch {
+		case errors.Is(err, invoicing.ErrNotFound):
+			missing++
+		case err != nil:
+			return err
+		}
+	}
+	if missing*2 <= len(sample) {
+		return nil
+	}
+	listed := map[string]bool{}
+	for r, err := range res.list(ctx, m.cfg.Client, 1, invoicing.WithPrefetch(m.cfg.Prefetch)) {
+		if err != nil {
+			return err
+		}
+		listed[r.id] = true
+	}
+	var ids []string
+	if err := m.pool.QueryRow(ctx, `SELECT coalesce(array_agg(id), '{}') FROM `+t+` WHERE mirror_deleted_at IS NULL`).Scan(&ids); err != nil {
+		return fmt.Errorf("reading the rows of %s: %w", t, err)
+	}
+	gone := len(slices.DeleteFunc(ids, func(id string) bool { return listed[id] }))
+	if m.massDeletion(gone, len(ids)) {
+		return massDeletionError(gone, len(ids), res, "nothing was written to "+t)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,10 +91,11 @@ func TestDeletedRecordsAreMarkedAndUnmarked(t *testing.T) {
 	requireFeedReplays(t, m, db)
 }
 
-// A different business behind the key (here: another fake, whose records
-// all have other ids) makes the reconciliation stop with an error that
-// says so, marking nothing; with AllowMassDeletion, the old rows are
-// marked deleted.
+// A different business behind the key (here: another fake, whose invoices
+// all have other ids) makes the reconciliation, and RunReconciler, stop
+// with an error that says so, before writing or marking anything; with
+// AllowMassDeletion, the old rows are marked deleted and the new ones
+// written.
 func TestMostRecordsVanishingStopsTheMirror(t *testing.T) {
 	first, _ := newFake(t)
 	seed(t, first, sizes{invoices: 60}, rand.New(rand.NewPCG(4, 5)))
@@ -103,18 +105,26 @@ func TestMostRecordsVanishingStopsTheMirror(t *testing.T) {
 
 	second, _ := newFake(t)
 	seed(t, second, sizes{invoices: 7}, rand.New(rand.NewPCG(6, 7)))
-	m := openMirror(t, testConfig(sdkClient(second), schema))
+	cfg := testConfig(sdkClient(second), schema)
+	cfg.ReconcileInterval = time.Millisecond
+	m := openMirror(t, cfg)
 	_, err := m.Reconcile(ctx)
 	require.ErrorIs(t, err, pgmirror.ErrMassDeletion)
-	assert.Contains(t, err.Error(), "the service no longer lists 60 of 67 invoices: a different business behind the API key?")
+	assert.Contains(t, err.Error(), "the service no longer lists 60 of 60 invoices: a different business behind the API key?")
 	db := adminPool(t, schema)
 	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`), "nothing marked")
+	assert.Equal(t, 60, count(t, db, `SELECT count(*) FROM invoices`), "nothing written")
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_changes WHERE cause = 'reconciliation'`))
 
-	cfg := testConfig(sdkClient(second), schema)
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.ErrorIs(t, m.RunReconciler(rctx), pgmirror.ErrMassDeletion, "the reconciler stops")
+	require.NoError(t, rctx.Err())
+
 	cfg.AllowMassDeletion = true
 	corrected, err := openMirror(t, cfg).Reconcile(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 60, corrected[pgmirror.Invoices])
+	assert.Equal(t, 67, corrected[pgmirror.Invoices], "7 written, 60 marked")
 	assert.Equal(t, 60, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
 	assert.Equal(t, 7, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NULL`))
 }

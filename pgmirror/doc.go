@@ -78,11 +78,14 @@
 // resource has one), and only when the walk listed as many records as the
 // service counts; the rows are kept as last seen, counted in the log
 // ("pgmirror: marked deleted"), and unmarked by the next fetch that shows
-// the record. When more than half of a table of at least
-// MassDeletionMinRows rows would be marked at once, the reconciliation
-// marks nothing and fails with ErrMassDeletion: a different business behind
-// the API key is likelier than mass deletion (Config.AllowMassDeletion,
-// invoicing-mirror --allow-mass-deletion, says otherwise). The backfill
+// the record. When the service no longer lists more than half of a table
+// of at least MassDeletionMinRows rows, a different business behind the API
+// key is likelier than mass deletion: the reconciliation writes and marks
+// nothing and fails with ErrMassDeletion, and RunReconciler returns it, so
+// the mirror stops until the operator says otherwise
+// (Config.AllowMassDeletion, invoicing-mirror --allow-mass-deletion). It
+// checks before it writes: it fetches a few rows of each such table at
+// random, and lists the table's ids when most of them are gone. The backfill
 // marks nothing: it counts only the rows not marked in its closing proof,
 // and the first reconciliation marks what it must.
 //

@@ -22,10 +22,14 @@ const maxReconcileFailures = 5
 // becoming overdue or voided, a quote declined or expired, a bill's states,
 // a bank balance) and any event lost for good. It waits while another
 // replica reconciles (an advisory lock makes them take turns), then returns
-// the number of rows it inserted or corrected per resource. Each resource's
-// count is also logged and given to Config.OnReconciled. A resource whose
-// walk keeps failing is skipped, logged, and reported in the error; the
-// others are still reconciled.
+// the number of rows it inserted, corrected or marked deleted per resource
+// (see markDeleted). Each resource's count is also logged and given to
+// Config.OnReconciled. A resource whose walk keeps failing is skipped,
+// logged, and reported in the error; the others are still reconciled. When
+// the service no longer lists most of a table's records (a different
+// business behind the API key?), that resource is neither written nor
+// marked, and the error wraps ErrMassDeletion, unless
+// Config.AllowMassDeletion.
 //
 // A change that raises no event is corrected by the first reconciliation
 // that starts after it.
@@ -42,13 +46,23 @@ func (m *Mirror) Reconcile(ctx context.Context) (map[string]int, error) {
 // replica may run it: the interval is counted from the end of the last
 // reconciliation by any of them (recorded in mirror_reconcile), one runs at
 // a time (an advisory lock), and none runs before the backfill is complete.
-func (m *Mirror) RunReconciler(ctx context.Context) {
+// A failed reconciliation is logged, and the next one is due an interval
+// later, except one that found most of a table's records gone
+// (ErrMassDeletion): RunReconciler then returns its error, for the mirror to
+// stop until the operator looks. It returns nil when ctx ends.
+func (m *Mirror) RunReconciler(ctx context.Context) error {
 	check := min(max(m.cfg.ReconcileInterval/10, 100*time.Millisecond), time.Minute)
 	for sleep(ctx, jitter(check)) {
-		if err := m.reconcileIfDue(ctx); err != nil && ctx.Err() == nil {
-			m.log.ErrorContext(ctx, "pgmirror: reconciliation", "error", err.Error())
+		err := m.reconcileIfDue(ctx)
+		if err == nil || ctx.Err() != nil {
+			continue
 		}
+		if errors.Is(err, ErrMassDeletion) {
+			return err
+		}
+		m.log.ErrorContext(ctx, "pgmirror: reconciliation", "error", err.Error())
 	}
+	return nil
 }
 
 // reconcileIfDue reconciles when the interval has passed since the last
@@ -89,12 +103,24 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 		return nil, fmt.Errorf("pgmirror: starting a reconciliation: %w", err)
 	}
 	start := time.Now()
+	// Before anything is written: are the tables' records still the
+	// service's?
+	for _, res := range allResources {
+		if err := m.guardBusiness(ctx, res); errors.Is(err, ErrMassDeletion) {
+			return nil, err
+		} else if err != nil {
+			return nil, fmt.Errorf("pgmirror: checking that the service still shows the records of %s: %w", res.name, err)
+		}
+	}
 	corrected := make(map[string]int, len(allResources))
 	var errs []error
 	for _, res := range allResources {
 		listed, n, err := m.reconcileResource(ctx, res)
 		if ctx.Err() != nil {
 			return corrected, ctx.Err()
+		}
+		if errors.Is(err, ErrMassDeletion) {
+			return corrected, err
 		}
 		if err != nil {
 			m.log.ErrorContext(ctx, "pgmirror: reconciling a resource failed; the next reconciliation tries again",
@@ -163,7 +189,7 @@ func (m *Mirror) reconcileResource(ctx context.Context, res *resource) (listed, 
 			}
 			return listed, corrected, err
 		}
-		if ctx.Err() != nil || permanent(err) {
+		if ctx.Err() != nil || permanent(err) || errors.Is(err, ErrMassDeletion) {
 			return listed, corrected, err
 		}
 		if failures++; failures >= maxReconcileFailures {
