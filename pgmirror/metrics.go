@@ -20,12 +20,11 @@ import (
 // Metrics are a mirror's Prometheus metrics. Build them with NewMetrics,
 // give them to Config.Metrics and their Middleware to the mirror's Client
 // (invoicing.WithMiddleware), and register them with a
-// prometheus.Registerer. They are, all named invoicing_mirror_..., with
+// prometheus.Registerer, with the Mirror's InboxMetrics (the webhook
+// inbox's depth, oldest pending age and deliveries by outcome, named
+// invoicing_pginbox_...). They are, all named invoicing_mirror_..., with
 // labels of bounded values only (never a record's id):
 //
-//   - inbox_pending_deliveries and inbox_oldest_pending_age_seconds: the
-//     webhook deliveries stored and not yet processed, and the age of the
-//     oldest, read from the database at scrape time;
 //   - pending_fetches{resource}: the records events named that wait to be
 //     fetched, read at scrape time;
 //   - event_lag_seconds{resource}: a histogram of the time from a
@@ -75,10 +74,6 @@ const maxRoutes = 100
 
 // Descriptions of the metrics read at scrape time.
 var (
-	inboxPendingDesc = prometheus.NewDesc("invoicing_mirror_inbox_pending_deliveries",
-		"Webhook deliveries stored and not yet processed (read from the inbox table at scrape time).", nil, nil)
-	inboxOldestDesc = prometheus.NewDesc("invoicing_mirror_inbox_oldest_pending_age_seconds",
-		"Seconds since the oldest delivery not yet processed was received; 0 when none waits.", nil, nil)
 	pendingFetchesDesc = prometheus.NewDesc("invoicing_mirror_pending_fetches",
 		"Records that events named and that wait to be fetched, by resource (read at scrape time).", []string{"resource"}, nil)
 	dependencyUpDesc = prometheus.NewDesc("invoicing_mirror_dependency_up",
@@ -206,7 +201,7 @@ func (x *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	x.paused.Describe(ch)
 	x.lag.Describe(ch)
 	for _, d := range []*prometheus.Desc{dependencyUpDesc, correctionsDesc, deletionsDesc, changesDesc,
-		inboxPendingDesc, inboxOldestDesc, pendingFetchesDesc, backfillListedDesc, backfillTotalDesc, backfillCompleteDesc} {
+		pendingFetchesDesc, backfillListedDesc, backfillTotalDesc, backfillCompleteDesc} {
 		ch <- d
 	}
 }
@@ -227,7 +222,7 @@ func (x *Metrics) Collect(ch chan<- prometheus.Metric) {
 	collectStats(ch, m.stats())
 	ctx, cancel := context.WithTimeout(context.Background(), ScrapeTimeout)
 	defer cancel()
-	if collectQueues(ctx, ch, m.pool) == nil { // else left out of this scrape: dependency_up says why
+	if collectFetches(ctx, ch, m.pool) == nil { // else left out of this scrape: dependency_up says why
 		_ = collectBackfill(ctx, ch, m.pool)
 	}
 }
@@ -245,14 +240,13 @@ func collectStats(ch chan<- prometheus.Metric, s statsSnapshot) {
 	}
 }
 
-// collectQueues sends the inbox's depth and the pending fetches.
-func collectQueues(ctx context.Context, ch chan<- prometheus.Metric, db *pgxpool.Pool) error {
+// collectFetches sends the pending fetches (the inbox's depth is
+// InboxMetrics').
+func collectFetches(ctx context.Context, ch chan<- prometheus.Metric, db *pgxpool.Pool) error {
 	q, err := queuesOf(ctx, db)
 	if err != nil {
 		return err
 	}
-	ch <- prometheus.MustNewConstMetric(inboxPendingDesc, prometheus.GaugeValue, float64(q.inboxPending))
-	ch <- prometheus.MustNewConstMetric(inboxOldestDesc, prometheus.GaugeValue, q.inboxOldest.Seconds())
 	for _, res := range allResources {
 		ch <- prometheus.MustNewConstMetric(pendingFetchesDesc, prometheus.GaugeValue, float64(q.fetches[res.name].count), res.name)
 	}

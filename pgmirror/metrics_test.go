@@ -31,8 +31,8 @@ func sample(scrape, series string) float64 {
 
 var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
-// invoicing-mirror --metrics serves the mirror's metrics on an address of
-// its own, by route template and never by id; /readyz answers 503 while
+// invoicing-mirror --metrics serves the mirror's metrics, and its inbox's,
+// on an address of its own, by route template and never by id; /readyz answers 503 while
 // the backfill is not complete and 200 after, /healthz 200 throughout.
 func TestTheCommandServesMetricsAndReadiness(t *testing.T) {
 	srv := invoicingtest.NewTestServer(t) // the wall clock: the process verifies deliveries with it
@@ -85,8 +85,8 @@ func TestTheCommandServesMetricsAndReadiness(t *testing.T) {
 		`invoicing_mirror_dependency_up{dependency="postgresql"}`:                      1,
 		`invoicing_mirror_dependency_up{dependency="api"}`:                             1,
 		`invoicing_mirror_pending_fetches{resource="invoices"}`:                        0,
-		`invoicing_mirror_inbox_pending_deliveries`:                                    0,
-		`invoicing_mirror_inbox_oldest_pending_age_seconds`:                            0,
+		`invoicing_pginbox_pending_deliveries{state="due"}`:                            0,
+		`invoicing_pginbox_oldest_pending_age_seconds`:                                 0,
 		`invoicing_mirror_backfill_complete{resource="invoices"}`:                      1,
 		`invoicing_mirror_backfill_total_records{resource="invoices"}`:                 120,
 		`invoicing_mirror_changes_total{cause="backfill",resource="invoices"}`:         120,
@@ -99,10 +99,12 @@ func TestTheCommandServesMetricsAndReadiness(t *testing.T) {
 	}
 	assert.Greater(t, sample(got, `invoicing_mirror_api_requests_total{route="GET /invoices",status="200"}`), 1.0)
 	assert.GreaterOrEqual(t, sample(got, `invoicing_mirror_backfill_listed_records{resource="invoices"}`), 120.0)
+	assert.Equal(t, 1.0, sample(got, `invoicing_pginbox_deliveries_total{outcome="stored"}`), "the inbox's collector, fed by the Handler")
+	assert.GreaterOrEqual(t, sample(got, `invoicing_pginbox_deliveries_total{outcome="processed"}`), 1.0, "and by the Workers")
 	assert.Greater(t, sample(got, `invoicing_mirror_event_lag_seconds_sum{resource="invoices"}`), 1.0, "the pause is part of the lag")
 	assert.NotRegexp(t, uuidPattern, got, "no id in any label")
-	for name := range strings.SplitSeq("api_requests_total api_rate_limit_pause_seconds_total event_lag_seconds dependency_up pending_fetches inbox_pending_deliveries "+
-		"inbox_oldest_pending_age_seconds backfill_listed_records backfill_total_records backfill_complete reconciliation_corrections_total "+
+	for name := range strings.SplitSeq("api_requests_total api_rate_limit_pause_seconds_total event_lag_seconds dependency_up pending_fetches "+
+		"backfill_listed_records backfill_total_records backfill_complete reconciliation_corrections_total "+
 		"deletion_marks_total changes_total", " ") {
 		assert.Contains(t, got, "# HELP invoicing_mirror_"+name+" ", name)
 	}

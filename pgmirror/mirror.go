@@ -25,9 +25,10 @@ type Mirror struct {
 	pool     *pgxpool.Pool // everything but the Handler
 	inserts  *pgxpool.Pool // the Handler's
 	log      *slog.Logger
-	db, api  *dependency // PostgreSQL and the API, as the loops see them
-	metrics  *Metrics    // nil without Config.Metrics
-	migrated atomic.Bool // Migrate succeeded: the Handler may store deliveries
+	db, api  *dependency      // PostgreSQL and the API, as the loops see them
+	metrics  *Metrics         // nil without Config.Metrics
+	inbox    *pginbox.Metrics // the Handler's and the Workers' figures
+	migrated atomic.Bool      // Migrate succeeded: the Handler may store deliveries
 }
 
 // Open connects to the database at databaseURL (a postgres:// URL or a
@@ -70,7 +71,7 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 		pool.Close()
 		return nil, err
 	}
-	m := &Mirror{cfg: cfg, pool: pool, inserts: inserts, log: cfg.Logger,
+	m := &Mirror{cfg: cfg, pool: pool, inserts: inserts, log: cfg.Logger, inbox: pginbox.NewMetrics(inserts),
 		db: newDependency("PostgreSQL", cfg.Logger), api: newDependency("the API", cfg.Logger)}
 	if cfg.Metrics != nil {
 		if err := cfg.Metrics.attach(m); err != nil {
@@ -89,6 +90,13 @@ func (m *Mirror) Close() {
 	m.inserts.Close()
 	m.pool.Close()
 }
+
+// InboxMetrics returns the Prometheus collector of the mirror's webhook
+// inbox (see pginbox.Metrics, invoicing_pginbox_...): the deliveries its
+// Handler and Workers counted by outcome, those in flight, the Workers'
+// database errors, and the inbox's depth and oldest pending age read at
+// scrape time. Register it beside Config.Metrics.
+func (m *Mirror) InboxMetrics() *pginbox.Metrics { return m.inbox }
 
 // Pool returns the Mirror's main pool (not the Handler's), whose
 // connections work in the mirror's schema.
@@ -118,7 +126,7 @@ func lockKeyOf(schema, purpose string) string { return "pgmirror:" + schema + ":
 // logged one by one: the mirror logs one line when the database fails and
 // one when it answers again.
 func (m *Mirror) Handler(v *webhooks.Verifier) http.Handler {
-	store := pginbox.Handler(m.inserts, v, pginbox.WithLogger(m.databaseErrorsTo(func(ctx context.Context, err error) {
+	store := pginbox.Handler(m.inserts, v, pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.databaseErrorsTo(func(ctx context.Context, err error) {
 		m.db.failed(ctx, err)
 	})))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -189,6 +197,7 @@ func (m *Mirror) RunWorkers(ctx context.Context) {
 		var failure error // the first database failure the Workers logged
 		w := &pginbox.Worker{
 			Pool:         m.pool,
+			Metrics:      m.inbox,
 			ProcessTx:    m.enqueue,
 			Concurrency:  m.cfg.Workers,
 			PollInterval: m.cfg.PollInterval,

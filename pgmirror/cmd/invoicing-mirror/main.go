@@ -193,7 +193,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	defer m.Close()
 	log.Info("invoicing-mirror: starting", "database", describe(pc), "schema", o.schema, "once", o.once)
 	if metrics != nil {
-		stop, err := serveMetrics(o.metrics, metrics, log)
+		stop, err := serveMetrics(o.metrics, log, metrics, m.InboxMetrics())
 		if err != nil {
 			return err
 		}

@@ -11,18 +11,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
-// serveMetrics serves the mirror's metrics, with the Go runtime's and the
-// process's, at /metrics on addr, and returns the function that stops the
-// server. The metrics have an address of their own, not the webhook
-// endpoint's: that one faces the service (often the internet), this one
-// only the scraper.
-func serveMetrics(addr string, metrics *pgmirror.Metrics, log *slog.Logger) (stop func(), err error) {
+// serveMetrics serves the mirror's collectors (its Metrics and its
+// InboxMetrics), with the Go runtime's and the process's, at /metrics on
+// addr, and returns the function that stops the server. The metrics have
+// an address of their own, not the webhook endpoint's: that one faces the
+// service (often the internet), this one only the scraper.
+func serveMetrics(addr string, log *slog.Logger, mirror ...prometheus.Collector) (stop func(), err error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(append(mirror, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))...)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
