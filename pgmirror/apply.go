@@ -97,7 +97,7 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 		}
 		for _, r := range toInsert {
 			if _, ok := slices.BinarySearch(inserted, r.id); ok {
-				w.changed(res.name, r.id, opInsert, "", string(r.raw))
+				w.changed(res, r.id, opInsert, "")
 			} else {
 				toUpdate = append(toUpdate, r) // inserted meanwhile by another transaction
 			}
@@ -113,11 +113,10 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 		var old string
 		var wasDeleted bool
 		_, err = pgx.ForEachRow(updated, []any{&id, &old, &wasDeleted}, func() error {
-			i, _ := slices.BinarySearchFunc(toUpdate, id, func(r row, id string) int { return strings.Compare(r.id, id) })
 			if wasDeleted {
-				w.changed(res.name, id, opInsert, "", string(toUpdate[i].raw))
+				w.changed(res, id, opInsert, "")
 			} else {
-				w.changed(res.name, id, opUpdate, old, string(toUpdate[i].raw))
+				w.changed(res, id, opUpdate, old)
 			}
 			written = append(written, id)
 			return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -230,41 +231,53 @@ type writeTx struct {
 	changes []change
 }
 
-// change is a change to write: old and new are JSON texts, "" for none.
-type change struct{ resource, id, op, old, new string }
+// change is a change to write. old is the record's JSON before an update,
+// "" otherwise: the rest is the row as the transaction leaves it.
+type change struct {
+	res    *resource
+	id, op string
+	old    string
+}
 
-// changed records a change of the record id of resource.
-func (w *writeTx) changed(resource, id, op, old, new string) {
-	w.changes = append(w.changes, change{resource, id, op, old, new})
+// changed records a change of the record id of res.
+func (w *writeTx) changed(res *resource, id, op, old string) {
+	w.changes = append(w.changes, change{res, id, op, old})
 }
 
 // counts are the transaction's changes by resource and cause.
 func (w *writeTx) counts() map[changeKey]int64 {
 	out := map[changeKey]int64{}
 	for _, c := range w.changes {
-		out[changeKey{c.resource, w.cause}]++
+		out[changeKey{c.res.name, w.cause}]++
 	}
 	return out
 }
 
-// insertChangesSQL writes changes given as arrays ($1 resources, $2 ids,
-// $3 ops, $4 old and $5 new JSON texts, NULL for none; $6 the cause), in
-// their order, keeping of an update only the members that changed, and
-// notifies the channel $7 with the last seq written.
-const insertChangesSQL = `WITH written AS (
+// insertChangesSQL writes changes of the records of table, given as arrays
+// ($3 ids, $4 ops, $5 the JSON texts before an update, NULL otherwise; $1
+// the resource, $2 the cause), in their order, and notifies the channel $6
+// with the last seq written. What a change holds is read from the row as
+// the transaction leaves it: the whole record for an insert or a delete
+// (a deletion mark leaves the content as it was), and for an update the
+// members that differ from the JSON before it. A record changes at most
+// once in a transaction.
+func insertChangesSQL(table string) string {
+	return `WITH written AS (
 	INSERT INTO mirror_changes (resource, id, cause, op, old_values, new_values)
-	SELECT u.resource, u.id, $6, u.op,
+	SELECT $1, u.id, $2, u.op,
 		CASE u.op WHEN 'update' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(u.old) AS e
-		                               WHERE u.new -> e.key IS DISTINCT FROM e.value)
-		          ELSE u.old END,
-		CASE u.op WHEN 'update' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(u.new) AS e
+		                               WHERE t.raw -> e.key IS DISTINCT FROM e.value)
+		          WHEN 'delete' THEN t.raw END,
+		CASE u.op WHEN 'update' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(t.raw) AS e
 		                               WHERE u.old -> e.key IS DISTINCT FROM e.value)
-		          ELSE u.new END
-	FROM (SELECT resource, id, op, old::jsonb AS old, new::jsonb AS new, n
-	      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(resource, id, op, old, new, n)) AS u
+		          WHEN 'insert' THEN t.raw END
+	FROM (SELECT id, op, old::jsonb AS old, n
+	      FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, op, old, n)) AS u
+	JOIN ` + table + ` AS t ON t.id = u.id
 	ORDER BY u.n
 	RETURNING seq)
-SELECT pg_notify($7, max(seq)::text) FROM written`
+SELECT pg_notify($6, max(seq)::text) FROM written`
+}
 
 // writeChanges writes w's changes to mirror_changes, unless the feed is
 // disabled. It first takes the feed's transaction lock, which it holds
@@ -276,16 +289,21 @@ func (m *Mirror) writeChanges(ctx context.Context, w *writeTx) error {
 	if len(w.changes) == 0 || m.cfg.DisableChangeFeed {
 		return nil
 	}
-	n := len(w.changes)
-	resources, ids, ops := make([]string, n), make([]string, n), make([]string, n)
-	olds, news := make([]*string, n), make([]*string, n)
-	for i, c := range w.changes {
-		resources[i], ids[i], ops[i] = c.resource, c.id, c.op
-		olds[i], news[i] = strOrNull(c.old), strOrNull(c.new)
-	}
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, m.lockKey("changes"))
-	b.Queue(insertChangesSQL, resources, ids, ops, olds, news, w.cause, m.cfg.Schema)
+	pending := slices.Clone(w.changes)
+	for len(pending) > 0 {
+		res := pending[0].res
+		var ids, ops []string
+		var olds []*string
+		for _, c := range pending {
+			if c.res == res {
+				ids, ops, olds = append(ids, c.id), append(ops, c.op), append(olds, strOrNull(c.old))
+			}
+		}
+		b.Queue(insertChangesSQL(res.table.name), res.name, w.cause, ids, ops, olds, m.cfg.Schema)
+		pending = slices.DeleteFunc(pending, func(c change) bool { return c.res == res })
+	}
 	if err := w.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("writing the change feed: %w", err)
 	}

@@ -76,14 +76,14 @@ func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[stri
 			SET mirror_deleted_at = now(), mirror_changed_at = now(), mirror_fetch_seq = $2
 			FROM (SELECT id FROM `+t+` WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE) AS locked
 			WHERE t.id = locked.id AND t.mirror_deleted_at IS NULL AND t.mirror_fetch_seq < $2
-			RETURNING t.id, t.raw::text`, gone, start)
+			RETURNING t.id`, gone, start)
 		if err != nil {
 			return err
 		}
-		var id, raw string
+		var id string
 		marked = 0
-		_, err = pgx.ForEachRow(rows, []any{&id, &raw}, func() error {
-			w.changed(res.name, id, opDelete, raw, "")
+		_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
+			w.changed(res, id, opDelete, "")
 			marked++
 			return nil
 		})
