@@ -213,11 +213,63 @@ func TestTheChangeFeed(t *testing.T) {
 	}
 	assert.Equal(t, all[len(all)/2+1:], rest)
 
-	counted, _, _, _ := m.CountedForTest()
+	counted, _, _, backfilled := m.CountedForTest()
+	assert.Positive(t, backfilled[pgmirror.Invoices], "the backfill's progress")
 	var sum int64
 	for _, n := range counted {
 		sum += n
 	}
 	assert.Equal(t, int64(total), sum, "the changes counted: %v", counted)
 	assert.Positive(t, counted[pgmirror.Invoices+"/"+pgmirror.CauseReconciliation])
+}
+
+// Each reconciliation deletes the changes older than ChangeRetention, a
+// prefix of the feed; a reader asking for changes after a deleted one is
+// told (ErrChangesPruned), one resuming after the last deleted is not. A
+// negative retention keeps everything; DisableChangeFeed writes nothing.
+func TestChangeRetention(t *testing.T) {
+	srv, _ := newFake(t)
+	ctx := context.Background()
+	for name, c := range map[string]struct {
+		retention time.Duration
+		disabled  bool
+	}{
+		"pruned": {retention: time.Nanosecond}, "kept": {retention: -1}, "disabled": {disabled: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig(sdkClient(srv), newSchemaName())
+			cfg.ChangeRetention, cfg.DisableChangeFeed = c.retention, c.disabled
+			m := openMirror(t, cfg)
+			require.NoError(t, m.Backfill(ctx))
+			db := adminPool(t, cfg.Schema)
+			written := count(t, db, `SELECT count(*) FROM mirror_changes`)
+			last := count(t, db, `SELECT coalesce(max(seq), 0) FROM mirror_changes`)
+			_, err := m.Reconcile(ctx)
+			require.NoError(t, err)
+			left := count(t, db, `SELECT count(*) FROM mirror_changes`)
+			switch name {
+			case "pruned":
+				require.Positive(t, written)
+				assert.Zero(t, left)
+				var errs []error
+				for _, err := range m.Changes(ctx, 0) {
+					errs = append(errs, err)
+				}
+				require.Len(t, errs, 1)
+				require.ErrorIs(t, errs[0], pgmirror.ErrChangesPruned)
+				n := 0
+				for _, err := range m.Changes(ctx, int64(last)) {
+					require.NoError(t, err)
+					n++
+				}
+				assert.Zero(t, n)
+			case "kept":
+				assert.Equal(t, written, left)
+			case "disabled":
+				assert.Zero(t, written)
+				counted, _, _, _ := m.CountedForTest()
+				assert.Empty(t, counted)
+			}
+		})
+	}
 }
