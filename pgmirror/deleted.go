@@ -149,6 +149,21 @@ func massDeletionError(gone, live int, res *resource, notDone string) error {
 		"(invoicing-mirror --allow-mass-deletion)", ErrMassDeletion, gone, live, res.name, notDone)
 }
 
+// guardTables runs guardBusiness on every resource: nil when the tables'
+// records are still the service's, ErrMassDeletion when most of a table's
+// are gone (a different business behind the API key?), another error when
+// it could not tell.
+func (m *Mirror) guardTables(ctx context.Context) error {
+	for _, res := range allResources {
+		if err := m.guardBusiness(ctx, res); errors.Is(err, ErrMassDeletion) {
+			return err
+		} else if err != nil {
+			return fmt.Errorf("pgmirror: checking that the service still shows the records of %s: %w", res.name, err)
+		}
+	}
+	return nil
+}
+
 // massDeletionSample is how many of a table's rows a reconciliation checks
 // with a Get before it writes anything to the table (see guardBusiness).
 const massDeletionSample = 8

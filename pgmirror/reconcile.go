@@ -103,14 +103,8 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 		return nil, fmt.Errorf("pgmirror: starting a reconciliation: %w", err)
 	}
 	start := time.Now()
-	// Before anything is written: are the tables' records still the
-	// service's?
-	for _, res := range allResources {
-		if err := m.guardBusiness(ctx, res); errors.Is(err, ErrMassDeletion) {
-			return nil, err
-		} else if err != nil {
-			return nil, fmt.Errorf("pgmirror: checking that the service still shows the records of %s: %w", res.name, err)
-		}
+	if err := m.guardTables(ctx); err != nil { // before anything is written
+		return nil, err
 	}
 	corrected := make(map[string]int, len(allResources))
 	var errs []error
