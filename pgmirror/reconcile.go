@@ -48,8 +48,8 @@ func (m *Mirror) Reconcile(ctx context.Context) (map[string]int, error) {
 // a time (an advisory lock), and none runs before the backfill is complete.
 // A failed reconciliation is logged, and the next one is due an interval
 // later, except one that found most of a table's records gone
-// (ErrMassDeletion): RunReconciler then returns its error, for the mirror to
-// stop until the operator looks. It returns nil when ctx ends.
+// (ErrMassDeletion): RunReconciler then logs and returns its error, for the
+// mirror to stop until the operator looks. It returns nil when ctx ends.
 func (m *Mirror) RunReconciler(ctx context.Context) error {
 	check := min(max(m.cfg.ReconcileInterval/10, 100*time.Millisecond), time.Minute)
 	for sleep(ctx, jitter(check)) {
@@ -57,10 +57,10 @@ func (m *Mirror) RunReconciler(ctx context.Context) error {
 		if err == nil || ctx.Err() != nil {
 			continue
 		}
+		m.log.ErrorContext(ctx, "pgmirror: reconciliation", "error", err.Error())
 		if errors.Is(err, ErrMassDeletion) {
 			return err
 		}
-		m.log.ErrorContext(ctx, "pgmirror: reconciliation", "error", err.Error())
 	}
 	return nil
 }
