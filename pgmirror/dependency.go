@@ -27,8 +27,9 @@ type dependency struct {
 	log  *slog.Logger
 
 	mu       sync.Mutex
-	downAt   time.Time // zero while it answers
-	failures int       // failures since downAt
+	downAt   time.Time     // zero while it answers
+	failures int           // failures since downAt
+	back     chan struct{} // while it is away: closed when it answers again
 }
 
 func newDependency(name string, log *slog.Logger) *dependency {
@@ -41,7 +42,7 @@ func (d *dependency) failed(ctx context.Context, err error) {
 	d.mu.Lock()
 	first := d.downAt.IsZero()
 	if first {
-		d.downAt = time.Now()
+		d.downAt, d.back = time.Now(), make(chan struct{})
 	}
 	d.failures++
 	d.mu.Unlock()
@@ -56,12 +57,37 @@ func (d *dependency) failed(ctx context.Context, err error) {
 func (d *dependency) ok(ctx context.Context) {
 	d.mu.Lock()
 	downAt, failures := d.downAt, d.failures
+	if !downAt.IsZero() {
+		close(d.back)
+	}
 	d.downAt, d.failures = time.Time{}, 0
 	d.mu.Unlock()
 	if !downAt.IsZero() {
 		d.log.InfoContext(ctx, "pgmirror: "+d.name+" answers again",
 			"away", time.Since(downAt).Round(time.Millisecond).String(), "failures", failures)
 	}
+}
+
+// sleep waits for wait, or less when the dependency is away and another
+// loop finds it back meanwhile, and reports whether ctx is still alive: a
+// loop waiting after a failure tries again as soon as one of them (the
+// Handler storing a delivery, say) sees the dependency answer.
+func (d *dependency) sleep(ctx context.Context, wait time.Duration) bool {
+	var back chan struct{} // nil, which never fires, while it answers
+	d.mu.Lock()
+	if !d.downAt.IsZero() {
+		back = d.back
+	}
+	d.mu.Unlock()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-back:
+	}
+	return true
 }
 
 // up reports whether the dependency answered the last attempt to reach it.

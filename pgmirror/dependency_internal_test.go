@@ -68,6 +68,36 @@ func TestADependencyLogsItsTransitionsOnly(t *testing.T) {
 	assert.Len(t, out.lines(), 3, "a second outage is logged too")
 }
 
+// A loop waiting after a failure wakes up when another finds the
+// dependency back, and not before.
+func TestASleepEndsWhenTheDependencyIsBack(t *testing.T) {
+	d := newDependency("PostgreSQL", slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	start := time.Now()
+	assert.True(t, d.sleep(ctx, 10*time.Millisecond))
+	assert.GreaterOrEqual(t, time.Since(start), 10*time.Millisecond, "up: the whole wait")
+
+	d.failed(ctx, errors.New("refused"))
+	woke := make(chan time.Duration, 1)
+	go func() {
+		start := time.Now()
+		d.sleep(ctx, time.Minute)
+		woke <- time.Since(start)
+	}()
+	select {
+	case <-woke:
+		t.Fatal("woke while the dependency is away")
+	case <-time.After(50 * time.Millisecond):
+	}
+	d.ok(ctx)
+	assert.Less(t, <-woke, 30*time.Second)
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	d.failed(ctx, errors.New("refused again"))
+	assert.False(t, d.sleep(cancelled, time.Minute), "ctx ended")
+}
+
 // The wait doubles from about a second to about 30 seconds, never in step
 // across loops.
 func TestRetryWaitGrowsToAboutThirtySeconds(t *testing.T) {

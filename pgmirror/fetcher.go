@@ -110,7 +110,7 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 			failures++
 			wait := retryWait(failures)
 			m.databaseFailed(ctx, err, "pgmirror: claiming records to fetch", "failures", failures, "retry_in", wait.String())
-			sleep(ctx, wait)
+			m.db.sleep(ctx, wait)
 			continue
 		}
 		failures = 0

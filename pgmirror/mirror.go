@@ -124,7 +124,8 @@ func lockKeyOf(schema, purpose string) string { return "pgmirror:" + schema + ":
 // has migrated the schema on this Mirror it answers 503, and the service
 // retries. While the database fails, the deliveries it refuses are not
 // logged one by one: the mirror logs one line when the database fails and
-// one when it answers again.
+// one when it answers again. A delivery stored after an outage tells the
+// mirror's loops waiting for the database that it is back.
 func (m *Mirror) Handler(v *webhooks.Verifier) http.Handler {
 	store := pginbox.Handler(m.inserts, v, pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.databaseErrorsTo(func(ctx context.Context, err error) {
 		m.db.failed(ctx, err)
@@ -134,8 +135,32 @@ func (m *Mirror) Handler(v *webhooks.Verifier) http.Handler {
 			http.Error(w, "the mirror is starting", http.StatusServiceUnavailable)
 			return
 		}
-		store.ServeHTTP(w, r)
+		sw := &statusWriter{ResponseWriter: w}
+		store.ServeHTTP(sw, r)
+		if sw.status == http.StatusOK { // stored, or found stored: the database answered
+			m.db.ok(r.Context())
+		}
 	})
+}
+
+// statusWriter remembers the status a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // Run keeps the mirror current until ctx ends. It first checks the API
@@ -148,9 +173,10 @@ func (m *Mirror) Handler(v *webhooks.Verifier) http.Handler {
 // work in progress (a batch, a fetch, a delivery) is finished; it returns an
 // error at once for a key or base URL the service refuses (before any
 // schema is created), a database that refuses the connection itself (a
-// wrong password, no such database), a failed migration and a backfill
-// failure that retrying cannot mend. Every replica runs Run; they share
-// the work through the database.
+// wrong password, no such database), a failed migration, a backfill
+// failure that retrying cannot mend, and a reconciliation that found most
+// of a table's records gone (ErrMassDeletion, see RunReconciler). Every
+// replica runs Run; they share the work through the database.
 func (m *Mirror) Run(ctx context.Context) error {
 	if err := m.start(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -168,7 +194,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 	err := m.Backfill(ctx)
 	if err == nil {
 		m.log.InfoContext(ctx, "pgmirror: backfill complete", "took", time.Since(start).Round(time.Millisecond).String())
-		m.RunReconciler(ctx)
+		err = m.RunReconciler(ctx)
 	}
 	cancel()
 	wg.Wait()
@@ -269,7 +295,7 @@ func (m *Mirror) waitFor(ctx context.Context, dep *dependency, try func(context.
 			return err
 		}
 		dep.failed(ctx, err)
-		if !sleep(ctx, retryWait(n)) {
+		if !dep.sleep(ctx, retryWait(n)) {
 			return ctx.Err()
 		}
 	}

@@ -85,7 +85,9 @@ func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
 	time.Sleep(time.Until(start.Add(outage())))
 	during := p.since(start)
 	require.NoError(t, pg.Start())
+	back := time.Now()
 	mirrored(createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1).ID, 45*time.Second) // at most a backoff's wait
+	recovered := time.Since(back)
 	outageLines := p.since(start)
 
 	// Hung for 15 seconds: the fetchers give up waiting after 10.
@@ -101,8 +103,8 @@ func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
 	mirrored(createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1).ID, 45*time.Second)
 	hangLines := p.since(start)
 
-	t.Logf("log lines: %d during the %v outage, %d until the mirror was current again; %d over the 15s hang and its recovery",
-		len(during), outage(), len(outageLines), len(hangLines))
+	t.Logf("log lines: %d during the %v outage, %d until the mirror was current again (an event %v after PostgreSQL was started); %d over the 15s hang and its recovery",
+		len(during), outage(), len(outageLines), recovered.Round(time.Millisecond), len(hangLines))
 	if path := os.Getenv("PGMIRROR_OUTAGE_LOG"); path != "" {
 		require.NoError(t, os.WriteFile(path, []byte(strings.Join(outageLines, "\n")+"\n--- hang\n"+strings.Join(hangLines, "\n")+"\n"), 0o644))
 	}
