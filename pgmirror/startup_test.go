@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go/internal/testservers"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
@@ -92,4 +93,51 @@ func TestOnceStopsAtItsTimeout(t *testing.T) {
 	out, code = runCommand(t, env, "--once", "--schema", schema)
 	assert.Equal(t, 0, code, "%s", out)
 	requireMirrorEqual(t, srv, schema)
+}
+
+// Serving, invoicing-mirror waits for a database that is not there yet,
+// with one line, answering /healthz (and /readyz 503) meanwhile, and
+// starts when it comes; --once exits 1 at once, on one line without the
+// password.
+func TestStartupWaitsForTheDatabase(t *testing.T) {
+	pg, err := testservers.StartPostgres()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pg.Close() })
+	require.NoError(t, pg.Kill())
+	srv, _ := newFake(t)
+	const password = "db-password-that-must-not-show"
+	databaseURL := strings.Replace(pg.URL, "postgres@", "postgres:"+password+"@", 1)
+	require.Contains(t, databaseURL, password)
+	env := commandEnv(srv.URL, srv.FullKey, strings.Repeat("8b", 32), databaseURL)
+	schema := newSchemaName()
+
+	out, code := runCommand(t, env, "--once", "--schema", schema)
+	assert.Equal(t, 1, code, "%s", out)
+	assert.Contains(t, out, `msg="invoicing-mirror: stopped" error="pgmirror: `)
+	assert.Contains(t, out, "connect: connection refused")
+	assert.Equal(t, 2, strings.Count(strings.TrimSpace(out), "\n")+1, "starting, stopped: %s", out)
+	assert.NotContains(t, out, password)
+	t.Logf("--once without its database:\n%s", out)
+
+	p := startServing(t, env, "--listen", "127.0.0.1:0", "--schema", schema)
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		return countContaining(p.since(time.Time{}), `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`) == 1,
+			"the line saying the database is away"
+	})
+	status, _, err := get(p.base + "/healthz")
+	require.NoError(t, err)
+	assert.Equal(t, 200, status)
+	status, _, err = get(p.base + "/readyz")
+	require.NoError(t, err)
+	assert.Equal(t, 503, status)
+
+	require.NoError(t, pg.Start())
+	waitStatus(t, p.base+"/readyz", 200, time.Minute)
+	lines := p.since(time.Time{})
+	assert.Equal(t, 1, countContaining(lines, `msg="pgmirror: PostgreSQL is not answering`))
+	assert.Equal(t, 1, countContaining(lines, `msg="pgmirror: PostgreSQL answers again"`))
+	for _, l := range lines {
+		assert.NotContains(t, l, password)
+	}
+	p.stop(t)
 }
