@@ -87,6 +87,7 @@ func TestTheStatusCommandIsAHealthProbe(t *testing.T) {
 	out, code = status()
 	assert.Equal(t, 0, code, "%s", out)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^invoices +backfilled +40 +0 +20\d\d-`), out)
+	assert.Contains(t, out, "\nreconciliation: none yet; the first is due a --reconcile-interval after 20")
 	assert.Contains(t, out, "\nhealthy\n")
 
 	db := adminPool(t, schema)

@@ -122,6 +122,8 @@ func printStatus(w io.Writer, st *pgmirror.Status) {
 		fmt.Fprintf(w, "reconciliation: running since %s\n", stamp(st.ReconcileStarted))
 	case st.ReconcileFinished.IsZero():
 		fmt.Fprintln(w, "reconciliation: none yet")
+	case st.ReconcileStarted.IsZero(): // the backfill's end counts as the last
+		fmt.Fprintf(w, "reconciliation: none yet; the first is due a --reconcile-interval after %s\n", stamp(st.ReconcileFinished))
 	default:
 		fmt.Fprintf(w, "reconciliation: last from %s to %s\n", stamp(st.ReconcileStarted), stamp(st.ReconcileFinished))
 	}
