@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,17 +28,17 @@ const MassDeletionMinRows = 20
 var ErrMassDeletion = errors.New("pgmirror: most of a table's records vanished at once")
 
 // markDeleted marks deleted the rows of res that a complete walk did not
-// list: listed holds the walk's ids, total the service's count after it,
-// and start a fetch number taken before it began (rows written by a later
+// list: listed holds the walk's ids, and start a fetch number taken before
+// it began (rows written by a later
 // fetch are left alone: their record existed after the walk began). It
 // marks nothing when the walk listed another number of records than the
-// service counts (records created or deleted during the walk: the next
-// reconciliation marks them), nor, without AllowMassDeletion, more than
+// service counts once it ended (asked only when a row is unlisted: records
+// created or deleted during the walk; the next reconciliation marks them), nor, without AllowMassDeletion, more than
 // half of a table of at least MassDeletionMinRows rows (ErrMassDeletion).
 // Where the service has a Get for the resource, each row to mark is first
 // fetched: only a 404 marks it, and a record found is written. It returns
 // the number of rows it marked or wrote.
-func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[string]bool, total int, start int64) (int, error) {
+func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[string]bool, start int64) (int, error) {
 	t := res.table.name
 	var live int
 	var gone []string
@@ -49,6 +50,10 @@ func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[stri
 	gone = slices.DeleteFunc(gone, func(id string) bool { return listed[id] })
 	if len(gone) == 0 {
 		return 0, nil
+	}
+	total, err := res.total(ctx, m.cfg.Client)
+	if err != nil {
+		return 0, err
 	}
 	if len(listed) != total {
 		m.log.InfoContext(ctx, "pgmirror: the walk listed another number of records than the service counts; "+
@@ -192,9 +197,15 @@ func (m *Mirror) guardBusiness(ctx context.Context, res *resource) error {
 	if live < MassDeletionMinRows {
 		return nil
 	}
+	// The sample's Gets at once: the check adds one request's time.
+	errs := make([]error, len(sample))
+	var wg sync.WaitGroup
+	for i, id := range sample {
+		wg.Go(func() { _, errs[i] = res.get(ctx, m.cfg.Client, id) })
+	}
+	wg.Wait()
 	missing := 0
-	for _, id := range sample {
-		_, err := res.get(ctx, m.cfg.Client, id)
+	for _, err := range errs {
 		switch {
 		case errors.Is(err, invoicing.ErrNotFound):
 			missing++

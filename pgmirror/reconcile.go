@@ -175,13 +175,8 @@ func (m *Mirror) reconcileResource(ctx context.Context, res *resource) (listed, 
 			return err
 		})
 		if err == nil {
-			total, err := res.total(ctx, m.cfg.Client)
-			if err == nil {
-				var n int
-				n, err = m.markDeleted(ctx, res, seen, total, start)
-				corrected += n
-			}
-			return listed, corrected, err
+			n, err := m.markDeleted(ctx, res, seen, start)
+			return listed, corrected + n, err
 		}
 		if ctx.Err() != nil || permanent(err) || errors.Is(err, ErrMassDeletion) {
 			return listed, corrected, err
