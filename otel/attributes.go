@@ -90,46 +90,61 @@ func port(scheme, p string) int {
 // of span start options; past it, they are built anew each time.
 const maxSeries = 2000
 
-// A seriesKey names a series of the duration histogram.
+// A seriesKey names a series of the duration histogram: an attempt's
+// request and outcome.
 type seriesKey struct {
 	route        *route
 	scheme, host string // the URL's: host and port
 	status       int    // 0 for no response
-	errType      string
+	errType      string // why the attempt has no response, or ""
 }
 
-// series keeps the measurement options of each series seen, so that
-// recording a duration builds no attribute set.
+// An outcome is what ends the span of an attempt of a series and records
+// its duration.
+type outcome struct {
+	failed bool                 // the span's status is Error
+	span   []attribute.KeyValue // http.response.status_code, error.type
+	record []metric.RecordOption
+}
+
+// series keeps the outcome of each series seen, so that ending an attempt
+// builds no attributes.
 type series struct {
 	mu sync.RWMutex
-	m  map[seriesKey][]metric.RecordOption
+	m  map[seriesKey]*outcome
 }
 
-// options returns the measurement options of k's series.
-func (s *series) options(k seriesKey) []metric.RecordOption {
+// lookup returns the outcome of k's series. A status of 400 or more
+// without errType has the status code as error.type.
+func (s *series) lookup(k seriesKey) *outcome {
 	s.mu.RLock()
-	opts, ok := s.m[k]
+	o, ok := s.m[k]
 	s.mu.RUnlock()
 	if ok {
-		return opts
+		return o
 	}
-	a := requestAttributes(k.route, k.scheme, k.host)
+	errType := k.errType
+	if errType == "" && k.status >= 400 {
+		errType = strconv.Itoa(k.status)
+	}
+	o = &outcome{failed: errType != ""}
 	if k.status > 0 {
-		a = append(a, semconv.HTTPResponseStatusCode(k.status))
+		o.span = append(o.span, semconv.HTTPResponseStatusCode(k.status))
 	}
-	if k.errType != "" {
-		a = append(a, semconv.ErrorTypeKey.String(k.errType))
+	if errType != "" {
+		o.span = append(o.span, semconv.ErrorTypeKey.String(errType))
 	}
-	opts = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(a...))}
+	a := append(requestAttributes(k.route, k.scheme, k.host), o.span...)
+	o.record = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(a...))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = make(map[seriesKey][]metric.RecordOption)
+		s.m = make(map[seriesKey]*outcome)
 	}
 	if len(s.m) < maxSeries {
-		s.m[k] = opts
+		s.m[k] = o
 	}
-	return opts
+	return o
 }
 
 // errorType names, in few values, why an attempt whose context is ctx has

@@ -4,12 +4,10 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -122,7 +120,7 @@ func (m *middleware) attempt(req *http.Request, next func(*http.Request) (*http.
 	out := req.WithContext(ctx)
 	// Into the SDK's headers, which the middleware may change: a retry
 	// sends them again, with its own span's context written over this one.
-	m.prop.Inject(ctx, propagation.HeaderCarrier(out.Header))
+	m.prop.Inject(ctx, headerCarrier(out.Header))
 	if !span.IsRecording() && !m.duration.Enabled(ctx) {
 		return next(out) // nothing to record: no-op providers
 	}
@@ -150,7 +148,7 @@ type attempt struct {
 
 	body   io.ReadCloser
 	status int
-	once   sync.Once
+	ended  atomic.Bool
 }
 
 func (a *attempt) Read(p []byte) (int, error) {
@@ -158,17 +156,24 @@ func (a *attempt) Read(p []byte) (int, error) {
 	switch err {
 	case nil:
 	case io.EOF:
-		a.once.Do(func() { a.finish(nil) })
+		a.end(nil)
 	default:
-		a.once.Do(func() { a.finish(err) })
+		a.end(err)
 	}
 	return n, err
 }
 
 func (a *attempt) Close() error {
 	err := a.body.Close()
-	a.once.Do(func() { a.finish(nil) })
+	a.end(nil)
 	return err
+}
+
+// end finishes the attempt the first time it is called.
+func (a *attempt) end(err error) {
+	if a.ended.CompareAndSwap(false, true) {
+		a.finish(err)
+	}
 }
 
 // finish ends the attempt's span with its outcome and records its
@@ -177,30 +182,26 @@ func (a *attempt) Close() error {
 func (a *attempt) finish(err error) {
 	d := time.Since(a.start)
 	var errType string
-	switch {
-	case err != nil:
+	if err != nil {
 		errType = errorType(a.req.Context(), err)
-	case a.status >= 400:
-		errType = strconv.Itoa(a.status)
 	}
-	if a.span.IsRecording() {
-		outcome := make([]attribute.KeyValue, 0, 2)
-		if a.status > 0 {
-			outcome = append(outcome, semconv.HTTPResponseStatusCode(a.status))
-		}
-		if errType != "" {
-			outcome = append(outcome, semconv.ErrorTypeKey.String(errType))
+	recording, enabled := a.span.IsRecording(), a.m.duration.Enabled(a.ctx)
+	var s *outcome
+	if recording || enabled {
+		s = a.m.series.lookup(seriesKey{route: a.route, scheme: a.req.URL.Scheme, host: a.req.URL.Host, status: a.status, errType: errType})
+	}
+	if recording {
+		if s.failed {
 			msg := "" // a status code says it all
 			if err != nil {
 				msg = redact(err.Error(), a.req)
 			}
 			a.span.SetStatus(codes.Error, msg)
 		}
-		a.span.SetAttributes(outcome...)
+		a.span.SetAttributes(s.span...)
 	}
 	a.span.End()
-	if a.m.duration.Enabled(a.ctx) {
-		k := seriesKey{route: a.route, scheme: a.req.URL.Scheme, host: a.req.URL.Host, status: a.status, errType: errType}
-		a.m.duration.Record(a.ctx, d.Seconds(), a.m.series.options(k)...)
+	if enabled {
+		a.m.duration.Record(a.ctx, d.Seconds(), s.record...)
 	}
 }

@@ -1,0 +1,108 @@
+package invoicingotel_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/semconv/v1.43.0/httpconv"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/benchpair"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	invoicingotel "github.com/invoicing-api/invoicing-go/otel"
+)
+
+// BenchmarkOverhead measures, without a network, what the middleware adds
+// to one GET: each Client answers from memory (an inner middleware returns
+// the invoice's bytes), so the difference of a variant's ns/op and
+// allocs/op with sdk's is the middleware's own cost, in absolute terms
+// (BenchmarkInvoicesGet gives it as a ratio of a real GET). The variants
+// are BenchmarkInvoicesGet's, and bare-sampledout and bare-recording are
+// the OpenTelemetry SDK's own part of those two, without the SDK client or
+// the middleware: a bare tracer.Start and span.End with the same
+// TracerProvider and attributes, and a histogram Record with a ready
+// attribute set. Their ns/op (not their ratio to sdk) is what no
+// middleware can save:
+//
+//	go test -run '^$' -bench Overhead -count 5 .
+func BenchmarkOverhead(b *testing.B) {
+	id, invoice := benchInvoice(b)
+	ctx := context.Background()
+	answer := invoicing.Middleware(func(req *http.Request, _ func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(bytes.NewReader(invoice)), ContentLength: int64(len(invoice)), Request: req}, nil
+	})
+	client := func(mws ...invoicing.Middleware) func() error {
+		c, err := invoicing.NewClient("http://127.0.0.1:1"+invoicingtest.BasePath, "bench-key",
+			invoicing.WithInsecureHTTP(), invoicing.WithMiddleware(append(mws, answer)...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func() error {
+			_, err := c.Invoices.Get(ctx, id)
+			return err
+		}
+	}
+	meter := func() *sdkmetric.MeterProvider {
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		b.Cleanup(func() { _ = mp.Shutdown(ctx) })
+		return mp
+	}
+	tracer := func(s sdktrace.Sampler) *sdktrace.TracerProvider {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(s), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		b.Cleanup(func() { _ = tp.Shutdown(ctx) })
+		return tp
+	}
+	tc := invoicingotel.WithPropagator(propagation.TraceContext{})
+	benchpair.Run(b, 200,
+		benchpair.Variant{Name: "sdk", Run: client()},
+		benchpair.Variant{Name: "noop", Run: client(invoicingotel.Middleware(
+			invoicingotel.WithTracerProvider(tracenoop.NewTracerProvider()), invoicingotel.WithMeterProvider(metricnoop.NewMeterProvider())))},
+		benchpair.Variant{Name: "sampledout", Run: client(invoicingotel.Middleware(
+			invoicingotel.WithTracerProvider(tracer(sdktrace.NeverSample())), invoicingotel.WithMeterProvider(meter()), tc))},
+		benchpair.Variant{Name: "recording", Run: client(invoicingotel.Middleware(
+			invoicingotel.WithTracerProvider(tracer(sdktrace.AlwaysSample())), invoicingotel.WithMeterProvider(meter()), tc))},
+		benchpair.Variant{Name: "bare-sampledout", Run: bareOTel(b, tracer(sdktrace.NeverSample()), meter())},
+		benchpair.Variant{Name: "bare-recording", Run: bareOTel(b, tracer(sdktrace.AlwaysSample()), meter())},
+	)
+}
+
+// bareOTel returns what the OpenTelemetry SDK does for one recorded
+// attempt, called directly: a client span started with the attempt's
+// attributes and ended with its status code, and a duration recorded with
+// a ready attribute set.
+func bareOTel(b *testing.B, tp trace.TracerProvider, mp metric.MeterProvider) func() error {
+	tracer := tp.Tracer(invoicingotel.ScopeName)
+	h, err := httpconv.NewClientRequestDuration(mp.Meter(invoicingotel.ScopeName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	hist := h.Inst()
+	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodGet, semconv.HTTPRoute("/invoices/{id}"), semconv.URLTemplate("/invoices/{id}"),
+		semconv.ServerAddress("127.0.0.1"), semconv.ServerPort(8080)}
+	start := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
+	set := attribute.NewSet(append(attrs, semconv.HTTPResponseStatusCode(200))...)
+	record := []metric.RecordOption{metric.WithAttributeSet(set)}
+	status := []attribute.KeyValue{semconv.HTTPResponseStatusCode(200)}
+	ctx := context.Background()
+	return func() error {
+		_, span := tracer.Start(ctx, "GET /invoices/{id}", start...)
+		span.SetAttributes(status...)
+		span.End()
+		hist.Record(ctx, 0.001, record...)
+		return nil
+	}
+}
