@@ -37,7 +37,11 @@ import (
 //   - recording: every span sampled, batched to an exporter that drops
 //     them, every duration recorded, traceparent sent;
 //   - baseline: the hand-written net/http + encoding/json client of the
-//     root benchmark, for scale.
+//     root benchmark, for scale;
+//   - bare-sampledout, bare-recording: the OpenTelemetry SDK's own part of
+//     those two variants, with the same providers but no GET (see
+//     bareOTel): their ratio to sdk is the share of the GET that no
+//     middleware can save.
 //
 // The target is at most 3% (noop/sdk, sampledout/sdk, recording/sdk <=
 // 1.03). Take the median of several runs:
@@ -91,6 +95,8 @@ func BenchmarkInvoicesGet(b *testing.B) {
 		benchpair.Variant{Name: "recording", Run: client(mw(
 			invoicingotel.WithTracerProvider(tracer(sdktrace.AlwaysSample())), invoicingotel.WithMeterProvider(meter()), tc))},
 		benchpair.Variant{Name: "baseline", Run: baselineGet(b, base+"/invoices/"+id)},
+		benchpair.Variant{Name: "bare-sampledout", Run: bareOTel(b, tracer(sdktrace.NeverSample()), meter())},
+		benchpair.Variant{Name: "bare-recording", Run: bareOTel(b, tracer(sdktrace.AlwaysSample()), meter())},
 	)
 }
 
