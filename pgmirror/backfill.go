@@ -26,9 +26,13 @@ type backfillState struct {
 // for those completed earlier: a completed backfill is not redone, the
 // reconciler keeps the copy current). It is resumable: each batch of records
 // commits with the resource's checkpoint (the page to go on from), so a
-// backfill that was stopped or killed goes on where it stopped. A 429, a 5xx
-// or a lost database only make it wait and go on; it returns an error for a
-// failure that waiting cannot mend (a refused API key, say), or ctx's.
+// backfill that was stopped or killed goes on where it stopped. A 429, a 5xx,
+// an unreachable service or a lost database only make it wait and go on,
+// with backoff (at most about 30 seconds, or what a Retry-After asks) and
+// one log line when the dependency goes away and one when it is back, not
+// one per failure; it returns an error for a failure that waiting cannot
+// mend (a refused API key, say), or ctx's. Other failures (a statement that
+// fails) are logged each time.
 //
 // It cannot miss a record:
 //   - Records are written with the never-older rule, so the deliveries the
@@ -62,6 +66,10 @@ func (m *Mirror) Backfill(ctx context.Context) error {
 				return ctx.Err()
 			case err != nil && permanent(err):
 				return fmt.Errorf("pgmirror: backfilling %s: %w", res.name, err)
+			case m.dependencyOf(err) == m.db:
+				if err := m.waitForDatabase(ctx, err); err != nil {
+					return err
+				}
 			case err != nil:
 				m.log.WarnContext(ctx, "pgmirror: backfill interrupted; going on shortly", "resource", res.name, "error", err.Error())
 			}
@@ -73,12 +81,26 @@ func (m *Mirror) Backfill(ctx context.Context) error {
 			// The backfill was a full listing: the first reconciliation is
 			// due an interval from now.
 			_, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_finished_at = coalesce(last_finished_at, now())`)
+			if m.dependencyOf(err) == m.db && ctx.Err() == nil {
+				if err := m.waitForDatabase(ctx, err); err != nil {
+					return err
+				}
+				continue
+			}
 			return err
 		}
 		if !sleep(ctx, jitter(backfillRound)) {
 			return ctx.Err()
 		}
 	}
+}
+
+// waitForDatabase reports err, a lost database, and waits until the
+// database answers again (see waitFor); it returns ctx's error if ctx ends
+// first.
+func (m *Mirror) waitForDatabase(ctx context.Context, err error) error {
+	m.db.failed(ctx, err)
+	return m.waitFor(ctx, m.db, m.ping, func(error) bool { return false })
 }
 
 // BackfillDone reports whether the backfill of every resource is complete.
@@ -108,11 +130,20 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 	}
 
 	failures := 0
+	announced := false               // the pass's "backfilling" line is logged
 	retry := func(err error) error { // waits before the next try, or says why not
-		if ctx.Err() != nil || permanent(err) {
-			return err
+		dep := m.dependencyOf(err)
+		if ctx.Err() != nil || permanent(err) || dep == m.db {
+			return err // a lost database: Backfill waits for it, the lock given back
 		}
 		failures++
+		if dep == m.api {
+			m.api.failed(ctx, err)
+			if !m.api.sleep(ctx, apiWait(failures, err)) {
+				return ctx.Err()
+			}
+			return nil
+		}
 		wait := backoff(failures, err)
 		m.log.WarnContext(ctx, "pgmirror: backfill failed; going on from the checkpoint", "resource", res.name,
 			"page", st.nextPage, "failures", failures, "retry_in", wait.String(), "error", err.Error())
@@ -124,12 +155,16 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 	for {
 		total, err := res.total(ctx, m.cfg.Client)
 		if err != nil {
-			if err := retry(err); err != nil {
+			if err := retry(fromAPI(err)); err != nil {
 				return false, err
 			}
 			continue
 		}
-		m.log.InfoContext(ctx, "pgmirror: backfilling", "resource", res.name, "pass", st.pass, "from_page", st.nextPage, "total", total)
+		m.api.ok(ctx)
+		if !announced {
+			m.log.InfoContext(ctx, "pgmirror: backfilling", "resource", res.name, "pass", st.pass, "from_page", st.nextPage, "total", total)
+			announced = true
+		}
 		m.progress(res.name, st, total)
 		last, err := m.walk(ctx, res, st.nextPage, func(ctx context.Context, rows []row, seq int64, resume int) error {
 			var listed int64
@@ -155,7 +190,7 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 		// Past the last page: does the table hold every record the service
 		// counts?
 		if total, err = res.total(ctx, m.cfg.Client); err != nil {
-			if err := retry(err); err != nil {
+			if err := retry(fromAPI(err)); err != nil {
 				return false, err
 			}
 			continue
@@ -184,6 +219,7 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 		m.log.InfoContext(ctx, "pgmirror: the table holds fewer records than the service counts; closing pass",
 			"resource", res.name, "rows", rows, "total", total, "pass", st.pass+1, "from_page", next)
 		st = backfillState{pass: st.pass + 1, nextPage: next, tail: tail, rowsAtStart: rows, listed: st.listed}
+		announced = false
 		if _, err := m.pool.Exec(ctx, `UPDATE mirror_backfill SET pass = $2, next_page = $3, tail = $4, rows_at_start = $5, updated_at = now()
 			WHERE resource = $1`, res.name, st.pass, st.nextPage, st.tail, st.rowsAtStart); err != nil {
 			return false, err

@@ -53,7 +53,7 @@ func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[stri
 	}
 	total, err := res.total(ctx, m.cfg.Client)
 	if err != nil {
-		return 0, err
+		return 0, fromAPI(err)
 	}
 	if len(listed) != total {
 		m.log.InfoContext(ctx, "pgmirror: the walk listed another number of records than the service counts; "+
@@ -121,6 +121,8 @@ func (m *Mirror) confirmGone(ctx context.Context, res *resource, ids []string) (
 			continue
 		case ctx.Err() != nil:
 			return gone, written, ctx.Err()
+		case m.dependencyOf(fromAPI(err)) == m.api: // the service is away: the reconciliation waits for it
+			return gone, written, fromAPI(err)
 		case err != nil:
 			m.log.WarnContext(ctx, "pgmirror: could not check whether an unlisted record was deleted; the next reconciliation will",
 				"resource", res.name, "id", id, "error", err.Error())
@@ -210,7 +212,7 @@ func (m *Mirror) guardBusiness(ctx context.Context, res *resource) error {
 		case errors.Is(err, invoicing.ErrNotFound):
 			missing++
 		case err != nil:
-			return err
+			return fromAPI(err)
 		}
 	}
 	if missing*2 <= len(sample) {
@@ -219,7 +221,7 @@ func (m *Mirror) guardBusiness(ctx context.Context, res *resource) error {
 	listed := map[string]bool{}
 	for r, err := range res.list(ctx, m.cfg.Client, 1, invoicing.WithPrefetch(m.cfg.Prefetch)) {
 		if err != nil {
-			return err
+			return fromAPI(err)
 		}
 		listed[r.id] = true
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
 )
 
 // maxDependencyBackoff caps the wait between attempts to reach PostgreSQL
@@ -102,6 +104,56 @@ func (d *dependency) up() bool {
 // take a tenth so that replicas and loops do not retry in step.
 func retryWait(n int) time.Duration {
 	return jitter(min(time.Second<<min(max(n-1, 0), 6), maxDependencyBackoff))
+}
+
+// apiWait is the wait after the n-th failure in a row of a loop reaching
+// the API: retryWait(n), or longer when the service asked for it (the
+// Retry-After of a 429 or a 503).
+func apiWait(n int, err error) time.Duration {
+	wait := retryWait(n)
+	var apiErr *invoicing.Error
+	if errors.As(err, &apiErr) && apiErr.RetryAfter > wait {
+		wait = apiErr.RetryAfter
+	}
+	return wait
+}
+
+// apiFailure marks the error of a request to the service, so that a loop
+// tells it from the database's (both can be network errors). Errors.Is and
+// errors.As see through it.
+type apiFailure struct{ error }
+
+func (e apiFailure) Unwrap() error { return e.error }
+
+// fromAPI marks err, when not nil, as a failure of a request to the service.
+func fromAPI(err error) error {
+	if err == nil {
+		return nil
+	}
+	return apiFailure{err}
+}
+
+// dependencyOf returns the dependency that err says is away, for a loop to
+// report the failure to it (which logs the first) and wait with backoff: the
+// API for a failed request to the service that trying again may mend (a
+// network error, a 5xx, a 429; see permanent), PostgreSQL for a database
+// that cannot be reached (see unreachable). It returns nil for anything
+// else (no error, a request the service refused, a statement that failed,
+// ctx ending), which the loop logs or returns as it is.
+func (m *Mirror) dependencyOf(err error) *dependency {
+	var a apiFailure
+	switch {
+	case err == nil || errors.Is(err, context.Canceled):
+		return nil
+	case errors.As(err, &a):
+		if permanent(a.error) {
+			return nil
+		}
+		return m.api
+	case unreachable(err):
+		return m.db
+	}
+	return nil
 }
 
 // unreachable reports whether err means that PostgreSQL could not be

@@ -25,7 +25,9 @@ const maxReconcileFailures = 5
 // the number of rows it inserted, corrected or marked deleted per resource
 // (see markDeleted). Each resource's count is also logged and given to
 // Config.OnReconciled. A resource whose walk keeps failing is skipped,
-// logged, and reported in the error; the others are still reconciled. When
+// logged, and reported in the error; the others are still reconciled,
+// except when the database is lost or the service stays away (see
+// reconcileResource): the reconciliation then ends with that error. When
 // the service no longer lists most of a table's records (a different
 // business behind the API key?), that resource is neither written nor
 // marked, and the error wraps ErrMassDeletion, unless
@@ -46,15 +48,37 @@ func (m *Mirror) Reconcile(ctx context.Context) (map[string]int, error) {
 // replica may run it: the interval is counted from the end of the last
 // reconciliation by any of them (recorded in mirror_reconcile), one runs at
 // a time (an advisory lock), and none runs before the backfill is complete.
-// A failed reconciliation is logged, and the next one is due an interval
-// later, except one that found most of a table's records gone
+// It looks whether one is due every tenth of the interval (at least every
+// 100 ms, at most every minute). While the database or the service is away
+// it waits longer after each failure (a second, doubling, at most about 30
+// seconds), and the dependency logs one line when it goes and one when it is
+// back, not one per failure; the reconciliation it cut short is due again
+// at once. Another failed reconciliation is logged, and the next one is due
+// an interval later, except one that found most of a table's records gone
 // (ErrMassDeletion): RunReconciler then logs and returns its error, for the
 // mirror to stop until the operator looks. It returns nil when ctx ends.
 func (m *Mirror) RunReconciler(ctx context.Context) error {
 	check := min(max(m.cfg.ReconcileInterval/10, 100*time.Millisecond), time.Minute)
-	for sleep(ctx, jitter(check)) {
+	away, failures := m.db, 0 // the dependency the last look failed on, and how often in a row
+	for {
+		wait := jitter(check)
+		if failures > 0 {
+			wait = retryWait(failures)
+		}
+		if !away.sleep(ctx, wait) {
+			return nil
+		}
 		err := m.reconcileIfDue(ctx)
-		if err == nil || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if dep := m.dependencyOf(err); dep != nil {
+			away, failures = dep, failures+1
+			dep.failed(ctx, err)
+			continue
+		}
+		away, failures = m.db, 0
+		if err == nil {
 			continue
 		}
 		m.log.ErrorContext(ctx, "pgmirror: reconciliation", "error", err.Error())
@@ -62,15 +86,19 @@ func (m *Mirror) RunReconciler(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
 }
 
 // reconcileIfDue reconciles when the interval has passed since the last
 // reconciliation, the backfill is complete and no other replica is
 // reconciling.
 func (m *Mirror) reconcileIfDue(ctx context.Context) error {
-	if due, err := m.reconcileDue(ctx); err != nil || !due {
+	due, err := m.reconcileDue(ctx)
+	if err != nil {
 		return err
+	}
+	m.db.ok(ctx) // said before the reconciliation's own lines
+	if !due {
+		return nil
 	}
 	unlock, ok, err := m.tryLock(ctx, "reconcile")
 	if err != nil || !ok {
@@ -113,8 +141,8 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 		if ctx.Err() != nil {
 			return corrected, ctx.Err()
 		}
-		if errors.Is(err, ErrMassDeletion) {
-			return corrected, err
+		if errors.Is(err, ErrMassDeletion) || m.dependencyOf(err) != nil {
+			return corrected, err // a lost dependency: the caller waits for it and starts again
 		}
 		if err != nil {
 			m.log.ErrorContext(ctx, "pgmirror: reconciling a resource failed; the next reconciliation tries again",
@@ -149,7 +177,9 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 // reconcileResource walks res and returns how many records it listed and
 // how many rows it inserted, corrected or marked deleted. A failed walk
 // goes on from the page it stopped at, after a backoff, at most
-// maxReconcileFailures times in a row. Once the walk is complete, the rows
+// maxReconcileFailures times in a row; a lost database ends it at once
+// (the caller waits for it), and the service's failures are reported to
+// the API's dependency rather than logged. Once the walk is complete, the rows
 // it did not list are marked deleted (see markDeleted).
 func (m *Mirror) reconcileResource(ctx context.Context, res *resource) (listed, corrected int, err error) {
 	start, err := m.nextSeq(ctx)
@@ -175,14 +205,23 @@ func (m *Mirror) reconcileResource(ctx context.Context, res *resource) (listed, 
 			return err
 		})
 		if err == nil {
+			m.api.ok(ctx)
 			n, err := m.markDeleted(ctx, res, seen, start)
 			return listed, corrected + n, err
 		}
-		if ctx.Err() != nil || permanent(err) || errors.Is(err, ErrMassDeletion) {
+		dep := m.dependencyOf(err)
+		if ctx.Err() != nil || permanent(err) || errors.Is(err, ErrMassDeletion) || dep == m.db {
 			return listed, corrected, err
 		}
 		if failures++; failures >= maxReconcileFailures {
 			return listed, corrected, err
+		}
+		if dep == m.api {
+			m.api.failed(ctx, err)
+			if !m.api.sleep(ctx, apiWait(failures, err)) {
+				return listed, corrected, ctx.Err()
+			}
+			continue
 		}
 		wait := backoff(failures, err)
 		m.log.WarnContext(ctx, "pgmirror: reconciliation walk failed; going on from where it stopped",

@@ -23,8 +23,9 @@ type flushFunc func(ctx context.Context, rows []row, seq int64, resume int) erro
 // as the resource's walk_seq (see beginWalk). It returns the
 // last page that held records (start when none did).
 //
-// On an error of the list, including ctx ending, the records received
-// before it are still written, then the error is returned; a batch in
+// On an error of the list (marked as the API's, see dependencyOf),
+// including ctx ending, the records received before it are still written,
+// then the error is returned; a batch in
 // progress is committed even when ctx ends. Memory is bounded by Prefetch+1
 // pages and one batch.
 func (m *Mirror) walk(ctx context.Context, res *resource, start int, flush flushFunc) (last int, err error) {
@@ -50,7 +51,7 @@ func (m *Mirror) walk(ctx context.Context, res *resource, start int, flush flush
 	}
 	for r, err := range res.list(ctx, m.cfg.Client, start, invoicing.WithPrefetch(m.cfg.Prefetch)) {
 		if err != nil {
-			return start + max(n-1, 0)/pageSize, errors.Join(err, write())
+			return start + max(n-1, 0)/pageSize, errors.Join(fromAPI(err), write())
 		}
 		batch = append(batch, r)
 		n++
