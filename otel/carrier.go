@@ -16,7 +16,8 @@ func (h headerCarrier) Set(key, value string) { h[canonicalKey(key)] = []string{
 
 func (h headerCarrier) Keys() []string { return propagation.HeaderCarrier(h).Keys() }
 
-// canonicalKey returns http.CanonicalHeaderKey(key).
+// canonicalKey returns http.CanonicalHeaderKey(key), without building a
+// string for the headers of the W3C propagators.
 func canonicalKey(key string) string {
 	switch key {
 	case "traceparent":

@@ -186,22 +186,22 @@ func (a *attempt) finish(err error) {
 		errType = errorType(a.req.Context(), err)
 	}
 	recording, enabled := a.span.IsRecording(), a.m.duration.Enabled(a.ctx)
-	var s *outcome
+	var o *outcome
 	if recording || enabled {
-		s = a.m.series.lookup(seriesKey{route: a.route, scheme: a.req.URL.Scheme, host: a.req.URL.Host, status: a.status, errType: errType})
+		o = a.m.series.lookup(seriesKey{route: a.route, scheme: a.req.URL.Scheme, host: a.req.URL.Host, status: a.status, errType: errType})
 	}
 	if recording {
-		if s.failed {
+		if o.failed {
 			msg := "" // a status code says it all
 			if err != nil {
 				msg = redact(err.Error(), a.req)
 			}
 			a.span.SetStatus(codes.Error, msg)
 		}
-		a.span.SetAttributes(s.span...)
+		a.span.SetAttributes(o.span...)
 	}
 	a.span.End()
 	if enabled {
-		a.m.duration.Record(a.ctx, d.Seconds(), s.record...)
+		a.m.duration.Record(a.ctx, d.Seconds(), o.record...)
 	}
 }
