@@ -243,7 +243,7 @@ func (m *Mirror) writeIn(ctx context.Context, cause string, fn func(tx pgx.Tx) e
 		})
 		if err == nil {
 			if !m.cfg.DisableChangeFeed {
-				m.cfg.counters.addChanges(w.counts())
+				m.counters.addChanges(w.counts())
 			}
 			return nil
 		}

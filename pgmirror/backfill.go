@@ -254,7 +254,7 @@ func (m *Mirror) completeBackfill(ctx context.Context, res *resource, st backfil
 		WHERE resource = $1`, res.name, total); err != nil {
 		return err
 	}
-	m.cfg.counters.setBackfill(res.name, backfillProgress{listed: st.listed, total: int64(total), complete: true})
+	m.counters.setBackfill(res.name, backfillProgress{listed: st.listed, total: int64(total), complete: true})
 	m.log.InfoContext(ctx, "pgmirror: backfilled", "resource", res.name, "rows", rows, "total", total, "passes", st.pass)
 	return nil
 }
@@ -277,7 +277,7 @@ func (m *Mirror) loadBackfill(ctx context.Context, resource string) (backfillSta
 
 // progress reports a resource's progress to the stats and OnProgress.
 func (m *Mirror) progress(resource string, st backfillState, total int) {
-	m.cfg.counters.setBackfill(resource, backfillProgress{listed: st.listed, total: int64(total)})
+	m.counters.setBackfill(resource, backfillProgress{listed: st.listed, total: int64(total)})
 	if m.cfg.OnProgress != nil {
 		m.cfg.OnProgress(Progress{Resource: resource, Pass: st.pass, Listed: int(st.listed), Total: total})
 	}

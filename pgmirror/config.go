@@ -125,8 +125,6 @@ type Config struct {
 	// the API key; set it, for one run, when the deletions are real.
 	AllowMassDeletion bool
 
-	counters *stats // the Mirror's counters (see stats)
-
 	// Operations.
 
 	// Metrics, when set, receives the mirror's Prometheus metrics (see
@@ -185,7 +183,6 @@ func (cfg Config) withDefaults() (Config, error) {
 	setDefault(&cfg.InboxRetention, DefaultInboxRetention)
 	setDefault(&cfg.ClosingPasses, DefaultClosingPasses)
 	setDefault(&cfg.ChangeRetention, DefaultChangeRetention)
-	cfg.counters = newStats()
 	if cfg.ClosingPasses < 0 {
 		cfg.ClosingPasses = 0
 	}

@@ -99,7 +99,7 @@ func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[stri
 	}
 	if marked > 0 {
 		m.log.InfoContext(ctx, "pgmirror: marked deleted", "resource", res.name, "rows", marked)
-		m.cfg.counters.addDeleted(res.name, marked)
+		m.counters.addDeleted(res.name, marked)
 	}
 	return written + marked, nil
 }

@@ -26,6 +26,7 @@ type Mirror struct {
 	inserts  *pgxpool.Pool // the Handler's
 	log      *slog.Logger
 	db, api  *dependency      // PostgreSQL and the API, as the loops see them
+	counters *stats           // what this process wrote, for the metrics
 	metrics  *Metrics         // nil without Config.Metrics
 	inbox    *pginbox.Metrics // the Handler's and the Workers' figures
 	migrated atomic.Bool      // Migrate succeeded: the Handler may store deliveries
@@ -72,7 +73,7 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 		return nil, err
 	}
 	m := &Mirror{cfg: cfg, pool: pool, inserts: inserts, log: cfg.Logger, inbox: pginbox.NewMetrics(inserts),
-		db: newDependency("PostgreSQL", cfg.Logger), api: newDependency("the API", cfg.Logger)}
+		db: newDependency("PostgreSQL", cfg.Logger), api: newDependency("the API", cfg.Logger), counters: newStats()}
 	if cfg.Metrics != nil {
 		if err := cfg.Metrics.attach(m); err != nil {
 			m.Close()

@@ -151,7 +151,7 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 			continue
 		}
 		corrected[res.name] = n
-		m.cfg.counters.addCorrections(res.name, n)
+		m.counters.addCorrections(res.name, n)
 		m.log.InfoContext(ctx, "pgmirror: reconciled", "resource", res.name, "listed", listed, "corrected", n)
 		if m.cfg.OnReconciled != nil {
 			m.cfg.OnReconciled(res.name, n)

@@ -92,4 +92,4 @@ func (s *stats) snapshot() statsSnapshot {
 }
 
 // stats returns a copy of the Mirror's counters.
-func (m *Mirror) stats() statsSnapshot { return m.cfg.counters.snapshot() }
+func (m *Mirror) stats() statsSnapshot { return m.counters.snapshot() }
