@@ -60,19 +60,43 @@ func Attempt(req *http.Request) int {
 	return 0
 }
 
-// route is the request's route template, e.g. "GET /invoices/{id}".
-func (r *request) route() string { return r.method + " " + routeTemplate(r.path) }
+// route is the request's route template, e.g. "GET /invoices/{id}", built
+// in one allocation.
+func (r *request) route() string {
+	var b strings.Builder
+	b.Grow(len(r.method) + 1 + len(r.path))
+	b.WriteString(r.method)
+	b.WriteByte(' ')
+	writeTemplate(&b, r.path)
+	return b.String()
+}
 
 // routeTemplate replaces each UUID segment of path with {id}.
 func routeTemplate(path string) string {
 	if !strings.Contains(path, "-") {
 		return path
 	}
-	segs := strings.Split(path, "/")
-	for i, s := range segs {
-		if len(s) == 36 && uuid.Validate(s) == nil {
-			segs[i] = "{id}"
+	var b strings.Builder
+	b.Grow(len(path))
+	writeTemplate(&b, path)
+	return b.String()
+}
+
+// writeTemplate writes path to b with each UUID segment replaced by {id}.
+func writeTemplate(b *strings.Builder, path string) {
+	for i := 0; ; i++ {
+		seg, rest, more := strings.Cut(path, "/")
+		if i > 0 {
+			b.WriteByte('/')
 		}
+		if len(seg) == 36 && uuid.Validate(seg) == nil {
+			b.WriteString("{id}")
+		} else {
+			b.WriteString(seg)
+		}
+		if !more {
+			return
+		}
+		path = rest
 	}
-	return strings.Join(segs, "/")
 }

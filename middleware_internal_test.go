@@ -20,3 +20,11 @@ func TestRouteTemplate(t *testing.T) {
 		assert.Equal(t, want, routeTemplate(path), path)
 	}
 }
+
+func TestRouteIsOneAllocation(t *testing.T) {
+	r := &request{method: "GET", path: "/invoices/3f2c9a4e-8b1d-4c7a-9e55-0a1b2c3d4e5f/pdf"}
+	assert.Equal(t, "GET /invoices/{id}/pdf", r.route())
+	assert.Equal(t, "POST /", (&request{method: "POST", path: "/"}).route())
+	assert.Equal(t, "GET ", (&request{method: "GET"}).route())
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = r.route() }), 1.0, "a middleware asks for the route on every attempt")
+}
