@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -127,4 +128,48 @@ func TestMostRecordsVanishingStopsTheMirror(t *testing.T) {
 	assert.Equal(t, 67, corrected[pgmirror.Invoices], "7 written, 60 marked")
 	assert.Equal(t, 60, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
 	assert.Equal(t, 7, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NULL`))
+}
+
+// A backfilled mirror started with a different business behind the key
+// (another fake, whose invoices all have other ids) stops at startup with
+// ErrMassDeletion, before its fetchers write the records the new
+// business's events asked for; with AllowMassDeletion it starts and
+// writes them.
+func TestRunStopsAtStartupWhenAnotherBusinessIsBehindTheKey(t *testing.T) {
+	first, _ := newFake(t)
+	seed(t, first, sizes{invoices: 60}, rand.New(rand.NewPCG(4, 5)))
+	schema := newSchemaName()
+	ctx := context.Background()
+	require.NoError(t, openMirror(t, testConfig(sdkClient(first), schema)).Backfill(ctx))
+	db := adminPool(t, schema)
+	changes := count(t, db, `SELECT count(*) FROM mirror_changes`)
+
+	second, _ := newFake(t)
+	ids := seed(t, second, sizes{invoices: 7}, rand.New(rand.NewPCG(6, 7)))["invoices"]
+	for _, id := range ids { // as the second business's events would ask
+		_, err := db.Exec(ctx, `INSERT INTO mirror_pending_fetch (resource, id, due_at) VALUES ('invoices', $1, now())`, id)
+		require.NoError(t, err)
+	}
+	cfg := testConfig(sdkClient(second), schema)
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := openMirror(t, cfg).Run(rctx)
+	took := time.Since(start)
+	require.ErrorIs(t, err, pgmirror.ErrMassDeletion)
+	assert.Contains(t, err.Error(), "the service no longer lists 60 of 60 invoices")
+	require.NoError(t, rctx.Err())
+	assert.Less(t, took, 5*time.Second, "at startup, not at the first reconciliation")
+	assert.Equal(t, 60, count(t, db, `SELECT count(*) FROM invoices`), "nothing written")
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`), "nothing marked")
+	assert.Equal(t, changes, count(t, db, `SELECT count(*) FROM mirror_changes`), "no change")
+	assert.Equal(t, len(ids), count(t, db, `SELECT count(*) FROM mirror_pending_fetch`), "the requests wait")
+	t.Logf("Run stopped after %v", took.Round(time.Millisecond))
+
+	cfg.AllowMassDeletion = true
+	run(t, openMirror(t, cfg))
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		n := count(t, db, `SELECT count(*) FROM invoices WHERE id = ANY($1)`, ids)
+		return n == len(ids), fmt.Sprintf("%d of the new business's %d invoices written", n, len(ids))
+	})
 }

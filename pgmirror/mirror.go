@@ -166,17 +166,22 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 // Run keeps the mirror current until ctx ends. It first checks the API
 // key and base URL with one request (CheckAPI) and waits for the database,
-// both with backoff and one log line while they are away, then migrates,
-// starts the Workers (stored deliveries to fetch requests) and the
-// fetchers, backfills whatever was never backfilled (resuming a stopped
-// backfill; then it logs "pgmirror: backfill complete"), and runs the
-// reconciler every ReconcileInterval. It returns nil once ctx ends and the
+// both with backoff and one log line while they are away, then migrates.
+// When the backfill is already complete, it then checks, before anything
+// is written, that the service still shows the tables' records (as a
+// reconciliation does first, see ErrMassDeletion): events would otherwise
+// merge another business's records behind a changed API key until the
+// first reconciliation. It then starts the Workers (stored deliveries to
+// fetch requests) and the fetchers, backfills whatever was never
+// backfilled (resuming a stopped backfill; then it logs "pgmirror:
+// backfill complete"), and runs the reconciler every ReconcileInterval. It returns nil once ctx ends and the
 // work in progress (a batch, a fetch, a delivery) is finished; it returns an
 // error at once for a key or base URL the service refuses (before any
 // schema is created), a database that refuses the connection itself (a
 // wrong password, no such database), a failed migration, a backfill
-// failure that retrying cannot mend, and a reconciliation that found most
-// of a table's records gone (ErrMassDeletion, see RunReconciler). Every
+// failure that retrying cannot mend, and, at startup or in a
+// reconciliation, most of a table's records gone from the service
+// (ErrMassDeletion, see RunReconciler; never with Config.AllowMassDeletion). Every
 // replica runs Run; they share the work through the database.
 func (m *Mirror) Run(ctx context.Context) error {
 	if err := m.start(ctx); err != nil {
@@ -268,7 +273,8 @@ func (m *Mirror) RunWorkers(ctx context.Context) {
 	}
 }
 
-// start checks the API, waits for the database and migrates.
+// start checks the API, waits for the database, migrates, and guards a
+// backfilled mirror against another business (see guardStart).
 func (m *Mirror) start(ctx context.Context) error {
 	if err := m.waitFor(ctx, m.api, m.CheckAPI, permanent); err != nil {
 		return err
@@ -276,7 +282,46 @@ func (m *Mirror) start(ctx context.Context) error {
 	if err := m.waitFor(ctx, m.db, m.ping, func(err error) bool { return !unreachable(err) }); err != nil {
 		return fmt.Errorf("pgmirror: connecting to the database: %w", err)
 	}
-	return m.Migrate(ctx)
+	if err := m.Migrate(ctx); err != nil {
+		return err
+	}
+	return m.guardStart(ctx)
+}
+
+// guardStart runs guardTables when the backfill is complete (a backfill
+// in progress adds to its own tables, and the first reconciliation guards
+// them): it returns its ErrMassDeletion, waits with backoff while the
+// database or the service is away, and logs any other failure and goes
+// on, leaving the check to the next reconciliation.
+func (m *Mirror) guardStart(ctx context.Context) error {
+	var away *dependency // the dependency the last attempt failed on
+	for n := 1; ; n++ {
+		done, err := m.BackfillDone(ctx)
+		if err == nil && done {
+			err = m.guardTables(ctx)
+		}
+		if away != nil && m.dependencyOf(err) != away {
+			away.ok(ctx)
+		}
+		dep := m.dependencyOf(err)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, ErrMassDeletion):
+			return err
+		case dep == nil:
+			m.log.WarnContext(ctx, "pgmirror: could not check at startup that the service still shows the mirror's records; "+
+				"the first reconciliation will", "error", oneLine(err))
+			return nil
+		}
+		away = dep
+		dep.failed(ctx, err)
+		if !dep.sleep(ctx, retryWait(n)) {
+			return ctx.Err()
+		}
+	}
 }
 
 // waitFor calls try until it succeeds, reporting each outcome to dep and
