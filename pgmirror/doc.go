@@ -23,18 +23,27 @@
 // record table has a column per documented field, named as the API names it
 // (money numeric, at the scale the service sent; civil dates date;
 // datetimes timestamptz), the record's JSON as the service sent it, unknown
-// members included, in raw (jsonb), and four columns of the mirror's own:
+// members included, in raw (jsonb), and five columns of the mirror's own:
 // mirror_version (the service's updated_at, else created_at, else
-// -infinity), mirror_fetch_seq, mirror_synced_at (when a fetch last
-// confirmed the row) and mirror_changed_at (when its content last changed).
-// For the resources the API documents only in outline, a column whose field
-// the service did not send, or sent in another shape, is NULL (the member
-// is in raw as sent). The webhook inbox (webhooks/pginbox) lives in the
-// same schema (each reconciliation deletes the deliveries processed more
-// than Config.InboxRetention ago), and so do the mirror's own tables: mirror_migrations,
-// mirror_backfill (the checkpoints), mirror_pending_fetch and
-// mirror_reconcile. Migrations are versioned, run under an advisory lock,
-// and only ever add.
+// -infinity), mirror_fetch_seq, mirror_synced_at (when a write last
+// confirmed the content), mirror_changed_at (when its content last
+// changed) and mirror_deleted_at (NULL while the service lists the record;
+// see Deletions below). For the resources the API documents only in
+// outline, a column whose field the service did not send, or sent in
+// another shape, is NULL (the member is in raw as sent).
+//
+// The webhook inbox (webhooks/pginbox) lives in the same schema (each
+// reconciliation deletes the deliveries processed more than
+// Config.InboxRetention ago), and so do the mirror's own tables:
+// mirror_migrations (the migrations applied), mirror_backfill (each
+// resource's backfill checkpoint, and the number of its last walk),
+// mirror_pending_fetch (the records events named, waiting to be fetched),
+// mirror_reconcile (the last reconciliation's start, end and corrections),
+// mirror_confirmed (single fetches that found a record unchanged; see
+// below), mirror_changes (the change feed) and mirror_event_lag (the event
+// lag of the records written in the last hour, for the status), with the
+// sequence mirror_fetch_seq. Migrations are versioned, run under an
+// advisory lock, and only ever add.
 //
 // # How the copy stays exact
 //
@@ -85,22 +94,30 @@
 // the mirror stops until the operator says otherwise
 // (Config.AllowMassDeletion, invoicing-mirror --allow-mass-deletion). It
 // checks before it writes: it fetches a few rows of each such table at
-// random, and lists the table's ids when most of them are gone. The backfill
-// marks nothing: it counts only the rows not marked in its closing proof,
-// and the first reconciliation marks what it must.
+// random, and lists the table's ids when most of them are gone. Run makes
+// the same check at startup when the backfill is already complete, before
+// its fetchers write anything, so that the events of another business are
+// not merged in until the first reconciliation: it returns ErrMassDeletion
+// at once. The backfill marks nothing: it counts only the rows not marked
+// in its closing proof, and the first reconciliation marks what it must.
 //
 // The change feed: every write that changes a row (an insert, an update,
 // a deletion mark, an unmark) writes one row to mirror_changes in its own
 // transaction: resource, id, cause (event, backfill or reconciliation), op
-// (insert, update, delete) and the members of the record's JSON that
-// changed, old and new (the whole record for an insert or a delete). The
+// (insert, update, delete; an unmark is an insert) and the members of the
+// record's JSON that changed, old and new (the whole record for an insert
+// or a delete). A fetch that finds the content unchanged writes none. The
 // writers take a transaction lock just before they insert their changes
 // and keep it until they commit, so changes commit in seq order: a reader
 // that saw seq N never sees a lower one appear later, and resuming after N
 // misses nothing. Each such transaction NOTIFYs the channel named as the
-// schema with its last seq. Changes and FollowChanges read the feed
-// (invoicing-mirror changes prints it); each reconciliation deletes the
-// changes older than Config.ChangeRetention. Replaying the feed from empty
+// schema with its last seq. Mirror.Changes and Mirror.FollowChanges read
+// the feed as iterators, resumable after any seq (the functions Changes
+// and FollowChanges do the same for a reader that runs no Mirror;
+// invoicing-mirror changes --follow prints it as JSON lines); each
+// reconciliation deletes the changes older than Config.ChangeRetention,
+// and a reader resuming before them gets ErrChangesPruned.
+// Config.DisableChangeFeed writes none. Replaying the feed from empty
 // rebuilds the tables exactly (the proof tests check it after their
 // faults).
 //
@@ -118,16 +135,45 @@
 // total, with closing passes when page drift or late creations leave it
 // short (see Backfill). The reconciler re-lists everything every
 // Config.ReconcileInterval with the same rule, correcting what raises no
-// event (see Reconcile), and reports its corrections through the log and
-// Config.OnReconciled.
+// event (see Reconcile), and reports its corrections through the log,
+// Config.OnReconciled and the metrics.
+//
+// # Operating it
+//
+// Faults: every loop that reaches PostgreSQL or the API (the Workers, the
+// fetchers, the backfill, the reconciler) waits longer after each failure
+// to reach it (a second, doubling, at most about 30 seconds, or what a
+// Retry-After asks; a record whose own fetch keeps failing waits up to 5
+// minutes between attempts), and the mirror logs one line when a
+// dependency goes away and one when it is back, whatever its loops meet
+// meanwhile; a
+// failure that is not the dependency's (a statement that fails) is logged
+// each time. Run checks the API key and base URL with one request before it
+// creates any schema (CheckAPI), waits for the database, and logs
+// "pgmirror: backfill complete" once the backfill is.
+//
+// Metrics: Config.Metrics (NewMetrics; give its Middleware to the Client
+// and register it) receives the mirror's Prometheus metrics, and
+// InboxMetrics returns the webhook inbox's collector; see Metrics for the
+// list.
+//
+// Status: ReadStatus reads, from the tables alone, each resource's phase,
+// rows, deletion marks, backfill, last reconciliation and corrections,
+// pending fetches and event lag, and Status.Problems says whether the
+// mirror is degraded (invoicing-mirror status prints both, with an exit
+// status for a health probe; the command also serves /healthz, and /readyz,
+// which answers 200 once the backfill is complete).
 //
 // # Assumptions
 //
-// Where the API documentation is silent, the mirror assumes that the
-// service deletes nothing (none of its endpoints delete), that a record's
-// updated_at never goes back, and that its lists hold every record exactly
-// once when nothing changes during a walk. A change that raises no event
-// (an invoice becoming overdue, a quote declined, a bill paid, a bank
-// balance) reaches the mirror with the first reconciliation that starts
+// Where the API documentation is silent, the mirror assumes that a record
+// the service stops listing (and answers 404 for, where it has a Get) was
+// deleted: none of its documented endpoints delete, so such a row is kept
+// and marked deleted (mirror_deleted_at, see Deletions), never removed. It
+// also assumes that a record's updated_at never goes back, and that its
+// lists hold every record exactly once when nothing changes during a walk.
+// A change that raises no event (an invoice becoming overdue, a quote
+// declined, a bill paid, a bank balance) reaches the mirror with the first
+// reconciliation that starts
 // after it.
 package pgmirror
