@@ -174,6 +174,5 @@
 // lists hold every record exactly once when nothing changes during a walk.
 // A change that raises no event (an invoice becoming overdue, a quote
 // declined, a bill paid, a bank balance) reaches the mirror with the first
-// reconciliation that starts
-// after it.
+// reconciliation that starts after it.
 package pgmirror
