@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -270,4 +272,56 @@ func TestAnUnchangedReconciliationWritesNothing(t *testing.T) {
 
 func minus(a, b tupleCounts) tupleCounts {
 	return tupleCounts{a.ins - b.ins, a.upd - b.upd, a.del - b.del}
+}
+
+// While the service answers every request with a 503, a reconciler that
+// looks every 100 ms logs one line when the service goes and one when it
+// is back, not a line per failure, and reconciles once it is back.
+func TestAnAPIOutageDuringReconciliationIsQuiet(t *testing.T) {
+	srv, _ := newFake(t)
+	seed(t, srv, sizes{invoices: 30}, rand.New(rand.NewPCG(11, 12))) // enough for the check against another business
+	cfg := testConfig(sdkClient(srv), newSchemaName())
+	cfg.ReconcileInterval = 100 * time.Millisecond
+	var logs syncBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	m := openMirror(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.NoError(t, m.Backfill(ctx))
+
+	before := len(logs.String()) // the backfill's lines
+	srv.FailNext(1_000_000, http.StatusServiceUnavailable)
+	done := make(chan error, 1)
+	go func() { done <- m.RunReconciler(ctx) }()
+	time.Sleep(5 * time.Second)
+	srv.ClearFaults()
+	away := logs.String()[before:]
+	waitUntil(t, 40*time.Second, func() (bool, string) {
+		return strings.Contains(logs.String(), `msg="pgmirror: reconciliation done"`), "a reconciliation after the outage"
+	})
+	cancel()
+	require.NoError(t, <-done)
+
+	all := strings.Split(strings.TrimSpace(logs.String()[before:]), "\n")
+	lines := strings.Split(strings.TrimSpace(away), "\n")
+	t.Logf("%d log lines over the 5s outage", len(lines))
+	assert.Equal(t, []string{`msg="pgmirror: the API is not answering; retrying with backoff until it does"`}, msgs(lines), "%s", away)
+	assert.Equal(t, 1, strings.Count(logs.String(), `msg="pgmirror: the API answers again"`))
+	for _, l := range all {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+			assert.Contains(t, l, `msg="pgmirror: the API is not answering; retrying with backoff until it does"`)
+		}
+	}
+}
+
+// msgs returns the msg="..." of each log line.
+func msgs(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if i := strings.Index(l, `msg="`); i >= 0 {
+			j := strings.Index(l[i+5:], `"`)
+			out = append(out, l[i:i+5+j+1])
+		}
+	}
+	return out
 }
