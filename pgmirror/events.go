@@ -64,15 +64,16 @@ func targets(e webhooks.Event) []target {
 }
 
 // requestFetchSQL asks for records ($1 resources, $2 ids) to be fetched
-// after the coalescing window ($3), for the delivery $4: the request is
-// dated when the Handler received the delivery (the start of the event's
-// lag), and due a window later. A record already waiting keeps its
+// after the coalescing window ($3), for the delivery $4 of business $5
+// (the inbox's key, whose index the lookup uses): the request is dated
+// when the Handler received the delivery (the start of the event's lag),
+// and due a window later. A record already waiting keeps its
 // earliest request and due time and counts one more request, so that a
 // fetcher working on it sees that it must fetch it again.
 const requestFetchSQL = `INSERT INTO mirror_pending_fetch AS p (resource, id, due_at, requested_at)
 SELECT u.resource, u.id, r.at + $3::interval, r.at
 FROM unnest($1::text[], $2::text[]) AS u(resource, id),
-     (SELECT coalesce(min(received_at), now()) AS at FROM ` + pginbox.TableName + ` WHERE delivery_id = $4) AS r
+     (SELECT coalesce(min(received_at), now()) AS at FROM ` + pginbox.TableName + ` WHERE business = $5 AND delivery_id = $4) AS r
 ORDER BY 1, 2
 ON CONFLICT (resource, id) DO UPDATE
 SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at),
@@ -98,7 +99,7 @@ func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) e
 		}
 		resources, ids = append(resources, t.resource), append(ids, t.id)
 	}
-	if _, err := tx.Exec(ctx, requestFetchSQL, resources, ids, m.cfg.CoalesceWindow, d.ID); err != nil {
+	if _, err := tx.Exec(ctx, requestFetchSQL, resources, ids, m.cfg.CoalesceWindow, d.ID, d.Business); err != nil {
 		return fmt.Errorf("pgmirror: requesting fetches for delivery %s: %w", d.ID, err)
 	}
 	return nil

@@ -169,6 +169,10 @@ func TestABurstOfEventsCausesOneFetch(t *testing.T) {
 	assert.Equal(t, 10, asked, "ten requests, one row")
 	assert.Equal(t, time.Hour, wait, "due a window after the first request, not moved by the later ones")
 	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM mirror_pending_fetch`))
+	var requestedAt, firstReceived time.Time
+	require.NoError(t, db.QueryRow(context.Background(), `SELECT requested_at FROM mirror_pending_fetch`).Scan(&requestedAt))
+	require.NoError(t, db.QueryRow(context.Background(), `SELECT min(received_at) FROM invoicing_webhook_inbox`).Scan(&firstReceived))
+	assert.True(t, requestedAt.Equal(firstReceived), "dated when the first delivery was received (the lag's start): %v, not %v", firstReceived, requestedAt)
 
 	_, err := db.Exec(context.Background(), `UPDATE mirror_pending_fetch SET due_at = now()`) // the window has passed
 	require.NoError(t, err)
