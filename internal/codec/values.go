@@ -170,8 +170,8 @@ func ParseDecimal(s []byte) (decimal.Decimal, error) {
 
 // canonicalTime reports, without formatting, that v (a datetime that
 // parsed) is what time.Time's MarshalJSON writes of it, in the common form
-// "YYYY-MM-DDTHH:MM:SS[.fraction]Z": no trailing zero in the fraction.
-// false means "format it and compare".
+// "YYYY-MM-DDTHH:MM:SS[.fraction]Z": a fraction of 1 to 9 digits (a
+// nanosecond's) with no trailing zero. false means "format it and compare".
 func canonicalTime(v []byte) bool {
 	n := len(v)
 	if n < 22 || v[11] != 'T' || v[n-2] != 'Z' || v[n-1] != '"' {
@@ -180,7 +180,8 @@ func canonicalTime(v []byte) bool {
 	if n == 22 {
 		return true
 	}
-	return v[20] == '.' && v[n-3] != '0' && n > 23
+	// The fraction is v[21:n-2]: n-23 digits.
+	return v[20] == '.' && v[n-3] != '0' && n > 23 && n-23 <= 9
 }
 
 // appendTime appends t as time.Time's MarshalJSON writes it.

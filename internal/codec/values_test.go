@@ -60,3 +60,20 @@ func TestParseDate(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+// canonicalTime says "as MarshalJSON writes it" only when it is: a fraction
+// longer than a nanosecond's is truncated by parsing, so it must be kept.
+func TestCanonicalTimeAgreesWithMarshalJSON(t *testing.T) {
+	for _, s := range []string{
+		`"2026-03-05T09:20:03Z"`, `"2026-03-05T09:20:03.1Z"`, `"2026-03-05T09:20:03.888848211Z"`,
+		`"2026-03-05T09:20:03.8888482113Z"`, `"2026-03-05T09:20:03.10Z"`, `"2026-03-05T09:20:03+10:00"`,
+		`"2026-03-05T09:20:03.000000000Z"`,
+	} {
+		var v time.Time
+		require.NoError(t, v.UnmarshalJSON([]byte(s)), s)
+		want := string(appendTime(nil, v)) == s
+		if canonicalTime([]byte(s)) {
+			assert.True(t, want, "%s is not what MarshalJSON writes", s)
+		}
+	}
+}
