@@ -92,8 +92,8 @@ func TestOffsetClockRunsDueCallsInsideAdvanceInOrder(t *testing.T) {
 func TestOffsetClockRunsCallsInRealTime(t *testing.T) {
 	c := NewOffsetClock()
 	fired := make(chan time.Time, 2)
+	due := time.Now().Add(20 * time.Millisecond) // before AfterFunc: its own due time is no earlier
 	c.AfterFunc(20*time.Millisecond, func() { fired <- c.Now() })
-	due := time.Now().Add(20 * time.Millisecond)
 	select {
 	case at := <-fired:
 		assert.False(t, at.Before(due), "not before it is due")
