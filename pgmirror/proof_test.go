@@ -106,12 +106,19 @@ func (p proof) run(t *testing.T) {
 	if p.restartPostgres {
 		waitMidBackfill(t, db, schema)
 		require.NoError(t, server.Stop()) // the backfill, the Handlers, the Workers and the fetchers lose it at once
+		restarted := false
+		defer func() { // the package's other tests share the server: a failure below must not leave it down
+			if !restarted {
+				_ = server.Start()
+			}
+		}()
 		gate.release()
 		stoppedAt := mut.count.Load()
 		waitUntil(t, 2*time.Minute, func() (bool, string) {
 			return mut.count.Load() >= stoppedAt+int64(p.mutations/10), "mutations while PostgreSQL is down"
 		})
 		require.NoError(t, server.Start())
+		restarted = true
 	}
 	require.NoError(t, <-mutated)
 	lap("mutated")
