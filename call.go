@@ -21,7 +21,8 @@ import (
 // then decode on the body of its 2xx response (a PDF's body is left open
 // in the response instead). Each attempt goes
 //
-//  1. gate: wait out a pause after a 429 of the call's key, and the rate limit;
+//  1. gate: wait out a pause after a 429 of the call's key, the rate limit,
+//     and the call's Limiters (WithLimiter);
 //  2. deadline: the attempt gets its own (WithTimeout);
 //  3. send: through the middleware to the http.Client's transport;
 //  4. capped read: the whole body, up to the limit;
@@ -56,7 +57,7 @@ func (c *Client) do(ctx context.Context, r *request, cfg *callConfig, decode fun
 		return nil, fmt.Errorf("invoicing: building %s %s request: %w", r.method, r.path, err)
 	}
 	c.setHeaders(req.Header, r, cfg)
-	cl := &call{c: c, r: r, key: cfg.key, buf: c.getBuf(), repeatable: r.method == http.MethodGet || r.repeatable || cfg.repeatable}
+	cl := &call{c: c, r: r, key: cfg.key, limiter: cfg.limiter, buf: c.getBuf(), repeatable: r.method == http.MethodGet || r.repeatable || cfg.repeatable}
 	defer c.bufs.Put(cl.buf)
 	cl.hc = *c.hc
 	cl.hc.Transport = cl
@@ -104,6 +105,7 @@ type call struct {
 	hc         http.Client          // the Client's, with the call as its transport
 	rc         retryablehttp.Client // runs the attempts
 	key        pauseKey
+	limiter    Limiter // the call's WithLimiter, waited on after the gate; nil when none
 	repeatable bool
 	n          int     // attempts so far
 	buf        *[]byte // the pooled buffer body is read into
@@ -118,6 +120,9 @@ func (cl *call) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := cl.c
 	if req.Response == nil { // a new attempt, not a redirect
 		if err := c.gate(req.Context(), cl.key); err != nil {
+			return nil, err
+		}
+		if err := cl.waitLimiter(req.Context()); err != nil {
 			return nil, err
 		}
 		cl.n++
@@ -146,6 +151,28 @@ func (cl *call) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, err
 }
+
+// waitLimiter waits on the call's Limiter, if any. When Wait fails it
+// returns ctx's error if ctx has ended, else a limiterError wrapping Wait's.
+func (cl *call) waitLimiter(ctx context.Context) error {
+	if cl.limiter == nil {
+		return nil
+	}
+	if err := cl.limiter.Wait(ctx); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return &limiterError{err: err}
+	}
+	return nil
+}
+
+// limiterError is a Limiter's refusal to let an attempt go: it ends the
+// call, which is not retried.
+type limiterError struct{ err error }
+
+func (e *limiterError) Error() string { return "waiting on the Limiter: " + e.err.Error() }
+func (e *limiterError) Unwrap() error { return e.err }
 
 // checkRetry reads the body of a response (capped: the Client's limit for
 // a 2xx, 64 KiB for an error; a PDF's 2xx body streams instead) and says
@@ -235,7 +262,7 @@ func (c *Client) delay(n int, ra time.Duration) (lo, hi time.Duration) {
 
 // retryable reports whether a transport error may go away on a second
 // try: certificate and TLS failures, refused redirects, a pause refused by
-// the gate and a response over the size limit do not.
+// the gate, a Limiter's error and a response over the size limit do not.
 func retryable(err error) bool {
 	var tlsErr *tls.CertificateVerificationError
 	var recordErr tls.RecordHeaderError
@@ -244,6 +271,7 @@ func retryable(err error) bool {
 	var host x509.HostnameError
 	return !(errors.As(err, &tlsErr) || errors.As(err, &recordErr) || errors.As(err, &unknownCA) ||
 		errors.As(err, &invalid) || errors.As(err, &host) || errors.As(err, new(*pausedError)) ||
+		errors.As(err, new(*limiterError)) ||
 		errors.Is(err, http.ErrSchemeMismatch) || errors.Is(err, errInsecureRedirect) ||
 		errors.Is(err, errTooManyRedirects) || errors.As(err, new(*refusedRedirect)) ||
 		errors.Is(err, ErrResponseTooLarge))

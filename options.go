@@ -1,6 +1,7 @@
 package invoicing
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -173,6 +174,7 @@ type callConfig struct {
 	query      url.Values  // extra query parameters; nil when none
 	auth       func() []string
 	key        pauseKey // whose 429 pauses the call: the zero key for the Client's
+	limiter    Limiter  // waited on before each attempt; nil when none
 	repeatable bool
 	into       *Response
 	prefetch   int // pages List keeps in flight; 0 = one at a time
@@ -270,6 +272,61 @@ func WithAPIKey(key string) RequestOption {
 		}
 		cfg.auth, cfg.key = auth, id
 	}
+}
+
+// A Limiter is a request budget WithLimiter makes a call wait on before each
+// attempt. Wait returns nil when the attempt may be sent, or an error (the
+// context's when it ends first) that ends the call. *rate.Limiter
+// (golang.org/x/time/rate) satisfies it; so does a budget shared between
+// processes, kept in a database for instance. A Limiter must be safe for
+// concurrent use: the pages a List fetches ahead (WithPrefetch) wait on it
+// at once.
+type Limiter interface {
+	Wait(ctx context.Context) error
+}
+
+// WithLimiter makes every attempt of this call (the first and each retry,
+// not a redirect within one) wait on l.Wait with the call's context, after
+// any 429 pause of the call's key and after the Client's WithRateLimit, so
+// that one Client can give each business its own budget, alongside
+// WithAPIKey. For a List, each page's attempts wait. Given more than once,
+// every Limiter is waited on, in the order given.
+//
+// An error from Wait ends the call and no request is sent for that attempt:
+// when the call's context has ended the call's error is the context's
+// (errors.Is matches context.Canceled or context.DeadlineExceeded);
+// otherwise it wraps Wait's error, which errors.Is matches, and is not
+// retried. A nil l fails the call with ErrInvalidOption.
+func WithLimiter(l Limiter) RequestOption {
+	return func(cfg *callConfig) {
+		if l == nil {
+			cfg.fail("WithLimiter(nil)")
+			return
+		}
+		switch prev := cfg.limiter.(type) {
+		case nil:
+			cfg.limiter = l
+		case limiterChain:
+			cfg.limiter = append(prev, l)
+		default:
+			cfg.limiter = limiterChain{prev, l}
+		}
+	}
+}
+
+// limiterChain is the Limiters of a call given WithLimiter more than once,
+// waited on in turn. (One interface in callConfig, rather than a slice,
+// keeps the config of a call without them in a smaller size class.)
+type limiterChain []Limiter
+
+// Wait waits on each Limiter in turn and returns the first error.
+func (ls limiterChain) Wait(ctx context.Context) error {
+	for _, l := range ls {
+		if err := l.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WithIdempotentRetry lets this call be repeated after a 5xx response or a
