@@ -296,7 +296,10 @@ type Limiter interface {
 // when the call's context has ended the call's error is the context's
 // (errors.Is matches context.Canceled or context.DeadlineExceeded);
 // otherwise it wraps Wait's error, which errors.Is matches, and is not
-// retried. A nil l fails the call with ErrInvalidOption.
+// retried. (A *rate.Limiter refuses at once a wait that would outlast the
+// context's deadline, before the context ends: the call's error is then
+// rate's, not context.DeadlineExceeded.) A nil l fails the call with
+// ErrInvalidOption.
 func WithLimiter(l Limiter) RequestOption {
 	return func(cfg *callConfig) {
 		if l == nil {
