@@ -156,6 +156,7 @@ func newFleet(t testing.TB, n int, opts ...fleetOption) *fleet {
 		IdleConnTimeout:     time.Minute,
 	}
 	t.Cleanup(transport.CloseIdleConnections) // before the servers close
+	buffers := &fleetBuffers{}
 	for i := range n {
 		name := fmt.Sprintf("biz%04d", i)
 		host := name + ".fleet.invalid" // .invalid never resolves (RFC 6761)
@@ -165,8 +166,9 @@ func newFleet(t testing.TB, n int, opts ...fleetOption) *fleet {
 		require.NoError(t, err)
 		b := &fleetBusiness{Name: name, Srv: srv, Key: srv.FullKey, Clock: f.Clock}
 		b.proxy = &httputil.ReverseProxy{
-			Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
-			Transport: transport,
+			Rewrite:    func(r *httputil.ProxyRequest) { r.SetURL(target) },
+			Transport:  transport,
+			BufferPool: buffers,
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				if r.Context().Err() == nil {
 					fleetWriteDetail(w, http.StatusBadGateway, "fleet: "+err.Error())
@@ -336,6 +338,21 @@ func fleetWriteDetail(w http.ResponseWriter, status int, detail string) {
 	w.WriteHeader(status)
 	_, _ = fmt.Fprintf(w, `{"detail":%s}`, strconv.Quote(detail))
 }
+
+// fleetBuffers is the router's httputil.BufferPool: without one, each
+// request it passes on allocates a 32 KiB copy buffer.
+type fleetBuffers struct{ pool sync.Pool }
+
+// Get returns a 32 KiB buffer.
+func (p *fleetBuffers) Get() []byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, 32<<10)
+}
+
+// Put keeps b for a later Get.
+func (p *fleetBuffers) Put(b []byte) { p.pool.Put(&b) }
 
 // fleetListener is a net.Listener whose connections are the server ends of
 // net.Pipe pairs made by dial.
