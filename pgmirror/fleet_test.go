@@ -54,7 +54,8 @@ var fleetStart = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 const fleetUnauthorized = "Invalid or missing API key"
 
 // fleet is N fake businesses behind one base URL, requests being routed by
-// their API key. Every field is set by newFleet and read-only after.
+// their API key. The exported fields are set by newFleet and read-only
+// after.
 type fleet struct {
 	// URL is the base URL of every business, including
 	// invoicingtest.BasePath and without a trailing slash, on a loopback
@@ -68,11 +69,13 @@ type fleet struct {
 	// in this order.
 	Businesses []*fleetBusiness
 
-	byKey  map[string]*fleetBusiness
 	byName map[string]*fleetBusiness
 	pipes  map[string]*fleetListener // by host name of Server.URL
 	base   time.Duration             // latency added to every request
 	jitter time.Duration             // and a uniform extra in [0, jitter]
+
+	mu    sync.RWMutex
+	byKey map[string]*fleetBusiness // every key the router passes on
 }
 
 // fleetBusiness is one business of a fleet.
@@ -86,10 +89,12 @@ type fleetBusiness struct {
 	// invoicingtest has one business per Server and fixed seed ids.
 	Srv *invoicingtest.Server
 	// Key is an API key of this business with every scope (Srv.FullKey).
+	// The router also passes on Srv.ReadOnlyKey and the keys NewKey mints.
 	Key string
 	// Clock is the fleet's clock (fleet.Clock), shared by every business.
 	Clock *invoicingtest.FakeClock
 
+	fleet *fleet
 	proxy *httputil.ReverseProxy
 
 	mu     sync.Mutex
@@ -164,7 +169,7 @@ func newFleet(t testing.TB, n int, opts ...fleetOption) *fleet {
 		srv := invoicingtest.NewTestServer(t, invoicingtest.WithClock(f.Clock), invoicingtest.WithListener(l))
 		target, err := url.Parse("http://" + host)
 		require.NoError(t, err)
-		b := &fleetBusiness{Name: name, Srv: srv, Key: srv.FullKey, Clock: f.Clock}
+		b := &fleetBusiness{Name: name, Srv: srv, Key: srv.FullKey, Clock: f.Clock, fleet: f}
 		b.proxy = &httputil.ReverseProxy{
 			Rewrite:    func(r *httputil.ProxyRequest) { r.SetURL(target) },
 			Transport:  transport,
@@ -183,8 +188,8 @@ func newFleet(t testing.TB, n int, opts ...fleetOption) *fleet {
 		if cfg.seed != nil {
 			cfg.seed(b)
 		}
-		f.byKey[b.Srv.FullKey] = b // after seeding: LoadState sets the keys
-		b.Key = b.Srv.FullKey
+		b.Key = b.Srv.FullKey // after seeding: LoadState sets the keys
+		f.byKey[b.Srv.FullKey], f.byKey[b.Srv.ReadOnlyKey] = b, b
 	}
 	router := httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(router.Close) // runs first: no request reaches a closed server
@@ -256,13 +261,27 @@ func (b *fleetBusiness) Subscribe(url, secret string) *invoicingtest.WebhookEndp
 	return b.Srv.AddWebhookEndpointWithSecret(url, secret)
 }
 
+// NewKey mints an API key of b with the given scopes (invoicingtest's
+// NewAPIKey) and has the router pass it on to b, e.g. to rotate b's key.
+// Srv.RevokeAPIKey revokes it: the router still passes it on, and b's
+// Server answers 401.
+func (b *fleetBusiness) NewKey(scopes ...string) string {
+	key := b.Srv.NewAPIKey(scopes...)
+	b.fleet.mu.Lock()
+	defer b.fleet.mu.Unlock()
+	b.fleet.byKey[key] = b
+	return key
+}
+
 // serve is the router: it counts the request against the business of its
 // key, waits for the latency, then answers 401 for an unknown key, the
 // business's Fail status if set, else passes the request to its Server.
 func (f *fleet) serve(w http.ResponseWriter, r *http.Request) {
 	var b *fleetBusiness
 	if key, ok := fleetBearer(r.Header.Get("Authorization")); ok {
+		f.mu.RLock()
 		b = f.byKey[key]
+		f.mu.RUnlock()
 	}
 	status := 0
 	if b != nil {
@@ -800,6 +819,30 @@ func TestFleetRoutesByKey(t *testing.T) {
 	require.Panics(t, func() { f.Fail("biz0000", http.StatusOK) })
 	require.Panics(t, func() { f.Fail("biz9999", http.StatusTooManyRequests) })
 	require.Panics(t, func() { f.Requests("biz9999") })
+}
+
+func TestFleetNewKey(t *testing.T) {
+	f := newFleet(t, 2)
+	b := f.Business("biz0001")
+	status, _, _ := fleetGet(t, f, "/invoices", b.Srv.ReadOnlyKey)
+	require.Equal(t, http.StatusOK, status, "the read-only key is routed")
+
+	// Rotation: a new key is routed to its business; the old one, revoked,
+	// gets its Server's 401.
+	key := b.NewKey(invoicingtest.AllScopes()...)
+	status, _, _ = fleetGet(t, f, "/invoices", key)
+	require.Equal(t, http.StatusOK, status)
+	b.Srv.RevokeAPIKey(b.Key)
+	status, _, body := fleetGet(t, f, "/invoices", b.Key)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.JSONEq(t, `{"detail": "Invalid or missing API key"}`, body)
+	require.Equal(t, 3, f.Requests("biz0001"))
+	require.Len(t, b.Srv.Requests(), 3)
+	require.Zero(t, f.Requests("biz0000"))
+
+	// A key's scopes are its Server's to check.
+	status, _, _ = fleetGet(t, f, "/invoices", b.NewKey(invoicingtest.ScopeItemsRead))
+	require.Equal(t, http.StatusForbidden, status)
 }
 
 func TestFleetFailThroughSDK(t *testing.T) {
