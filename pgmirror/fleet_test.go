@@ -35,8 +35,8 @@ import (
 // businesses (one invoicingtest.Server each) behind one loopback base URL,
 // requests being routed by their API key, as the real service scopes a
 // request to the business owning its key. It uses only invoicingtest, the
-// SDK and the standard library, not pgmirror, so that it compiles whatever
-// pgmirror's API is.
+// SDK (and decimal, which its API takes), webhooks, testify and the standard
+// library, not pgmirror, so that it compiles whatever pgmirror's API is.
 //
 // The router talks to each business's Server over in-memory connections
 // (net.Pipe, through a listener given with invoicingtest.WithListener), not
@@ -144,6 +144,7 @@ func newFleet(t testing.TB, n int, opts ...fleetOption) *fleet {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	require.False(t, cfg.base < 0 || cfg.jitter < 0, "a latency is not negative")
 	if cfg.clock == nil {
 		cfg.clock = invoicingtest.NewFakeClock(fleetStart)
 	}
@@ -160,7 +161,6 @@ func newFleet(t testing.TB, n int, opts ...fleetOption) *fleet {
 		MaxIdleConnsPerHost: 8,
 		IdleConnTimeout:     time.Minute,
 	}
-	t.Cleanup(transport.CloseIdleConnections) // before the servers close
 	buffers := &fleetBuffers{}
 	for i := range n {
 		name := fmt.Sprintf("biz%04d", i)
@@ -184,6 +184,7 @@ func newFleet(t testing.TB, n int, opts ...fleetOption) *fleet {
 		f.byName[name] = b
 		f.pipes[host] = l
 	}
+	t.Cleanup(transport.CloseIdleConnections) // after the router closes, before the servers
 	for _, b := range f.Businesses {
 		if cfg.seed != nil {
 			cfg.seed(b)
@@ -192,7 +193,7 @@ func newFleet(t testing.TB, n int, opts ...fleetOption) *fleet {
 		f.byKey[b.Srv.FullKey], f.byKey[b.Srv.ReadOnlyKey] = b, b
 	}
 	router := httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(router.Close) // runs first: no request reaches a closed server
+	t.Cleanup(router.Close) // first: no request reaches a closed server
 	f.URL = router.URL + invoicingtest.BasePath
 	return f
 }
@@ -1023,7 +1024,8 @@ func TestFleetScale(t *testing.T) {
 				require.Equal(t, 200, page.Total, b.Name)
 				require.Equal(t, 1, f.Requests(b.Name))
 			}
-			t.Logf("one request to each business: %v", time.Since(start).Round(time.Millisecond))
+			t.Logf("one request to each business: %v; then heap %.1f MiB, %d goroutines more (an idle in-memory connection each)",
+				time.Since(start).Round(time.Millisecond), float64(fleetHeap()-heap0)/(1<<20), runtime.NumGoroutine()-goroutines0)
 		})
 	}
 }
