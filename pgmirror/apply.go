@@ -54,7 +54,7 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 	}
 	var toInsert, toUpdate []row
 	var toConfirm []string
-	toWrite, err := tx.Query(ctx, t.toWriteSQL(), ids, raws, versions, seq, res.name)
+	toWrite, err := tx.Query(ctx, t.toWriteSQL(), ids, raws, versions, seq, res.name, w.business)
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s: %w", res.name, err)
 	}
@@ -79,7 +79,7 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 	// a fetch of one record that found it unchanged is recorded apart,
 	// leaving the row alone.
 	if len(toConfirm) > 0 && w.cause == causeEvent {
-		if _, err := tx.Exec(ctx, confirmSQL, res.name, toConfirm, seq); err != nil {
+		if _, err := tx.Exec(ctx, confirmSQL, res.name, toConfirm, seq, w.business); err != nil {
 			return nil, fmt.Errorf("confirming %s: %w", res.name, err)
 		}
 	}
@@ -91,7 +91,7 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 
 	var written []string
 	if len(toInsert) > 0 {
-		inserted, err := queryStrings(ctx, tx, t.insertSQL(), t.recordArgs(toInsert, seq)...)
+		inserted, err := queryStrings(ctx, tx, t.insertSQL(), t.recordArgs(toInsert, seq, w.business)...)
 		if err != nil {
 			return nil, fmt.Errorf("writing %s: %w", res.name, err)
 		}
@@ -106,7 +106,7 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 		written = inserted
 	}
 	if len(toUpdate) > 0 {
-		updated, err := tx.Query(ctx, t.updateSQL(), append(t.recordArgs(toUpdate, seq), res.name)...)
+		updated, err := tx.Query(ctx, t.updateSQL(), append(t.recordArgs(toUpdate, seq, w.business), res.name)...)
 		if err != nil {
 			return nil, fmt.Errorf("writing %s: %w", res.name, err)
 		}
@@ -127,7 +127,7 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 	}
 	slices.Sort(written)
 	if res.lines != nil && len(written) > 0 {
-		if err := replaceLines(ctx, tx, res.lines, rows, written); err != nil {
+		if err := replaceLines(ctx, tx, res.lines, rows, written, w.business); err != nil {
 			return nil, fmt.Errorf("writing the lines of %s: %w", res.name, err)
 		}
 	}
@@ -135,14 +135,15 @@ func apply(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64)
 }
 
 // confirmSQL records that the fetch $3 found the records $2 of the
-// resource $1 unchanged.
-const confirmSQL = `INSERT INTO mirror_confirmed (resource, id, seq)
-SELECT $1, id, $3 FROM unnest($2::text[]) AS id ORDER BY id
-ON CONFLICT (resource, id) DO UPDATE SET seq = greatest(mirror_confirmed.seq, EXCLUDED.seq)`
+// resource $1 of business $4 unchanged.
+const confirmSQL = `INSERT INTO mirror_confirmed (business, resource, id, seq)
+SELECT $4, $1, id, $3 FROM unnest($2::text[]) AS id ORDER BY id
+ON CONFLICT (business, resource, id) DO UPDATE SET seq = greatest(mirror_confirmed.seq, EXCLUDED.seq)`
 
 // recordArgs are the arguments of the table's write statements for rows:
-// the ids, an array per column, the raw JSON, the versions and seq.
-func (t *table) recordArgs(rows []row, seq int64) []any {
+// the ids, an array per column, the raw JSON, the versions, seq and the
+// business.
+func (t *table) recordArgs(rows []row, seq int64, business string) []any {
 	ids := make([]string, len(rows))
 	versions := make([]*time.Time, len(rows))
 	raws := make([]string, len(rows))
@@ -154,15 +155,15 @@ func (t *table) recordArgs(rows []row, seq int64) []any {
 	for i, c := range t.columns {
 		args = append(args, columnArray(c.typ, values, i))
 	}
-	return append(args, raws, versions, seq)
+	return append(args, raws, versions, seq, business)
 }
 
 func byID(a, b row) int { return strings.Compare(a.id, b.id) }
 
 // replaceLines replaces the lines of the parents written (a sorted subset of
 // the ids of rows) with those of rows.
-func replaceLines(ctx context.Context, tx pgx.Tx, lt *table, rows []row, written []string) error {
-	if _, err := tx.Exec(ctx, lt.deleteLinesSQL(), written); err != nil {
+func replaceLines(ctx context.Context, tx pgx.Tx, lt *table, rows []row, written []string, business string) error {
+	if _, err := tx.Exec(ctx, lt.deleteLinesSQL(), written, business); err != nil {
 		return err
 	}
 	var parents []string
@@ -183,7 +184,7 @@ func replaceLines(ctx context.Context, tx pgx.Tx, lt *table, rows []row, written
 	for i, c := range lt.columns {
 		args = append(args, columnArray(c.typ, lines, i))
 	}
-	_, err := tx.Exec(ctx, lt.insertLinesSQL(), args...)
+	_, err := tx.Exec(ctx, lt.insertLinesSQL(), append(args, business)...)
 	return err
 }
 
@@ -220,7 +221,7 @@ func queryStrings(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]st
 
 // inTx runs fn in a transaction whose record writes events caused (the
 // fetchers'): writeIn with causeEvent.
-func (m *Mirror) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+func (m *tenant) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return m.writeIn(ctx, causeEvent, fn)
 }
 
@@ -230,12 +231,12 @@ func (m *Mirror) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // when PostgreSQL aborts it for a deadlock or a serialization failure,
 // which two replicas writing the same records can cause. The changes are
 // counted in the Mirror's stats once committed.
-func (m *Mirror) writeIn(ctx context.Context, cause string, fn func(tx pgx.Tx) error) error {
+func (m *tenant) writeIn(ctx context.Context, cause string, fn func(tx pgx.Tx) error) error {
 	var err error
 	for range 3 {
 		var w *writeTx
 		err = pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-			w = &writeTx{Tx: tx, cause: cause}
+			w = &writeTx{Tx: tx, cause: cause, business: m.name}
 			if err := fn(w); err != nil {
 				return err
 			}

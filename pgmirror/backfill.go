@@ -21,8 +21,8 @@ type backfillState struct {
 	completed      bool
 }
 
-// Backfill copies every record of every resource into the mirror, and
-// returns nil once each resource's backfill is complete (it returns at once
+// Backfill copies every record of every resource of every business into
+// the mirror, and returns nil once each resource's backfill is complete (it returns at once
 // for those completed earlier: a completed backfill is not redone, the
 // reconciler keeps the copy current). It is resumable: each batch of records
 // commits with the resource's checkpoint (the page to go on from), so a
@@ -53,60 +53,61 @@ type backfillState struct {
 //     all. If the table still falls short it logs a warning with the
 //     numbers and completes; events and the reconciler bring the rest.
 //
-// Each resource is backfilled by one replica at a time (a session advisory
-// lock); the others go on with other resources and then wait for it, taking
-// it over from its checkpoint should its replica die.
+// Each resource of a business is backfilled by one replica at a time (a
+// session advisory lock); the others go on with other resources and other
+// businesses and then wait for it, taking it over from its checkpoint
+// should its replica die. The businesses are backfilled Config.Walkers at
+// a time, taking turns (see runWalks); a business of the database whose
+// key the service refuses is paused and the others go on, while for the
+// business of Config.Client Backfill returns the error.
 func (m *Mirror) Backfill(ctx context.Context) error {
-	for {
-		pending := 0
-		for _, res := range allResources {
-			done, err := m.backfillResource(ctx, res)
-			switch {
-			case ctx.Err() != nil:
-				return ctx.Err()
-			case err != nil && permanent(err):
-				return fmt.Errorf("pgmirror: backfilling %s: %w", res.name, err)
-			case m.dependencyOf(err) == m.db:
-				if err := m.waitForDatabase(ctx, err); err != nil {
-					return err
-				}
-			case err != nil:
-				m.log.WarnContext(ctx, "pgmirror: backfill interrupted; going on shortly", "resource", res.name, "error", err.Error())
-			}
-			if !done {
-				pending++
-			}
+	err := m.runWalks(ctx, true)
+	if err == nil && ctx.Err() != nil {
+		return ctx.Err() // stopped before it was complete
+	}
+	return err
+}
+
+// backfillRoundOnce goes once over the business's resources, backfilling
+// those no other replica is at (see backfillResource), and reports whether
+// every one is complete; the first reconciliation is then made due (see
+// spread). It returns at once a lost database's error, the service's
+// refusal (permanent), its failure for this business (a 429 storm, 5xx:
+// the business is paused, see runWalk) and a pause; other failures are
+// logged and the resource is left for the next round.
+func (m *tenant) backfillRoundOnce(ctx context.Context) (bool, error) {
+	pending := 0
+	for _, res := range allResources {
+		done, err := m.backfillResource(ctx, res)
+		switch {
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		case err != nil && (permanent(err) || paused(err) || m.dependencyOf(err) != nil):
+			return false, fmt.Errorf("pgmirror: backfilling %s: %w", res.name, err)
+		case err != nil:
+			m.log.WarnContext(ctx, "pgmirror: backfill interrupted; going on shortly", "resource", res.name, "error", err.Error())
 		}
-		if pending == 0 {
-			// The backfill was a full listing: the first reconciliation is
-			// due an interval from now.
-			_, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_finished_at = coalesce(last_finished_at, now())`)
-			if m.dependencyOf(err) == m.db && ctx.Err() == nil {
-				if err := m.waitForDatabase(ctx, err); err != nil {
-					return err
-				}
-				continue
-			}
-			return err
-		}
-		if !sleep(ctx, jitter(backfillRound)) {
-			return ctx.Err()
+		if !done {
+			pending++
 		}
 	}
+	if pending > 0 {
+		return false, nil
+	}
+	// The backfill was a full listing: the first reconciliation is due an
+	// interval from now, less the business's spread.
+	_, err := m.pool.Exec(ctx, `INSERT INTO mirror_reconcile (business, last_finished_at)
+		VALUES ($1, now() - $2::interval) ON CONFLICT (business) DO UPDATE
+		SET last_finished_at = coalesce(mirror_reconcile.last_finished_at, EXCLUDED.last_finished_at)`,
+		m.name, m.spread())
+	return err == nil, err
 }
 
-// waitForDatabase reports err, a lost database, and waits until the
-// database answers again (see waitFor); it returns ctx's error if ctx ends
-// first.
-func (m *Mirror) waitForDatabase(ctx context.Context, err error) error {
-	m.db.failed(ctx, err)
-	return m.waitFor(ctx, m.db, m.ping, func(error) bool { return false })
-}
-
-// BackfillDone reports whether the backfill of every resource is complete.
-func (m *Mirror) BackfillDone(ctx context.Context) (bool, error) {
+// backfillDone reports whether the backfill of every resource of the
+// business is complete.
+func (m *tenant) backfillDone(ctx context.Context) (bool, error) {
 	var n int
-	err := m.pool.QueryRow(ctx, `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL`).Scan(&n)
+	err := m.pool.QueryRow(ctx, `SELECT count(*) FROM mirror_backfill WHERE business = $1 AND completed_at IS NOT NULL`, m.name).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("pgmirror: reading the backfill's state: %w", err)
 	}
@@ -115,12 +116,12 @@ func (m *Mirror) BackfillDone(ctx context.Context) (bool, error) {
 
 // backfillResource backfills res if no other replica is at it, and reports
 // whether its backfill is complete.
-func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, error) {
+func (m *tenant) backfillResource(ctx context.Context, res *resource) (bool, error) {
 	st, err := m.loadBackfill(ctx, res.name)
 	if err != nil || st.completed {
 		return st.completed, err
 	}
-	unlock, ok, err := m.tryLock(ctx, "backfill:"+res.name)
+	unlock, ok, err := m.tryLock(ctx, "backfill:"+m.name+":"+res.name)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -133,11 +134,14 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 	announced := false               // the pass's "backfilling" line is logged
 	retry := func(err error) error { // waits before the next try, or says why not
 		dep := m.dependencyOf(err)
-		if ctx.Err() != nil || permanent(err) || dep == m.db {
+		if ctx.Err() != nil || permanent(err) || paused(err) || dep == m.db {
 			return err // a lost database: Backfill waits for it, the lock given back
 		}
 		failures++
 		if dep == m.api {
+			if !m.static {
+				return err // the business is paused; the others go on (see runWalk)
+			}
 			m.api.failed(ctx, err)
 			if !m.api.sleep(ctx, apiWait(failures, err)) {
 				return ctx.Err()
@@ -153,14 +157,14 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 		return nil
 	}
 	for {
-		total, err := res.total(ctx, m.cfg.Client)
+		total, err := res.total(ctx, m.cfg.Client, m.walkOpts()...)
 		if err != nil {
 			if err := retry(fromAPI(err)); err != nil {
 				return false, err
 			}
 			continue
 		}
-		m.api.ok(ctx)
+		m.answered(ctx)
 		if !announced {
 			m.log.InfoContext(ctx, "pgmirror: backfilling", "resource", res.name, "pass", st.pass, "from_page", st.nextPage, "total", total)
 			announced = true
@@ -189,7 +193,7 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 
 		// Past the last page: does the table hold every record the service
 		// counts?
-		if total, err = res.total(ctx, m.cfg.Client); err != nil {
+		if total, err = res.total(ctx, m.cfg.Client, m.walkOpts()...); err != nil {
 			if err := retry(fromAPI(err)); err != nil {
 				return false, err
 			}
@@ -221,7 +225,7 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 		st = backfillState{pass: st.pass + 1, nextPage: next, tail: tail, rowsAtStart: rows, listed: st.listed}
 		announced = false
 		if _, err := m.pool.Exec(ctx, `UPDATE mirror_backfill SET pass = $2, next_page = $3, tail = $4, rows_at_start = $5, updated_at = now()
-			WHERE resource = $1`, res.name, st.pass, st.nextPage, st.tail, st.rowsAtStart); err != nil {
+			WHERE business = $6 AND resource = $1`, res.name, st.pass, st.nextPage, st.tail, st.rowsAtStart, m.name); err != nil {
 			return false, err
 		}
 	}
@@ -229,29 +233,30 @@ func (m *Mirror) backfillResource(ctx context.Context, res *resource) (bool, err
 
 // writeBackfillBatch writes a batch of the backfill with its checkpoint, and
 // returns how many records the backfill has listed so far.
-func (m *Mirror) writeBackfillBatch(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64, resume int) (int64, error) {
+func (m *tenant) writeBackfillBatch(ctx context.Context, tx pgx.Tx, res *resource, rows []row, seq int64, resume int) (int64, error) {
 	if _, err := apply(ctx, tx, res, rows, seq); err != nil {
 		return 0, err
 	}
 	var listed int64
 	err := tx.QueryRow(ctx, `UPDATE mirror_backfill SET next_page = $2, listed = listed + $3, updated_at = now()
-		WHERE resource = $1 RETURNING listed`, res.name, resume, len(rows)).Scan(&listed)
+		WHERE business = $4 AND resource = $1 RETURNING listed`, res.name, resume, len(rows), m.name).Scan(&listed)
 	return listed, err
 }
 
 // countRows counts the rows of res's table not marked deleted.
-func (m *Mirror) countRows(ctx context.Context, res *resource) (int64, error) {
+func (m *tenant) countRows(ctx context.Context, res *resource) (int64, error) {
 	var n int64
-	if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM `+res.table.name+` WHERE mirror_deleted_at IS NULL`).Scan(&n); err != nil {
+	if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM `+res.table.name+` WHERE business = $1 AND mirror_deleted_at IS NULL`,
+		m.name).Scan(&n); err != nil {
 		return 0, fmt.Errorf("pgmirror: counting %s: %w", res.name, err)
 	}
 	return n, nil
 }
 
 // completeBackfill marks the backfill of res complete.
-func (m *Mirror) completeBackfill(ctx context.Context, res *resource, st backfillState, rows int64, total int) error {
+func (m *tenant) completeBackfill(ctx context.Context, res *resource, st backfillState, rows int64, total int) error {
 	if _, err := m.pool.Exec(ctx, `UPDATE mirror_backfill SET completed_at = now(), updated_at = now(), total = $2
-		WHERE resource = $1`, res.name, total); err != nil {
+		WHERE business = $3 AND resource = $1`, res.name, total, m.name); err != nil {
 		return err
 	}
 	m.counters.setBackfill(res.name, backfillProgress{listed: st.listed, total: int64(total), complete: true})
@@ -261,13 +266,14 @@ func (m *Mirror) completeBackfill(ctx context.Context, res *resource, st backfil
 
 // loadBackfill returns the checkpoint of resource, creating it when the
 // backfill never started.
-func (m *Mirror) loadBackfill(ctx context.Context, resource string) (backfillState, error) {
+func (m *tenant) loadBackfill(ctx context.Context, resource string) (backfillState, error) {
 	var st backfillState
-	if _, err := m.pool.Exec(ctx, `INSERT INTO mirror_backfill (resource) VALUES ($1) ON CONFLICT DO NOTHING`, resource); err != nil {
+	if _, err := m.pool.Exec(ctx, `INSERT INTO mirror_backfill (business, resource) VALUES ($2, $1) ON CONFLICT DO NOTHING`,
+		resource, m.name); err != nil {
 		return st, fmt.Errorf("pgmirror: creating the backfill checkpoint of %s: %w", resource, err)
 	}
 	err := m.pool.QueryRow(ctx, `SELECT pass, next_page, tail, rows_at_start, listed, completed_at IS NOT NULL
-		FROM mirror_backfill WHERE resource = $1`, resource).
+		FROM mirror_backfill WHERE business = $2 AND resource = $1`, resource, m.name).
 		Scan(&st.pass, &st.nextPage, &st.tail, &st.rowsAtStart, &st.listed, &st.completed)
 	if err != nil {
 		return st, fmt.Errorf("pgmirror: reading the backfill checkpoint of %s: %w", resource, err)
@@ -276,9 +282,9 @@ func (m *Mirror) loadBackfill(ctx context.Context, resource string) (backfillSta
 }
 
 // progress reports a resource's progress to the stats and OnProgress.
-func (m *Mirror) progress(resource string, st backfillState, total int) {
+func (m *tenant) progress(resource string, st backfillState, total int) {
 	m.counters.setBackfill(resource, backfillProgress{listed: st.listed, total: int64(total)})
 	if m.cfg.OnProgress != nil {
-		m.cfg.OnProgress(Progress{Resource: resource, Pass: st.pass, Listed: int(st.listed), Total: total})
+		m.cfg.OnProgress(Progress{Business: m.name, Resource: resource, Pass: st.pass, Listed: int(st.listed), Total: total})
 	}
 }

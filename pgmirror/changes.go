@@ -63,6 +63,9 @@ type Change struct {
 	Seq int64 `json:"seq"`
 	// At is when the transaction writing the change began.
 	At time.Time `json:"at"`
+	// Business is the name of the business the record belongs to (see
+	// Config.Business and Businesses).
+	Business string `json:"business"`
 	// Resource is the resource's name (Invoices, Quotes, ...), ID the
 	// record's id.
 	Resource string `json:"resource"`
@@ -189,14 +192,14 @@ func readChanges(ctx context.Context, db querier, schemaIdent string, after *int
 	}
 	for {
 		var pruned int64
-		if err := db.QueryRow(ctx, `SELECT changes_pruned_through FROM `+schemaIdent+`.mirror_reconcile`).Scan(&pruned); err != nil {
+		if err := db.QueryRow(ctx, `SELECT coalesce(max(changes_pruned_through), 0) FROM `+schemaIdent+`.mirror_reconcile`).Scan(&pruned); err != nil {
 			return fail(err)
 		}
 		if *after < pruned {
 			yield(Change{}, fmt.Errorf("%w (asked for those after %d; deleted through %d)", ErrChangesPruned, *after, pruned))
 			return false
 		}
-		rows, err := db.Query(ctx, `SELECT seq, at, resource, id, cause, op, old_values, new_values
+		rows, err := db.Query(ctx, `SELECT seq, at, business, resource, id, cause, op, old_values, new_values
 			FROM `+schemaIdent+`.mirror_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, *after, changesPage)
 		if err != nil {
 			return fail(err)
@@ -204,7 +207,7 @@ func readChanges(ctx context.Context, db querier, schemaIdent string, after *int
 		page, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Change, error) {
 			var c Change
 			var old, new []byte
-			err := r.Scan(&c.Seq, &c.At, &c.Resource, &c.ID, &c.Cause, &c.Op, &old, &new)
+			err := r.Scan(&c.Seq, &c.At, &c.Business, &c.Resource, &c.ID, &c.Cause, &c.Op, &old, &new)
 			c.Old, c.New = old, new
 			return c, err
 		})
@@ -227,8 +230,9 @@ func readChanges(ctx context.Context, db querier, schemaIdent string, after *int
 // writes and collects the changes they make, for writeChanges.
 type writeTx struct {
 	pgx.Tx
-	cause   string
-	changes []change
+	cause    string
+	business string
+	changes  []change
 }
 
 // change is a change to write. old is the record's JSON before an update,
@@ -255,7 +259,7 @@ func (w *writeTx) counts() map[changeKey]int64 {
 
 // insertChangesSQL writes changes of the records of table, given as arrays
 // ($3 ids, $4 ops, $5 the JSON texts before an update, NULL otherwise; $1
-// the resource, $2 the cause), in their order, and notifies the channel $6
+// the resource, $2 the cause, $7 the business), in their order, and notifies the channel $6
 // with the last seq written. What a change holds is read from the row as
 // the transaction leaves it: the whole record for an insert or a delete
 // (a deletion mark leaves the content as it was), and for an update the
@@ -263,8 +267,8 @@ func (w *writeTx) counts() map[changeKey]int64 {
 // once in a transaction.
 func insertChangesSQL(table string) string {
 	return `WITH written AS (
-	INSERT INTO mirror_changes (resource, id, cause, op, old_values, new_values)
-	SELECT $1, u.id, $2, u.op,
+	INSERT INTO mirror_changes (business, resource, id, cause, op, old_values, new_values)
+	SELECT $7, $1, u.id, $2, u.op,
 		CASE u.op WHEN 'update' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(u.old) AS e
 		                               WHERE t.raw -> e.key IS DISTINCT FROM e.value)
 		          WHEN 'delete' THEN t.raw END,
@@ -273,7 +277,7 @@ func insertChangesSQL(table string) string {
 		          WHEN 'insert' THEN t.raw END
 	FROM (SELECT id, op, old::jsonb AS old, n
 	      FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, op, old, n)) AS u
-	JOIN ` + table + ` AS t ON t.id = u.id
+	JOIN ` + table + ` AS t ON t.business = $7 AND t.id = u.id
 	ORDER BY u.n
 	RETURNING seq)
 SELECT pg_notify($6, max(seq)::text) FROM written`
@@ -301,7 +305,7 @@ func (m *Mirror) writeChanges(ctx context.Context, w *writeTx) error {
 				ids, ops, olds = append(ids, c.id), append(ops, c.op), append(olds, strOrNull(c.old))
 			}
 		}
-		b.Queue(insertChangesSQL(res.table.name), res.name, w.cause, ids, ops, olds, m.cfg.Schema)
+		b.Queue(insertChangesSQL(res.table.name), res.name, w.cause, ids, ops, olds, m.cfg.Schema, w.business)
 		pending = slices.DeleteFunc(pending, func(c change) bool { return c.res == res })
 	}
 	if err := w.SendBatch(ctx, b).Close(); err != nil {

@@ -42,8 +42,8 @@ func decodeObject(t testing.TB, b []byte) map[string]any {
 // empty tables, checking each against the state it applies to: an insert
 // of a record held (and not deleted), an update or a deletion of one not
 // held, an update whose old members are not the held ones, would each be a
-// change missing or duplicated. It returns the tables by resource and the
-// changes by cause.
+// change missing or duplicated. It returns the tables by business and
+// resource (business + "/" + resource) and the changes by cause.
 func replayFeed(t testing.TB, m *pgmirror.Mirror) (map[string]replayed, map[string]int) {
 	t.Helper()
 	tables := map[string]replayed{}
@@ -54,13 +54,13 @@ func replayFeed(t testing.TB, m *pgmirror.Mirror) (map[string]replayed, map[stri
 		require.Greater(t, c.Seq, last, "changes in seq order")
 		last = c.Seq
 		causes[c.Cause]++
-		tab := tables[c.Resource]
+		tab := tables[c.Business+"/"+c.Resource]
 		if tab == nil {
 			tab = replayed{}
-			tables[c.Resource] = tab
+			tables[c.Business+"/"+c.Resource] = tab
 		}
 		held, ok := tab[c.ID]
-		where := fmt.Sprintf("change %d (%s %s %s by %s)", c.Seq, c.Op, c.Resource, c.ID, c.Cause)
+		where := fmt.Sprintf("change %d (%s %s %s of %s by %s)", c.Seq, c.Op, c.Resource, c.ID, c.Business, c.Cause)
 		switch c.Op {
 		case pgmirror.OpInsert:
 			require.True(t, !ok || held.deleted, "%s: the record is already held", where)
@@ -97,25 +97,36 @@ func replayFeed(t testing.TB, m *pgmirror.Mirror) (map[string]replayed, map[stri
 func requireFeedReplays(t testing.TB, m *pgmirror.Mirror, db *pgxpool.Pool) map[string]int {
 	t.Helper()
 	tables, causes := replayFeed(t, m)
+	seen := map[string]bool{}
 	for _, res := range pgmirror.Resources() {
-		rows, err := db.Query(context.Background(), `SELECT id, raw::text, mirror_deleted_at IS NOT NULL FROM `+
+		rows, err := db.Query(context.Background(), `SELECT business, id, raw::text, mirror_deleted_at IS NOT NULL FROM `+
 			pgx.Identifier{res}.Sanitize())
 		require.NoError(t, err)
-		got := replayed{}
-		var id, raw string
+		got := map[string]replayed{}
+		var business, id, raw string
 		var deleted bool
-		_, err = pgx.ForEachRow(rows, []any{&id, &raw, &deleted}, func() error {
-			got[id] = replayedRow{record: decodeObject(t, []byte(raw)), deleted: deleted}
+		_, err = pgx.ForEachRow(rows, []any{&business, &id, &raw, &deleted}, func() error {
+			key := business + "/" + res
+			if got[key] == nil {
+				got[key] = replayed{}
+			}
+			got[key][id] = replayedRow{record: decodeObject(t, []byte(raw)), deleted: deleted}
 			return nil
 		})
 		require.NoError(t, err)
-		want := tables[res]
-		require.Equal(t, len(got), len(want), "%s: rows and records replayed", res)
-		for id, row := range got {
-			r, ok := want[id]
-			require.True(t, ok, "%s %s: in the table, not in the feed", res, id)
-			require.True(t, reflect.DeepEqual(row, r), "%s %s: the table holds %v, the feed rebuilds %v", res, id, row, r)
+		for key, table := range got {
+			seen[key] = true
+			want := tables[key]
+			require.Equal(t, len(table), len(want), "%s: rows and records replayed", key)
+			for id, row := range table {
+				r, ok := want[id]
+				require.True(t, ok, "%s %s: in the table, not in the feed", key, id)
+				require.True(t, reflect.DeepEqual(row, r), "%s %s: the table holds %v, the feed rebuilds %v", key, id, row, r)
+			}
 		}
+	}
+	for key, table := range tables {
+		require.True(t, seen[key] || len(table) == 0, "%s: in the feed, not in the tables", key)
 	}
 	return causes
 }

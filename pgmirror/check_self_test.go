@@ -31,7 +31,7 @@ func TestComparisonSeesEveryDifference(t *testing.T) {
 		{"NULL for a value", "bills", `UPDATE bills SET supplier_name = NULL WHERE id = (SELECT min(id) FROM bills)`},
 		{"a value for NULL", "invoices", `UPDATE invoices SET reference = 'R' WHERE id = (SELECT min(id) FROM invoices)`},
 		{"a missing record", "bank_transactions", `DELETE FROM bank_transactions WHERE id = (SELECT min(id) FROM bank_transactions)`},
-		{"an extra record", "tax_codes", `INSERT INTO tax_codes (id, raw, mirror_version, mirror_fetch_seq, mirror_synced_at, mirror_changed_at) VALUES ('x', '{}', now(), 0, now(), now())`},
+		{"an extra record", "tax_codes", `INSERT INTO tax_codes (business, id, raw, mirror_version, mirror_fetch_seq, mirror_synced_at, mirror_changed_at) VALUES ('default', 'x', '{}', now(), 0, now(), now())`},
 		{"a line's quantity", "invoice_lines", `UPDATE invoice_lines SET quantity = quantity * 2 WHERE (invoice_id, position) = (SELECT invoice_id, 0 FROM invoice_lines ORDER BY invoice_id LIMIT 1)`},
 		{"a missing line", "quote_lines", `DELETE FROM quote_lines WHERE (quote_id, position) = (SELECT quote_id, 0 FROM quote_lines ORDER BY quote_id LIMIT 1)`},
 		{"lines in another order", "bill_lines", `CREATE TEMP TABLE b AS SELECT bill_id FROM bill_lines WHERE position = 1 ORDER BY bill_id LIMIT 1;

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
 // kind is how a member is compared with its column.
@@ -104,6 +105,18 @@ func compareMirror(t testing.TB, srv *invoicingtest.Server, schema string) (diff
 	return compareWith(t, srv, checkerPool(t, schema))
 }
 
+// A scope is one business as the comparison reads it: the service at URL
+// with Key, and the mirror's rows of Business.
+type scope struct {
+	URL, Key, Business string
+}
+
+// serverScope is the scope of srv, mirrored as the business of a mirror's
+// Config.Client (pgmirror.DefaultBusiness).
+func serverScope(srv *invoicingtest.Server) scope {
+	return scope{URL: srv.URL, Key: srv.FullKey, Business: pgmirror.DefaultBusiness}
+}
+
 // querier reads the mirror's tables: a pool on its schema, or a
 // transaction of one.
 type querier interface {
@@ -113,10 +126,17 @@ type querier interface {
 // compareWith is compareMirror reading the tables through db.
 func compareWith(t testing.TB, srv *invoicingtest.Server, db querier) (diffs []string, records int) {
 	t.Helper()
+	return compareScope(t, serverScope(srv), db)
+}
+
+// compareScope compares every resource of one business of the service
+// with its rows of the mirror's tables, read through db.
+func compareScope(t testing.TB, sc scope, db querier) (diffs []string, records int) {
+	t.Helper()
 	for _, res := range checkedResources {
-		want := serviceRecords(t, srv, res.path, res.key)
+		want := serviceRecords(t, sc, res.path, res.key)
 		records += len(want)
-		diffs = append(diffs, compareTable(t, db, res, want)...)
+		diffs = append(diffs, compareTable(t, db, sc.Business, res, want)...)
 	}
 	return diffs, records
 }
@@ -144,15 +164,16 @@ func checkerPool(t testing.TB, schema string) *pgxpool.Pool {
 	return pool
 }
 
-// serviceRecords reads every record of a list endpoint of srv, by plain
-// HTTP, as generic JSON objects with numbers kept exact (json.Number).
-func serviceRecords(t testing.TB, srv *invoicingtest.Server, path, key string) []map[string]any {
+// serviceRecords reads every record of a list endpoint of the business
+// sc, by plain HTTP, as generic JSON objects with numbers kept exact
+// (json.Number).
+func serviceRecords(t testing.TB, sc scope, path, key string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for page := 1; ; page++ {
-		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s%s?page=%d&page_size=100", srv.URL, path, page), nil)
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s%s?page=%d&page_size=100", sc.URL, path, page), nil)
 		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+		req.Header.Set("Authorization", "Bearer "+sc.Key)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		var body bytes.Buffer
@@ -175,10 +196,10 @@ func serviceRecords(t testing.TB, srv *invoicingtest.Server, path, key string) [
 }
 
 // compareTable compares one resource's records with its table (and lines).
-func compareTable(t testing.TB, db querier, res checkedResource, want []map[string]any) []string {
+func compareTable(t testing.TB, db querier, business string, res checkedResource, want []map[string]any) []string {
 	t.Helper()
 	var diffs []string
-	got := readTable(t, db, res.table, res.fields)
+	got := readTable(t, db, business, res.table, res.fields)
 	byID := map[string]map[string]any{}
 	for _, rec := range want {
 		id, _ := rec["id"].(string)
@@ -206,17 +227,17 @@ func compareTable(t testing.TB, db querier, res checkedResource, want []map[stri
 		}
 	}
 	if res.lines != nil {
-		diffs = append(diffs, compareLines(t, db, res, byID)...)
+		diffs = append(diffs, compareLines(t, db, business, res, byID)...)
 	}
 	return diffs
 }
 
 // compareLines compares each record's line_items with its rows of the lines
 // table, in order.
-func compareLines(t testing.TB, db querier, res checkedResource, want map[string]map[string]any) []string {
+func compareLines(t testing.TB, db querier, business string, res checkedResource, want map[string]map[string]any) []string {
 	t.Helper()
 	var diffs []string
-	lines := readLines(t, db, res.lines)
+	lines := readLines(t, db, business, res.lines)
 	for id, rec := range want {
 		items, _ := rec["line_items"].([]any)
 		got := lines[id]
@@ -298,9 +319,9 @@ func deref(targets []any) []any {
 	return out
 }
 
-func readTable(t testing.TB, db querier, table string, fields []field) map[string]dbRow {
+func readTable(t testing.TB, db querier, business, table string, fields []field) map[string]dbRow {
 	t.Helper()
-	rows, err := db.Query(context.Background(), "SELECT "+selectList(fields)+", raw::text FROM "+table)
+	rows, err := db.Query(context.Background(), "SELECT "+selectList(fields)+", raw::text FROM "+table+" WHERE business = $1", business)
 	require.NoError(t, err)
 	defer rows.Close()
 	out := map[string]dbRow{}
@@ -315,10 +336,10 @@ func readTable(t testing.TB, db querier, table string, fields []field) map[strin
 	return out
 }
 
-func readLines(t testing.TB, db querier, lt *checkedLines) map[string][]dbRow {
+func readLines(t testing.TB, db querier, business string, lt *checkedLines) map[string][]dbRow {
 	t.Helper()
 	rows, err := db.Query(context.Background(), "SELECT "+lt.parent+", position, "+selectList(lt.fields)+
-		" FROM "+lt.table+" ORDER BY "+lt.parent+", position")
+		" FROM "+lt.table+" WHERE business = $1 ORDER BY "+lt.parent+", position", business)
 	require.NoError(t, err)
 	defer rows.Close()
 	out := map[string][]dbRow{}

@@ -23,7 +23,7 @@ func TestTheCommandBackfillsOnceAndPrintsNoSecret(t *testing.T) {
 	databaseURL := strings.Replace(server.URL, "postgres@", "postgres:"+dbPassword+"@", 1)
 	secret := "whsec_that_must_not_show_" + strings.Repeat("0", 40)
 	once := func() string {
-		cmd := exec.Command(mirrorBinary(t), "--once", "--schema", schema)
+		cmd := exec.Command(mirrorBinary(t), "--once", "--schema", schema, "--budget", "10000")
 		cmd.Env = append(os.Environ(), "INVOICING_BASE_URL="+srv.URL, "INVOICING_API_KEY="+srv.FullKey,
 			"INVOICING_WEBHOOK_SECRET="+secret, "DATABASE_URL="+databaseURL)
 		out, err := cmd.CombinedOutput()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
 // Defaults of Config's fields.
@@ -32,6 +33,12 @@ const (
 	DefaultClosingPasses = 3
 	// DefaultChangeRetention keeps the change feed's rows 30 days.
 	DefaultChangeRetention = 30 * 24 * time.Hour
+	// DefaultBusiness names the business of Config.Client when
+	// Config.Business is empty.
+	DefaultBusiness = "default"
+	// DefaultWalkers is how many businesses a replica backfills or
+	// reconciles at once.
+	DefaultWalkers = 4
 )
 
 // Config configures a Mirror. Zero fields take their default.
@@ -40,7 +47,38 @@ type Config struct {
 	// reads INVOICING_BASE_URL and INVOICING_API_KEY when given ""). Its
 	// retry policy applies to every request; the mirror adds its own
 	// backoff on top, so a 429 or a 5xx never ends a run. Required.
+	//
+	// Without Keys the mirror serves one business, Business, with the
+	// Client's own API key. With Keys it serves the businesses recorded in
+	// the database (see Businesses), each call made with its business's key
+	// (invoicing.WithAPIKey): the Client then only gives the base URL, the
+	// transport, the retry policy and the middleware, and its own key is
+	// never used.
 	Client *invoicing.Client
+	// Business names the business of Client's key, in every row the mirror
+	// writes for it (DefaultBusiness). It also names the business that the
+	// rows of a mirror made before businesses existed (schema version 4 and
+	// below) belong to when Migrate upgrades it, with or without Keys.
+	// Letters, digits, '_', '-' and '.', at most 64.
+	Business string
+	// Budget is the requests per second to the service of Business, summed
+	// over every replica (DefaultBudget). A business added with
+	// Businesses.Add has its own.
+	Budget float64
+	// Keys, when set, makes the mirror serve the businesses recorded in the
+	// database (Businesses) rather than Business alone: it opens the API
+	// keys and webhook secrets they are stored sealed with. Parse it from
+	// the environment with ParseKeyring (EnvKeys). Serve
+	// Mirror.BusinessHandler rather than Handler.
+	Keys *Keyring
+	// WebhookOptions are options of every business's Verifier, with
+	// Config.Keys (BusinessHandler): webhooks.WithTolerance, say. Their
+	// secrets come from the business (Businesses.Add).
+	WebhookOptions []webhooks.Option
+	// Walkers is how many businesses this replica backfills or reconciles
+	// at once (DefaultWalkers): a business's walk is one at a time, and
+	// the businesses take turns.
+	Walkers int
 	// Schema is the PostgreSQL schema holding the mirror's tables and
 	// pginbox's inbox table (DefaultSchema). Letters, digits and
 	// underscores, not starting with a digit.
@@ -92,7 +130,7 @@ type Config struct {
 	// the end of the last one by any replica (DefaultReconcileInterval).
 	ReconcileInterval time.Duration
 	// InboxRetention is how long processed webhook deliveries stay in the
-	// inbox table; each reconciliation deletes older ones
+	// inbox table; reconciliations delete older ones (at most once a minute on a replica)
 	// (DefaultInboxRetention). Negative: keep them all. Deliveries parked as
 	// failed are kept for inspection.
 	InboxRetention time.Duration
@@ -111,7 +149,7 @@ type Config struct {
 	// The data path.
 
 	// ChangeRetention is how long the change feed (mirror_changes, see
-	// Mirror.Changes) keeps a change; each reconciliation deletes older ones
+	// Mirror.Changes) keeps a change; reconciliations delete older ones (at most once a minute on a replica)
 	// (DefaultChangeRetention). Negative: keep them all.
 	ChangeRetention time.Duration
 	// DisableChangeFeed, when true, writes no change to mirror_changes (and
@@ -135,6 +173,8 @@ type Config struct {
 
 // Progress is the state of the backfill of one resource.
 type Progress struct {
+	// Business is the name of the business being backfilled.
+	Business string
 	// Resource is the resource's name, such as "invoices".
 	Resource string
 	// Pass is 1 for the first walk, more for closing passes.
@@ -157,11 +197,17 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Schema == "" {
 		cfg.Schema = DefaultSchema
 	}
+	setDefault(&cfg.Business, DefaultBusiness)
+	if err := checkBusinessName(cfg.Business); err != nil {
+		return cfg, err
+	}
+	setDefault(&cfg.Budget, DefaultBudget)
+	setDefault(&cfg.Walkers, DefaultWalkers)
 	if !schemaName.MatchString(cfg.Schema) {
 		return cfg, fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores (at most 63), not starting with a digit", cfg.Schema)
 	}
 	if cfg.PoolSize < 0 || cfg.HandlerPoolSize < 0 || cfg.Prefetch < 0 || cfg.BatchSize < 0 || cfg.Workers < 0 || cfg.Fetchers < 0 ||
-		cfg.PollInterval < 0 || cfg.FetchLease < 0 || cfg.ReconcileInterval < 0 {
+		cfg.PollInterval < 0 || cfg.FetchLease < 0 || cfg.ReconcileInterval < 0 || cfg.Budget < 0 || cfg.Walkers < 0 {
 		return cfg, errors.New("pgmirror: negative Config field")
 	}
 	if cfg.Prefetch > invoicing.MaxPrefetch {

@@ -38,12 +38,12 @@ var ErrMassDeletion = errors.New("pgmirror: most of a table's records vanished a
 // Where the service has a Get for the resource, each row to mark is first
 // fetched: only a 404 marks it, and a record found is written. It returns
 // the number of rows it marked or wrote.
-func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[string]bool, start int64) (int, error) {
+func (m *tenant) markDeleted(ctx context.Context, res *resource, listed map[string]bool, start int64) (int, error) {
 	t := res.table.name
 	var live int
 	var gone []string
 	err := m.pool.QueryRow(ctx, `SELECT count(*), coalesce(array_agg(id ORDER BY id) FILTER (WHERE mirror_fetch_seq < $1), '{}')
-		FROM `+t+` WHERE mirror_deleted_at IS NULL`, start).Scan(&live, &gone)
+		FROM `+t+` WHERE business = $2 AND mirror_deleted_at IS NULL`, start, m.name).Scan(&live, &gone)
 	if err != nil {
 		return 0, fmt.Errorf("reading the rows of %s: %w", t, err)
 	}
@@ -51,7 +51,7 @@ func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[stri
 	if len(gone) == 0 {
 		return 0, nil
 	}
-	total, err := res.total(ctx, m.cfg.Client)
+	total, err := res.total(ctx, m.cfg.Client, m.walkOpts()...)
 	if err != nil {
 		return 0, fromAPI(err)
 	}
@@ -79,9 +79,9 @@ func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[stri
 		w := tx.(*writeTx)
 		rows, err := tx.Query(ctx, `UPDATE `+t+` AS t
 			SET mirror_deleted_at = now(), mirror_changed_at = now(), mirror_fetch_seq = $2
-			FROM (SELECT id FROM `+t+` WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE) AS locked
-			WHERE t.id = locked.id AND t.mirror_deleted_at IS NULL AND t.mirror_fetch_seq < $2
-			RETURNING t.id`, gone, start)
+			FROM (SELECT id FROM `+t+` WHERE business = $3 AND id = ANY($1::text[]) ORDER BY id FOR UPDATE) AS locked
+			WHERE t.business = $3 AND t.id = locked.id AND t.mirror_deleted_at IS NULL AND t.mirror_fetch_seq < $2
+			RETURNING t.id`, gone, start, m.name)
 		if err != nil {
 			return err
 		}
@@ -108,13 +108,13 @@ func (m *Mirror) markDeleted(ctx context.Context, res *resource, listed map[stri
 // service answers 404 for, and writes those it shows (a walk can miss a
 // record when a deletion moves it to a page the walk had passed). A record
 // the service fails to answer for is left for the next reconciliation.
-func (m *Mirror) confirmGone(ctx context.Context, res *resource, ids []string) (gone []string, written int, err error) {
+func (m *tenant) confirmGone(ctx context.Context, res *resource, ids []string) (gone []string, written int, err error) {
 	for _, id := range ids {
 		seq, err := m.nextSeq(ctx)
 		if err != nil {
 			return gone, written, err
 		}
-		r, err := res.get(ctx, m.cfg.Client, id)
+		r, err := res.get(ctx, m.cfg.Client, id, m.walkOpts()...)
 		switch {
 		case errors.Is(err, invoicing.ErrNotFound):
 			gone = append(gone, id)
@@ -160,7 +160,7 @@ func massDeletionError(gone, live int, res *resource, notDone string) error {
 // records are still the service's, ErrMassDeletion when most of a table's
 // are gone (a different business behind the API key?), another error when
 // it could not tell.
-func (m *Mirror) guardTables(ctx context.Context) error {
+func (m *tenant) guardTables(ctx context.Context) error {
 	for _, res := range allResources {
 		if err := m.guardBusiness(ctx, res); errors.Is(err, ErrMassDeletion) {
 			return err
@@ -183,16 +183,17 @@ const massDeletionSample = 8
 // ErrMassDeletion when it no longer lists most of the table's rows (see
 // markDeleted). A table of fewer than MassDeletionMinRows rows, a resource
 // without a Get and Config.AllowMassDeletion skip it.
-func (m *Mirror) guardBusiness(ctx context.Context, res *resource) error {
+func (m *tenant) guardBusiness(ctx context.Context, res *resource) error {
 	if m.cfg.AllowMassDeletion || res.get == nil {
 		return nil
 	}
 	t := res.table.name
 	var live int
 	var sample []string
-	err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+t+` WHERE mirror_deleted_at IS NULL),
-		coalesce((SELECT array_agg(id) FROM (SELECT id FROM `+t+` WHERE mirror_deleted_at IS NULL ORDER BY random() LIMIT $1) AS s), '{}')`,
-		massDeletionSample).Scan(&live, &sample)
+	err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+t+` WHERE business = $2 AND mirror_deleted_at IS NULL),
+		coalesce((SELECT array_agg(id) FROM (SELECT id FROM `+t+` WHERE business = $2 AND mirror_deleted_at IS NULL
+			ORDER BY random() LIMIT $1) AS s), '{}')`,
+		massDeletionSample, m.name).Scan(&live, &sample)
 	if err != nil {
 		return fmt.Errorf("reading the rows of %s: %w", t, err)
 	}
@@ -203,7 +204,7 @@ func (m *Mirror) guardBusiness(ctx context.Context, res *resource) error {
 	errs := make([]error, len(sample))
 	var wg sync.WaitGroup
 	for i, id := range sample {
-		wg.Go(func() { _, errs[i] = res.get(ctx, m.cfg.Client, id) })
+		wg.Go(func() { _, errs[i] = res.get(ctx, m.cfg.Client, id, m.walkOpts()...) })
 	}
 	wg.Wait()
 	missing := 0
@@ -219,14 +220,15 @@ func (m *Mirror) guardBusiness(ctx context.Context, res *resource) error {
 		return nil
 	}
 	listed := map[string]bool{}
-	for r, err := range res.list(ctx, m.cfg.Client, 1, invoicing.WithPrefetch(m.cfg.Prefetch)) {
+	for r, err := range res.list(ctx, m.cfg.Client, 1, m.listOpts()...) {
 		if err != nil {
 			return fromAPI(err)
 		}
 		listed[r.id] = true
 	}
 	var ids []string
-	if err := m.pool.QueryRow(ctx, `SELECT coalesce(array_agg(id), '{}') FROM `+t+` WHERE mirror_deleted_at IS NULL`).Scan(&ids); err != nil {
+	if err := m.pool.QueryRow(ctx, `SELECT coalesce(array_agg(id), '{}') FROM `+t+` WHERE business = $1 AND mirror_deleted_at IS NULL`,
+		m.name).Scan(&ids); err != nil {
 		return fmt.Errorf("reading the rows of %s: %w", t, err)
 	}
 	gone := len(slices.DeleteFunc(ids, func(id string) bool { return listed[id] }))

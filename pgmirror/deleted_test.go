@@ -66,7 +66,7 @@ func TestDeletedRecordsAreMarkedAndUnmarked(t *testing.T) {
 	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL AND id = ANY($1)`, gone))
 	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
 	assert.Equal(t, 40, count(t, db, `SELECT count(*) FROM invoices`), "rows kept, as last seen")
-	assert.Contains(t, logs.String(), `msg="pgmirror: marked deleted" resource=invoices rows=3`)
+	assert.Contains(t, logs.String(), `msg="pgmirror: marked deleted" business=default resource=invoices rows=3`)
 	_, _, deleted, _ := m.CountedForTest()
 	assert.Equal(t, int64(3), deleted[pgmirror.Invoices])
 
@@ -147,7 +147,7 @@ func TestRunStopsAtStartupWhenAnotherBusinessIsBehindTheKey(t *testing.T) {
 	second, _ := newFake(t)
 	ids := seed(t, second, sizes{invoices: 7}, rand.New(rand.NewPCG(6, 7)))["invoices"]
 	for _, id := range ids { // as the second business's events would ask
-		_, err := db.Exec(ctx, `INSERT INTO mirror_pending_fetch (resource, id, due_at) VALUES ('invoices', $1, now())`, id)
+		_, err := db.Exec(ctx, `INSERT INTO mirror_pending_fetch (business, resource, id, due_at) VALUES ('default', 'invoices', $1, now())`, id)
 		require.NoError(t, err)
 	}
 	cfg := testConfig(sdkClient(second), schema)

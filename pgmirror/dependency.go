@@ -135,25 +135,39 @@ func fromAPI(err error) error {
 
 // dependencyOf returns the dependency that err says is away, for a loop to
 // report the failure to it (which logs the first) and wait with backoff: the
-// API for a failed request to the service that trying again may mend (a
-// network error, a 5xx, a 429; see permanent), PostgreSQL for a database
-// that cannot be reached (see unreachable). It returns nil for anything
-// else (no error, a request the service refused, a statement that failed,
-// ctx ending), which the loop logs or returns as it is.
-func (m *Mirror) dependencyOf(err error) *dependency {
+// business's API for a failed request to the service that trying again may
+// mend (a network error, a 5xx, a 429; see permanent), PostgreSQL for a
+// database that cannot be reached (see databaseAway). It returns nil for
+// anything else (no error, a request the service refused, a paused
+// business, a statement that failed, ctx ending), which the loop logs or
+// returns as it is.
+func (m *tenant) dependencyOf(err error) *dependency {
 	var a apiFailure
 	switch {
-	case err == nil || errors.Is(err, context.Canceled):
+	case err == nil || errors.Is(err, context.Canceled) || paused(err):
 		return nil
+	case m.databaseAway(err):
+		return m.db
 	case errors.As(err, &a):
 		if permanent(a.error) {
 			return nil
 		}
 		return m.api
-	case unreachable(err):
-		return m.db
 	}
 	return nil
+}
+
+// databaseAway reports whether err means that PostgreSQL could not be
+// reached (see unreachable): a statement's, or the budget's while a call
+// took a token (the call's error then wraps it), never a request's to the
+// service.
+func (m *Mirror) databaseAway(err error) bool {
+	var b budgetError
+	if errors.As(err, &b) {
+		return unreachable(b.error)
+	}
+	var a apiFailure
+	return !errors.As(err, &a) && unreachable(err)
 }
 
 // unreachable reports whether err means that PostgreSQL could not be

@@ -1,5 +1,5 @@
 // Package pgmirror keeps a PostgreSQL schema equal to a business's data on
-// the Invoicing Service, for reporting and for joins with your own tables:
+// the Invoicing Service (or many businesses', see Many businesses), for reporting and for joins with your own tables:
 // invoices and their lines, quotes and their lines, items, clients,
 // suppliers, bills and their lines, accounts, tax codes, bank accounts and
 // bank transactions. The command invoicing-mirror (cmd/invoicing-mirror)
@@ -137,6 +137,42 @@
 // Config.ReconcileInterval with the same rule, correcting what raises no
 // event (see Reconcile), and reports its corrections through the log,
 // Config.OnReconciled and the metrics.
+//
+// # Many businesses
+//
+// One mirror serves one business (Config.Client's key, named
+// Config.Business) or, with Config.Keys, every business recorded in its
+// schema's mirror_businesses table (Businesses): an accounting practice's
+// clients, a platform's customers. Every table carries a business column,
+// first in its key, so that a record is (business, id) and SQL across
+// businesses is plain (GROUP BY business). Each business has its own API
+// key (sent with invoicing.WithAPIKey on the one Client), its own webhook
+// URL on BusinessHandler (verified with its own secrets only), its own
+// budget, and its own state: backfill checkpoints, reconciliation times,
+// pending fetches, change feed rows, pause.
+//
+// Isolation first, then fairness: a business's requests, summed over the
+// replicas, stay within its budget (a token bucket in mirror_budgets, one
+// statement a request; event fetches are served before walks, which leave
+// a reserve, so that a business's events are fetched at once while its
+// backfill uses the rest). The fetchers claim due records round-robin
+// across businesses, a quarter of them at most for one; each replica walks
+// (backfills, then reconciles) Config.Walkers businesses at once, taking
+// them in turns, one walk of a business at a time; the first
+// reconciliations of businesses backfilled together are spread over
+// ReconcileInterval by their names. A business whose key the service
+// refuses, or that keeps answering 429 or failing, is paused (recorded in
+// mirror_budgets, so every replica skips it; one call tries again when the
+// pause ends, with backoff, and a success or a new key ends it) and shows
+// in Status and the metrics; the others go on. Events come first: a
+// business whose events alone use its whole budget backfills only when
+// they leave room.
+//
+// Keys and secrets are sealed with AES-256-GCM under the Keyring's current
+// key, bound to the business and the field (a value copied elsewhere does
+// not open); rotate by putting a new key first, Businesses.Reseal, then
+// dropping the old key. A single-business mirror of an earlier version
+// upgrades in place (migration 5): its rows become Config.Business's.
 //
 // # Operating it
 //

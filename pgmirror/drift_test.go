@@ -157,9 +157,9 @@ func TestABackfillSeesPageDriftAndClosesTheGap(t *testing.T) {
 	assert.Len(t, proxy.moved, 2)
 	db := adminPool(t, schema)
 	assert.Equal(t, 3, count(t, db, `SELECT pass FROM mirror_backfill WHERE resource = 'invoices'`))
-	assert.Contains(t, logs.String(), `closing pass" resource=invoices rows=398 total=400 pass=2 from_page=4`,
+	assert.Contains(t, logs.String(), `closing pass" business=default resource=invoices rows=398 total=400 pass=2 from_page=4`,
 		"the first pass missed the two invoices that moved; the second looks at the last page")
-	assert.Contains(t, logs.String(), `closing pass" resource=invoices rows=398 total=400 pass=3 from_page=1`,
+	assert.Contains(t, logs.String(), `closing pass" business=default resource=invoices rows=398 total=400 pass=3 from_page=1`,
 		"which found nothing: the third walks the whole list")
 	requireMirrorEqual(t, srv, schema)
 }

@@ -64,18 +64,19 @@ func targets(e webhooks.Event) []target {
 }
 
 // requestFetchSQL asks for records ($1 resources, $2 ids) to be fetched
-// after the coalescing window ($3), for the delivery $4 of business $5
-// (the inbox's key, whose index the lookup uses): the request is dated
+// after the coalescing window ($3) for the business $6, for the delivery
+// $4 stored for the business $5 (the inbox's key, whose index the lookup
+// uses; "" for Handler's deliveries): the request is dated
 // when the Handler received the delivery (the start of the event's lag),
 // and due a window later. A record already waiting keeps its
 // earliest request and due time and counts one more request, so that a
 // fetcher working on it sees that it must fetch it again.
-const requestFetchSQL = `INSERT INTO mirror_pending_fetch AS p (resource, id, due_at, requested_at)
-SELECT u.resource, u.id, r.at + $3::interval, r.at
+const requestFetchSQL = `INSERT INTO mirror_pending_fetch AS p (business, resource, id, due_at, requested_at)
+SELECT $6, u.resource, u.id, r.at + $3::interval, r.at
 FROM unnest($1::text[], $2::text[]) AS u(resource, id),
      (SELECT coalesce(min(received_at), now()) AS at FROM ` + pginbox.TableName + ` WHERE business = $5 AND delivery_id = $4) AS r
 ORDER BY 1, 2
-ON CONFLICT (resource, id) DO UPDATE
+ON CONFLICT (business, resource, id) DO UPDATE
 SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at),
     requested_at = least(p.requested_at, EXCLUDED.requested_at)`
 
@@ -83,6 +84,10 @@ SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at),
 // delivery's event calls for in the delivery's own transaction, so that the
 // delivery is marked processed exactly when its fetches are requested.
 func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+	business := d.Business
+	if business == "" { // stored by Handler: the business of Config.Client
+		business = m.cfg.Business
+	}
 	ts := targets(d.Event)
 	if len(ts) == 0 {
 		if _, ok := d.Event.(*webhooks.RawEvent); ok {
@@ -99,7 +104,7 @@ func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) e
 		}
 		resources, ids = append(resources, t.resource), append(ids, t.id)
 	}
-	if _, err := tx.Exec(ctx, requestFetchSQL, resources, ids, m.cfg.CoalesceWindow, d.ID, d.Business); err != nil {
+	if _, err := tx.Exec(ctx, requestFetchSQL, resources, ids, m.cfg.CoalesceWindow, d.ID, d.Business, business); err != nil {
 		return fmt.Errorf("pgmirror: requesting fetches for delivery %s: %w", d.ID, err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
 )
@@ -33,7 +34,7 @@ func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([
 		rows = append(rows, r)
 	}
 	var written []string
-	err := m.inTx(ctx, func(tx pgx.Tx) error {
+	err := m.static().inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		written, err = apply(ctx, tx, res, rows, seq)
 		return err
@@ -54,4 +55,32 @@ func (m *Mirror) CountedForTest() (changes, corrections, deleted, backfilled map
 		backfilled[res] = p.listed
 	}
 	return changes, s.corrections, s.deleted, backfilled
+}
+
+// MigrateToVersionForTest brings schema to version (below SchemaVersion),
+// as an older version of the package would have left it: for the upgrade
+// tests.
+func MigrateToVersionForTest(ctx context.Context, db *pgxpool.Pool, schema string, version int) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	ident := pgx.Identifier{schema}.Sanitize()
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		for _, sql := range []string{`CREATE SCHEMA ` + ident, `SET LOCAL search_path TO ` + ident,
+			`CREATE TABLE mirror_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`} {
+			if _, err := tx.Exec(ctx, sql); err != nil {
+				return err
+			}
+		}
+		for _, m := range ms[:version] {
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO mirror_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

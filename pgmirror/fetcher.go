@@ -14,39 +14,49 @@ import (
 	invoicing "github.com/invoicing-api/invoicing-go"
 )
 
-// claimSQL leases up to $2 of the records due first that no other fetcher
-// holds: a lease ($1) lets another fetcher take the record
-// over once expired. It also takes each fetch's sequence number, before the
+// claimSQL leases up to $2 of the due records that no other fetcher holds,
+// of the businesses $3 (those this replica serves, not paused, with fewer
+// than $4 fetches in progress here), taking turns: each business's
+// earliest due first, then each one's second, and so on, at most $4 of
+// one business. A lease ($1) lets another fetcher take the record over
+// once expired. It also takes each fetch's sequence number, before the
 // request is sent.
 const claimSQL = `UPDATE mirror_pending_fetch AS p
 SET lease_until = now() + $1::interval, attempts = p.attempts + 1
-FROM (SELECT resource, id FROM mirror_pending_fetch
-      WHERE due_at <= now() AND (lease_until IS NULL OR lease_until <= now())
-      ORDER BY due_at
-      LIMIT $2
-      FOR UPDATE SKIP LOCKED) AS due
-WHERE p.resource = due.resource AND p.id = due.id
-RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found, nextval('mirror_fetch_seq'),
+FROM (SELECT business, resource, id FROM (
+        SELECT d.business, d.resource, d.id, d.due_at, row_number() OVER (PARTITION BY d.business ORDER BY d.due_at) AS turn
+        FROM (SELECT DISTINCT business FROM mirror_pending_fetch WHERE business = ANY($3::text[]) AND due_at <= now()) AS b
+        CROSS JOIN LATERAL (
+            SELECT f.business, f.resource, f.id, f.due_at FROM mirror_pending_fetch AS f
+            WHERE f.business = b.business AND f.due_at <= now() AND (f.lease_until IS NULL OR f.lease_until <= now())
+              AND NOT EXISTS (SELECT 1 FROM mirror_budgets AS g WHERE g.business = b.business AND g.paused_until > now())
+            ORDER BY f.due_at
+            LIMIT $4
+            FOR UPDATE SKIP LOCKED) AS d) AS ranked
+      ORDER BY turn, due_at
+      LIMIT $2) AS due
+WHERE p.business = due.business AND p.resource = due.resource AND p.id = due.id
+RETURNING p.business, p.resource, p.id, p.request_seq, p.attempts, p.not_found, nextval('mirror_fetch_seq'),
 	extract(epoch FROM now() - p.requested_at)::float8`
 
 // doneSQL removes a fetched record's request, unless another request came
 // in while it was fetched ($3, the request_seq it was claimed with).
-const doneSQL = `DELETE FROM mirror_pending_fetch WHERE resource = $1 AND id = $2 AND request_seq = $3`
+const doneSQL = `DELETE FROM mirror_pending_fetch WHERE business = $4 AND resource = $1 AND id = $2 AND request_seq = $3`
 
 // againSQL makes a record asked for again during its fetch due after the
 // coalescing window ($3).
 const againSQL = `UPDATE mirror_pending_fetch
 SET lease_until = NULL, attempts = 0, not_found = 0, last_error = NULL, requested_at = now(), due_at = now() + $3::interval
-WHERE resource = $1 AND id = $2`
+WHERE business = $4 AND resource = $1 AND id = $2`
 
 // retrySQL records a failed fetch: $3 the error, $4 1 for a 404, $5 the wait.
 const retrySQL = `UPDATE mirror_pending_fetch
 SET lease_until = NULL, last_error = $3, not_found = not_found + $4, due_at = now() + $5::interval
-WHERE resource = $1 AND id = $2`
+WHERE business = $6 AND resource = $1 AND id = $2`
 
 // releaseSQL gives a record back untried, as a fetcher stops.
 const releaseSQL = `UPDATE mirror_pending_fetch SET lease_until = NULL, attempts = greatest(attempts - 1, 0)
-WHERE resource = $1 AND id = $2`
+WHERE business = $3 AND resource = $1 AND id = $2`
 
 // maxNotFound is how many 404s in a row drop a request: the API deletes
 // nothing, so a record an event named but the service does not show is
@@ -62,6 +72,7 @@ const writeTimeout = 30 * time.Second
 
 // claim is a leased request to fetch a record.
 type claim struct {
+	business     string
 	resource, id string
 	requestSeq   int64
 	attempts     int
@@ -94,7 +105,10 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 	defer wg.Wait()
 	busy := make(chan struct{}, m.cfg.Fetchers) // one token per fetch in progress
 	freed := make(chan struct{}, 1)
-	failures := 0 // claims failed in a row
+	var mu sync.Mutex
+	inFlight := map[string]int{}            // fetches in progress by business
+	perBusiness := max(1, m.cfg.Fetchers/4) // so that one business's backlog leaves fetchers to the others
+	failures := 0                           // claims failed in a row
 	pruned := time.Time{}
 	for ctx.Err() == nil {
 		idle := cap(busy) - len(busy)
@@ -105,7 +119,15 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 			}
 			continue
 		}
-		claims, err := m.claim(ctx, idle)
+		mu.Lock()
+		var eligible []string
+		for _, t := range m.tenantList() {
+			if inFlight[t.name] < perBusiness {
+				eligible = append(eligible, t.name)
+			}
+		}
+		mu.Unlock()
+		claims, err := m.claim(ctx, idle, eligible, perBusiness)
 		if err != nil && ctx.Err() == nil {
 			failures++
 			wait := retryWait(failures)
@@ -121,10 +143,18 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 		}
 		for _, c := range claims {
 			busy <- struct{}{}
+			mu.Lock()
+			inFlight[c.business]++
+			mu.Unlock()
 			wg.Go(func() {
 				if err := m.fetch(ctx, c); err != nil && ctx.Err() == nil {
-					m.databaseFailed(ctx, err, "pgmirror: fetching a requested record", "resource", c.resource, "id", c.id)
+					m.databaseFailed(ctx, err, "pgmirror: fetching a requested record", "business", c.business, "resource", c.resource, "id", c.id)
 				}
+				mu.Lock()
+				if inFlight[c.business]--; inFlight[c.business] == 0 {
+					delete(inFlight, c.business)
+				}
+				mu.Unlock()
 				<-busy
 				select {
 				case freed <- struct{}{}:
@@ -138,20 +168,24 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 	}
 }
 
-// claim leases up to n due requests. A database that does not answer
+// claim leases up to n due requests of the businesses, at most
+// perBusiness of each (see claimSQL). A database that does not answer
 // within pingTimeout counts as away: a hang is noticed, and logged, as an
 // outage is.
-func (m *Mirror) claim(ctx context.Context, n int) ([]claim, error) {
+func (m *Mirror) claim(ctx context.Context, n int, businesses []string, perBusiness int) ([]claim, error) {
+	if len(businesses) == 0 {
+		return nil, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	rows, err := m.pool.Query(ctx, claimSQL, m.cfg.FetchLease, n)
+	rows, err := m.pool.Query(ctx, claimSQL, m.cfg.FetchLease, n, businesses, perBusiness)
 	if err != nil {
 		return nil, err
 	}
 	var out []claim
 	for rows.Next() {
 		var c claim
-		if err := rows.Scan(&c.resource, &c.id, &c.requestSeq, &c.attempts, &c.notFound, &c.seq, &c.waited); err != nil {
+		if err := rows.Scan(&c.business, &c.resource, &c.id, &c.requestSeq, &c.attempts, &c.notFound, &c.seq, &c.waited); err != nil {
 			rows.Close()
 			return out, err
 		}
@@ -165,20 +199,31 @@ func (m *Mirror) claim(ctx context.Context, n int) ([]claim, error) {
 // a transaction that also settles the request. Its error is a database
 // failure (a failed fetch is recorded for a later attempt, not returned).
 func (m *Mirror) fetch(ctx context.Context, c claim) error {
+	t := m.tenant(c.business)
+	if t == nil { // removed meanwhile: its requests wait for it to come back
+		m.release(c)
+		return nil
+	}
+	return t.fetch(ctx, c)
+}
+
+// fetch fetches a claimed record of the business (see Mirror.fetch).
+func (m *tenant) fetch(ctx context.Context, c claim) error {
 	res := resourceNamed(c.resource)
 	if res == nil || res.get == nil {
 		m.log.ErrorContext(ctx, "pgmirror: dropping a request for a record this version cannot fetch",
 			"resource", c.resource, "id", c.id)
-		_, err := m.pool.Exec(ctx, `DELETE FROM mirror_pending_fetch WHERE resource = $1 AND id = $2`, c.resource, c.id)
+		_, err := m.pool.Exec(ctx, `DELETE FROM mirror_pending_fetch WHERE business = $3 AND resource = $1 AND id = $2`,
+			c.resource, c.id, c.business)
 		return err
 	}
 	fetchCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
-	r, err := res.get(fetchCtx, m.cfg.Client, c.id)
+	r, err := res.get(fetchCtx, m.cfg.Client, c.id, m.opts...)
 	cancel()
 	if err != nil {
 		return m.fetchFailed(ctx, c, err)
 	}
-	m.api.ok(ctx)
+	m.answered(ctx)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	var written []string
@@ -189,14 +234,14 @@ func (m *Mirror) fetch(ctx context.Context, c claim) error {
 			return err
 		}
 		lag = c.waited + time.Since(c.claimed).Seconds()
-		if _, err := tx.Exec(wctx, lagSQL, c.resource, lag); err != nil {
+		if _, err := tx.Exec(wctx, lagSQL, c.resource, lag, c.business); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(wctx, doneSQL, c.resource, c.id, c.requestSeq)
+		tag, err := tx.Exec(wctx, doneSQL, c.resource, c.id, c.requestSeq, c.business)
 		if err != nil || tag.RowsAffected() == 1 {
 			return err
 		}
-		_, err = tx.Exec(wctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow)
+		_, err = tx.Exec(wctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow, c.business)
 		return err
 	})
 	if err != nil {
@@ -212,20 +257,30 @@ func (m *Mirror) fetch(ctx context.Context, c claim) error {
 // or for an id the API cannot take, which are logged and dropped. A fetch
 // cut short because the fetcher stops gives the record back untried. A
 // failure of the service rather than of the record (a network error, a
-// 5xx, a 429) is reported to the API's dependency, which logs the first.
-func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
-	if ctx.Err() != nil {
+// 5xx, a 429) or of its key (401, 403) pauses the business (pauseFailed),
+// whose API dependency logs the first; a paused business's record waits
+// for the pause's end.
+func (m *tenant) fetchFailed(ctx context.Context, c claim, err error) error {
+	var p *errPaused
+	switch {
+	case ctx.Err() != nil:
 		m.release(c)
 		return nil
+	case m.databaseAway(err):
+		m.release(c)
+		return err
+	case errors.As(err, &p):
+		_, dbErr := m.pool.Exec(ctx, retrySQL, c.resource, c.id, clip(err.Error()), 0, time.Until(p.until), c.business)
+		return dbErr
 	}
 	var paramErr *invoicing.ParamError
 	notFound := errors.Is(err, invoicing.ErrNotFound)
 	if errors.As(err, &paramErr) || (notFound && c.notFound+1 >= maxNotFound) {
 		m.log.WarnContext(ctx, "pgmirror: the service does not show a record an event named; dropping the request",
 			"resource", c.resource, "id", c.id, "attempts", c.attempts, "error", err.Error())
-		tag, err := m.pool.Exec(ctx, doneSQL, c.resource, c.id, c.requestSeq)
+		tag, err := m.pool.Exec(ctx, doneSQL, c.resource, c.id, c.requestSeq, c.business)
 		if err == nil && tag.RowsAffected() == 0 { // another event named it meanwhile: try that one
-			_, err = m.pool.Exec(ctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow)
+			_, err = m.pool.Exec(ctx, againSQL, c.resource, c.id, m.cfg.CoalesceWindow, c.business)
 		}
 		return err
 	}
@@ -233,8 +288,11 @@ func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
 	logAt := m.log.WarnContext
 	switch {
 	case !notFound && !permanent(err):
-		m.api.failed(ctx, err)
+		m.pauseFailed(ctx, err)
 		logAt = m.log.DebugContext
+	case refused(err):
+		m.pauseFailed(ctx, err)
+		wait = max(wait, refusedPause)
 	case c.attempts >= 5:
 		logAt = m.log.ErrorContext // long enough to need a look
 	}
@@ -244,7 +302,7 @@ func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
 	if notFound {
 		nf = 1
 	}
-	_, dbErr := m.pool.Exec(ctx, retrySQL, c.resource, c.id, clip(err.Error()), nf, wait)
+	_, dbErr := m.pool.Exec(ctx, retrySQL, c.resource, c.id, clip(err.Error()), nf, wait, c.business)
 	return dbErr
 }
 
@@ -252,7 +310,7 @@ func (m *Mirror) fetchFailed(ctx context.Context, c claim, err error) error {
 func (m *Mirror) release(c claim) {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	if _, err := m.pool.Exec(ctx, releaseSQL, c.resource, c.id); err != nil {
+	if _, err := m.pool.Exec(ctx, releaseSQL, c.resource, c.id, c.business); err != nil {
 		m.databaseFailed(ctx, err, "pgmirror: giving back a record to fetch; its lease will expire", "resource", c.resource, "id", c.id)
 	}
 }

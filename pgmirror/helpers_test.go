@@ -61,6 +61,9 @@ func testConfig(c *invoicing.Client, schema string) pgmirror.Config {
 		CoalesceWindow: 20 * time.Millisecond,
 		FetchLease:     5 * time.Second,
 		BatchSize:      250,
+		// The tests' fake answers at once: a budget that never binds,
+		// unless a test sets its own.
+		Budget: 10000,
 	}
 }
 
@@ -158,13 +161,21 @@ func waitDrained(t testing.TB, db *pgxpool.Pool, timeout time.Duration) {
 // waitBackfilled waits until the backfill of every resource is complete.
 func waitBackfilled(t testing.TB, db *pgxpool.Pool, timeout time.Duration) {
 	t.Helper()
+	waitAllBackfilled(t, db, timeout, 1)
+}
+
+// waitAllBackfilled waits until every resource of each of the mirror's
+// businesses (as many as given) is backfilled.
+func waitAllBackfilled(t testing.TB, db *pgxpool.Pool, timeout time.Duration, businesses int) {
+	t.Helper()
+	want := businesses * len(pgmirror.Resources())
 	waitUntil(t, timeout, func() (bool, string) {
 		var done int
 		err := db.QueryRow(context.Background(), `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL`).Scan(&done)
 		if err != nil {
 			return false, err.Error()
 		}
-		return done == len(pgmirror.Resources()), fmt.Sprintf("%d of %d resources backfilled", done, len(pgmirror.Resources()))
+		return done == want, fmt.Sprintf("%d of %d resources backfilled", done, want)
 	})
 }
 

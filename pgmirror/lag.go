@@ -18,8 +18,9 @@ const lagWindow = time.Hour
 // lagWindow.
 const lagPruneInterval = time.Minute
 
-// lagSQL records the lag ($2, in seconds) of a record of resource $1.
-const lagSQL = `INSERT INTO mirror_event_lag (resource, lag_seconds) VALUES ($1, $2)`
+// lagSQL records the lag ($2, in seconds) of a record of resource $1 of
+// business $3.
+const lagSQL = `INSERT INTO mirror_event_lag (resource, lag_seconds, business) VALUES ($1, $2, $3)`
 
 // pruneLag deletes the lags older than lagWindow; a failure is left to
 // the next try.

@@ -275,7 +275,7 @@ func TestALateFetchCannotRollARowBack(t *testing.T) {
 
 	// An event asks for the invoice (this test plays the Worker); the
 	// fetcher's answer shows the notes "created" and is held back.
-	_, err := db.Exec(context.Background(), `INSERT INTO mirror_pending_fetch (resource, id, due_at) VALUES ('invoices', $1, now())`, inv.ID)
+	_, err := db.Exec(context.Background(), `INSERT INTO mirror_pending_fetch (business, resource, id, due_at) VALUES ('default', 'invoices', $1, now())`, inv.ID)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -309,11 +309,11 @@ func TestARecordTheServiceDoesNotShowIsDroppedWithAWarning(t *testing.T) {
 	m := openMirror(t, cfg)
 	db := adminPool(t, schema)
 	id := "0b5e55ed-0000-4000-8000-000000000404"
-	_, err := db.Exec(context.Background(), `INSERT INTO mirror_pending_fetch (resource, id, due_at) VALUES ('invoices', $1, now())`, id)
+	_, err := db.Exec(context.Background(), `INSERT INTO mirror_pending_fetch (business, resource, id, due_at) VALUES ('default', 'invoices', $1, now())`, id)
 	require.NoError(t, err)
 
 	fetchUntilDrained(t, m, db)
 	assert.Equal(t, 3, requests(srv, "GET /invoices/"+id))
 	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices`))
-	assert.Contains(t, logs.String(), `level=WARN msg="pgmirror: the service does not show a record an event named; dropping the request" resource=invoices id=`+id)
+	assert.Contains(t, logs.String(), `level=WARN msg="pgmirror: the service does not show a record an event named; dropping the request" business=default resource=invoices id=`+id)
 }

@@ -89,6 +89,10 @@ var (
 		"Rows this process's reconciliations inserted or corrected (changes that raised no event), by resource.", []string{"resource"}, nil)
 	deletionsDesc = prometheus.NewDesc("invoicing_mirror_deletion_marks_total",
 		"Rows this process marked deleted because the service no longer lists their records, by resource.", []string{"resource"}, nil)
+	businessesDesc = prometheus.NewDesc("invoicing_mirror_businesses",
+		"Businesses this replica serves, by state: served (including paused) and paused (the service refused the business's key "+
+			"or kept failing its calls: no replica calls the service for it until the pause ends; see invoicing-mirror status).",
+		[]string{"state"}, nil)
 	changesDesc = prometheus.NewDesc("invoicing_mirror_changes_total",
 		"Rows this process wrote to the change feed, by resource and cause (event, backfill, reconciliation).", []string{"resource", "cause"}, nil)
 )
@@ -200,7 +204,7 @@ func (x *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	x.requests.Describe(ch)
 	x.paused.Describe(ch)
 	x.lag.Describe(ch)
-	for _, d := range []*prometheus.Desc{dependencyUpDesc, correctionsDesc, deletionsDesc, changesDesc,
+	for _, d := range []*prometheus.Desc{dependencyUpDesc, correctionsDesc, deletionsDesc, changesDesc, businessesDesc,
 		pendingFetchesDesc, backfillListedDesc, backfillTotalDesc, backfillCompleteDesc} {
 		ch <- d
 	}
@@ -218,12 +222,18 @@ func (x *Metrics) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(dependencyUpDesc, prometheus.GaugeValue, gauge(m.db.up()), "postgresql")
-	ch <- prometheus.MustNewConstMetric(dependencyUpDesc, prometheus.GaugeValue, gauge(m.api.up()), "api")
+	// The API is up while every business's calls find it.
+	apiUp := true
+	for _, t := range m.tenantList() {
+		apiUp = apiUp && t.api.up()
+	}
+	ch <- prometheus.MustNewConstMetric(dependencyUpDesc, prometheus.GaugeValue, gauge(apiUp), "api")
 	collectStats(ch, m.stats())
 	ctx, cancel := context.WithTimeout(context.Background(), ScrapeTimeout)
 	defer cancel()
 	if collectFetches(ctx, ch, m.pool) == nil { // else left out of this scrape: dependency_up says why
 		_ = collectBackfill(ctx, ch, m.pool)
+		_ = collectBusinesses(ctx, ch, m)
 	}
 }
 
@@ -261,7 +271,8 @@ func collectBackfill(ctx context.Context, ch chan<- prometheus.Metric, db *pgxpo
 		complete      bool
 	}
 	byResource := map[string]progress{}
-	rows, err := db.Query(ctx, `SELECT resource, listed, coalesce(total, 0), completed_at IS NOT NULL FROM mirror_backfill`)
+	rows, err := db.Query(ctx, `SELECT resource, sum(listed)::bigint, sum(coalesce(total, 0))::bigint, bool_and(completed_at IS NOT NULL)
+		FROM mirror_backfill GROUP BY resource`)
 	if err != nil {
 		return err
 	}
@@ -279,6 +290,24 @@ func collectBackfill(ctx context.Context, ch chan<- prometheus.Metric, db *pgxpo
 		ch <- prometheus.MustNewConstMetric(backfillTotalDesc, prometheus.GaugeValue, float64(p.total), res.name)
 		ch <- prometheus.MustNewConstMetric(backfillCompleteDesc, prometheus.GaugeValue, gauge(p.complete), res.name)
 	}
+	return nil
+}
+
+// collectBusinesses sends how many businesses the replica serves, and how
+// many of them are paused.
+func collectBusinesses(ctx context.Context, ch chan<- prometheus.Metric, m *Mirror) error {
+	ts := m.tenantList()
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.name
+	}
+	var paused int
+	if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM mirror_budgets WHERE business = ANY($1) AND pause_reason IS NOT NULL`,
+		names).Scan(&paused); err != nil {
+		return err
+	}
+	ch <- prometheus.MustNewConstMetric(businessesDesc, prometheus.GaugeValue, float64(len(ts)), "served")
+	ch <- prometheus.MustNewConstMetric(businessesDesc, prometheus.GaugeValue, float64(paused), "paused")
 	return nil
 }
 

@@ -5,11 +5,13 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
 )
@@ -60,23 +62,61 @@ func SchemaVersion() int {
 
 // Migrate creates the schema (Config.Schema) and brings its tables to
 // SchemaVersion, then creates pginbox's inbox table in it, all in one
-// transaction. It is idempotent and safe when several replicas run it at
-// once: a transaction-scoped advisory lock, per schema, makes them take
-// turns, and each migration is recorded in mirror_migrations so that it runs
-// once. Migrations only ever add: no table, column or row of a mirrored
-// record is dropped. A database migrated by a newer version of this package
-// (a higher version than SchemaVersion) is refused with an error rather than
-// used.
+// transaction (see MigrateSchema); with Config.Keys it then loads the
+// businesses to serve. The Handlers store deliveries once it succeeded.
 func (m *Mirror) Migrate(ctx context.Context) error {
+	if err := migrateSchema(ctx, m.pool, m.cfg.Schema, m.cfg.Business, m.log); err != nil {
+		return err
+	}
+	if m.cfg.Keys != nil {
+		if err := m.loadBusinesses(ctx); err != nil {
+			return err
+		}
+	}
+	m.migrated.Store(true)
+	return nil
+}
+
+// MigrateSchema creates schema in db and brings its tables to
+// SchemaVersion, then creates pginbox's inbox table in it, all in one
+// transaction: what Mirror.Migrate does, for a program that runs no Mirror
+// (invoicing-mirror businesses). business names the business that the rows
+// of a mirror made before businesses (version 4 and below) belong to
+// (Config.Business; DefaultBusiness when ""). It is idempotent and safe when
+// several replicas run it at once: a transaction-scoped advisory lock, per
+// schema, makes them take turns, and each migration is recorded in
+// mirror_migrations so that it runs once. Migrations never drop a mirrored
+// record's table, column or row (they may replace keys and indexes). A
+// database migrated by a newer version of this package (a higher version
+// than SchemaVersion) is refused with an error rather than used.
+func MigrateSchema(ctx context.Context, db *pgxpool.Pool, schema, business string) error {
+	if !schemaName.MatchString(schema) {
+		return fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores (at most 63), not starting with a digit", schema)
+	}
+	if business == "" {
+		business = DefaultBusiness
+	}
+	if err := checkBusinessName(business); err != nil {
+		return err
+	}
+	return migrateSchema(ctx, db, schema, business, slog.New(slog.DiscardHandler))
+}
+
+func migrateSchema(ctx context.Context, db *pgxpool.Pool, schema, business string, log *slog.Logger) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	err = pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, m.lockKey("migrate")); err != nil {
+	ident := pgx.Identifier{schema}.Sanitize()
+	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, lockKeyOf(schema, "migrate")); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+m.schemaIdent()); err != nil {
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+ident); err != nil {
+			return err
+		}
+		// The migrations name their tables unqualified: in the schema.
+		if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true)`, ident); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS mirror_migrations (
@@ -89,8 +129,13 @@ func (m *Mirror) Migrate(ctx context.Context) error {
 		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM mirror_migrations`).Scan(&current); err != nil {
 			return err
 		}
+		// Migration 5 gives the rows of a mirror made before businesses to
+		// business.
+		if _, err := tx.Exec(ctx, `SELECT set_config('pgmirror.business', $1, true)`, business); err != nil {
+			return err
+		}
 		if current > len(ms) {
-			return fmt.Errorf("pgmirror: schema %s is at version %d, newer than this program's %d: upgrade the program", m.cfg.Schema, current, len(ms))
+			return fmt.Errorf("pgmirror: schema %s is at version %d, newer than this program's %d: upgrade the program", schema, current, len(ms))
 		}
 		for _, mig := range ms[current:] {
 			if _, err := tx.Exec(ctx, mig.sql); err != nil {
@@ -99,13 +144,12 @@ func (m *Mirror) Migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, `INSERT INTO mirror_migrations (version, name) VALUES ($1, $2)`, mig.version, mig.name); err != nil {
 				return err
 			}
-			m.log.InfoContext(ctx, "pgmirror: migrated", "schema", m.cfg.Schema, "version", mig.version, "migration", mig.name)
+			log.InfoContext(ctx, "pgmirror: migrated", "schema", schema, "version", mig.version, "migration", mig.name)
 		}
 		return pginbox.Migrate(ctx, tx)
 	})
 	if err != nil {
-		return fmt.Errorf("pgmirror: migrating schema %s: %w", m.cfg.Schema, err)
+		return fmt.Errorf("pgmirror: migrating schema %s: %w", schema, err)
 	}
-	m.migrated.Store(true)
 	return nil
 }

@@ -25,11 +25,13 @@ type Mirror struct {
 	pool     *pgxpool.Pool // everything but the Handler
 	inserts  *pgxpool.Pool // the Handler's
 	log      *slog.Logger
-	db, api  *dependency      // PostgreSQL and the API, as the loops see them
+	db       *dependency      // PostgreSQL, as the loops see it
+	tenants  *tenants         // the businesses it serves
 	counters *stats           // what this process wrote, for the metrics
 	metrics  *Metrics         // nil without Config.Metrics
 	inbox    *pginbox.Metrics // the Handler's and the Workers' figures
 	migrated atomic.Bool      // Migrate succeeded: the Handler may store deliveries
+	pruned   atomic.Int64     // when this replica last applied the retentions (Unix nanoseconds)
 }
 
 // Open connects to the database at databaseURL (a postgres:// URL or a
@@ -73,7 +75,13 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 		return nil, err
 	}
 	m := &Mirror{cfg: cfg, pool: pool, inserts: inserts, log: cfg.Logger, inbox: pginbox.NewMetrics(inserts),
-		db: newDependency("PostgreSQL", cfg.Logger), api: newDependency("the API", cfg.Logger), counters: newStats()}
+		db: newDependency("PostgreSQL", cfg.Logger), counters: newStats(), tenants: newTenants()}
+	if cfg.Keys == nil {
+		t := m.newTenant(cfg.Business, cfg.Budget)
+		t.static = true
+		t.api = newDependency("the API", cfg.Logger) // its lines, as before businesses, name none
+		m.tenants.set([]*tenant{t})
+	}
 	if cfg.Metrics != nil {
 		if err := cfg.Metrics.attach(m); err != nil {
 			m.Close()
@@ -87,6 +95,9 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 // Close closes the Mirror's pools. Stop Run (end its context) and the
 // server of the Handler first.
 func (m *Mirror) Close() {
+	for _, t := range m.tenantList() {
+		t.end()
+	}
 	m.metrics.detach(m)
 	m.inserts.Close()
 	m.pool.Close()
@@ -106,9 +117,6 @@ func (m *Mirror) Pool() *pgxpool.Pool { return m.pool }
 // Schema returns the name of the mirror's schema.
 func (m *Mirror) Schema() string { return m.cfg.Schema }
 
-// schemaIdent is the schema's name quoted for SQL.
-func (m *Mirror) schemaIdent() string { return pgx.Identifier{m.cfg.Schema}.Sanitize() }
-
 // lockKey names an advisory lock of this schema's mirror; SQL hashes it
 // with hashtextextended into a bigint key.
 func (m *Mirror) lockKey(purpose string) string { return lockKeyOf(m.cfg.Schema, purpose) }
@@ -116,8 +124,9 @@ func (m *Mirror) lockKey(purpose string) string { return lockKeyOf(m.cfg.Schema,
 // lockKeyOf is the lock key of purpose in schema's mirror.
 func lockKeyOf(schema, purpose string) string { return "pgmirror:" + schema + ":" + purpose }
 
-// Handler returns the webhook endpoint: a pginbox.Handler, on a pool of
-// its own, that verifies each delivery with v and stores it in the inbox
+// Handler returns the webhook endpoint of the business of Config.Client
+// (without Config.Keys; see BusinessHandler otherwise): a pginbox.Handler,
+// on a pool of its own, that verifies each delivery with v and stores it in the inbox
 // table before it answers 200 (500 when the database does not store it in
 // pginbox.DefaultHandlerTimeout), so that no acknowledged delivery is lost.
 // Serve it from the first second, before and during the backfill; Run's
@@ -128,9 +137,33 @@ func lockKeyOf(schema, purpose string) string { return "pgmirror:" + schema + ":
 // one when it answers again. A delivery stored after an outage tells the
 // mirror's loops waiting for the database that it is back.
 func (m *Mirror) Handler(v *webhooks.Verifier) http.Handler {
-	store := pginbox.Handler(m.inserts, v, pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.databaseErrorsTo(func(ctx context.Context, err error) {
+	return m.storing(pginbox.Handler(m.inserts, v, m.inboxOptions()...))
+}
+
+// BusinessHandler returns the webhook endpoint of a mirror serving the
+// businesses of the database (Config.Keys): one endpoint for all of them,
+// to mount on a pattern with a {business} wildcard, such as
+// "POST /webhooks/{business}", each business's webhooks in the service
+// pointing at its own URL. A delivery is verified only with the secrets of
+// the business its URL names (see Businesses.Add; every secret listed is
+// accepted, for rotation) and stored in the inbox with it; a URL naming no
+// business the mirror serves (removed, or never added) is answered 404.
+// Otherwise it answers as Handler does. Businesses added or removed on any
+// replica take effect within a second or so (a NOTIFY), at most a minute.
+func (m *Mirror) BusinessHandler() http.Handler {
+	return m.storing(pginbox.BusinessHandler(m.inserts, m.verifierOf, m.inboxOptions()...))
+}
+
+// inboxOptions are the options of the Handlers' pginbox handler.
+func (m *Mirror) inboxOptions() []pginbox.HandlerOption {
+	return []pginbox.HandlerOption{pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.databaseErrorsTo(func(ctx context.Context, err error) {
 		m.db.failed(ctx, err)
-	})))
+	}))}
+}
+
+// storing answers 503 until the Mirror migrated, and tells the database's
+// dependency when store stored a delivery.
+func (m *Mirror) storing(store http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !m.migrated.Load() {
 			http.Error(w, "the mirror is starting", http.StatusServiceUnavailable)
@@ -195,10 +228,13 @@ func (m *Mirror) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { m.RunWorkers(ctx) })
 	wg.Go(func() { m.RunFetchers(ctx) })
+	if m.cfg.Keys != nil {
+		wg.Go(func() { m.watchBusinesses(ctx) })
+	}
 
 	start := time.Now()
 	err := m.Backfill(ctx)
-	if err == nil {
+	if err == nil && ctx.Err() == nil {
 		m.log.InfoContext(ctx, "pgmirror: backfill complete", "took", time.Since(start).Round(time.Millisecond).String())
 		err = m.RunReconciler(ctx)
 	}
@@ -274,10 +310,14 @@ func (m *Mirror) RunWorkers(ctx context.Context) {
 }
 
 // start checks the API, waits for the database, migrates, and guards a
-// backfilled mirror against another business (see guardStart).
+// backfilled mirror against another business (see guardStart); with
+// Config.Keys, it loads the businesses instead of checking the API.
 func (m *Mirror) start(ctx context.Context) error {
-	if err := m.waitFor(ctx, m.api, m.CheckAPI, permanent); err != nil {
-		return err
+	static := m.static()
+	if static != nil {
+		if err := m.waitFor(ctx, static.api, m.CheckAPI, permanent); err != nil {
+			return err
+		}
 	}
 	if err := m.waitFor(ctx, m.db, m.ping, func(err error) bool { return !unreachable(err) }); err != nil {
 		return fmt.Errorf("pgmirror: connecting to the database: %w", err)
@@ -285,7 +325,10 @@ func (m *Mirror) start(ctx context.Context) error {
 	if err := m.Migrate(ctx); err != nil {
 		return err
 	}
-	return m.guardStart(ctx)
+	if static == nil {
+		return nil // Migrate loaded the businesses
+	}
+	return static.guardStart(ctx)
 }
 
 // guardStart runs guardTables when the backfill is complete (a backfill
@@ -293,10 +336,10 @@ func (m *Mirror) start(ctx context.Context) error {
 // them): it returns its ErrMassDeletion, waits with backoff while the
 // database or the service is away, and logs any other failure and goes
 // on, leaving the check to the next reconciliation.
-func (m *Mirror) guardStart(ctx context.Context) error {
+func (m *tenant) guardStart(ctx context.Context) error {
 	var away *dependency // the dependency the last attempt failed on
 	for n := 1; ; n++ {
-		done, err := m.BackfillDone(ctx)
+		done, err := m.backfillDone(ctx)
 		if err == nil && done {
 			err = m.guardTables(ctx)
 		}
@@ -357,14 +400,30 @@ func (m *Mirror) ping(ctx context.Context) error {
 	return m.pool.Ping(ctx)
 }
 
-// CheckAPI makes one request to the service, a one-record list, to check
-// the Client's base URL and API key, and returns nil when the service
-// answers it. Its error says whether the service refused the request (a
-// wrong key or base URL: permanent, see the *invoicing.Error it wraps) or
-// could not be reached. Run calls it before it creates any schema; call it
-// before Migrate to leave nothing behind on a wrong key.
+// CheckAPI makes one request to the service, a one-record list, for each
+// business the mirror serves, to check the Client's base URL and the
+// business's API key, and returns nil when the service answers them. Its
+// error says whether the service refused a request (a wrong key or base
+// URL: permanent, see the *invoicing.Error it wraps) or could not be
+// reached. Run calls it before it creates any schema, without Config.Keys;
+// call it before Migrate to leave nothing behind on a wrong key.
 func (m *Mirror) CheckAPI(ctx context.Context) error {
-	_, err := allResources[0].total(ctx, m.cfg.Client)
+	var errs []error
+	for _, t := range m.tenantList() {
+		if err := t.checkAPI(ctx); err != nil {
+			if !t.static {
+				err = fmt.Errorf("business %s: %w", t.name, err)
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkAPI is CheckAPI for the business.
+func (m *tenant) checkAPI(ctx context.Context) error {
+	// Its key only: the budget lives in the schema, which may not exist yet.
+	_, err := allResources[0].total(ctx, m.cfg.Client, m.key...)
 	switch {
 	case err == nil:
 		return nil
@@ -375,6 +434,39 @@ func (m *Mirror) CheckAPI(ctx context.Context) error {
 			m.cfg.Client.BaseURL(), err)
 	}
 	return fmt.Errorf("pgmirror: the API at %s is unreachable: %w", m.cfg.Client.BaseURL(), err)
+}
+
+// BackfillDone reports whether the backfill of every resource of every
+// business the mirror serves is complete.
+func (m *Mirror) BackfillDone(ctx context.Context) (bool, error) {
+	for _, t := range m.tenantList() {
+		if done, err := t.backfillDone(ctx); err != nil || !done {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// RunReconciler runs the businesses' walks until ctx ends: their
+// reconciliations every ReconcileInterval, and the backfill of a business
+// added meanwhile (see runWalks). Every replica may run it: a business's
+// interval is counted from the end of its last reconciliation by any of
+// them (recorded in mirror_reconcile), one replica reconciles a business at
+// a time (an advisory lock), and none before its backfill is complete; the
+// first reconciliations of businesses backfilled together are spread over
+// the interval. It looks for walks due every tenth of the interval (at
+// least every 100 ms, at most every second). While the database or the
+// service is away it waits longer after each failure (a second, doubling,
+// at most about 30 seconds), and the dependency logs one line when it goes
+// and one when it is back, not one per failure; the reconciliation it cut
+// short is due again at once. Another failed reconciliation is logged, and
+// the next one is due an interval later. For the business of
+// Config.Client, a reconciliation that found most of a table's records
+// gone (ErrMassDeletion) makes RunReconciler return its error, for the
+// mirror to stop until the operator looks; a business of the database is
+// paused instead (see Status). It returns nil when ctx ends.
+func (m *Mirror) RunReconciler(ctx context.Context) error {
+	return m.runWalks(ctx, false)
 }
 
 // databaseErrorsTo returns a logger for pginbox (its Workers and Handler

@@ -33,6 +33,10 @@ type mutator struct {
 	done     map[string]int // successful mutations by kind
 
 	count atomic.Int64
+	// pauseAfter and resume, when resume is set: the mutations after the
+	// pauseAfter-th wait until resume is closed (a fault the test makes).
+	pauseAfter int64
+	resume     chan struct{}
 }
 
 // newMutator changes srv's records, starting with ids (what seed returned,
@@ -66,6 +70,9 @@ func (m *mutator) run(n, workers int, seed uint64, every func(done int)) error {
 				if c > int64(n) {
 					m.count.Add(-1)
 					return
+				}
+				if m.resume != nil && c > m.pauseAfter {
+					<-m.resume // the rest waits for the test's fault
 				}
 				ok, err := m.step(rng)
 				if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,7 +37,12 @@ import (
 // tolerance, as in production.
 type network struct {
 	secret string
-	client *http.Client
+	// secrets, for a mirror of many businesses, are the secrets by
+	// business: an attempt to /webhooks/NAME goes to a replica's
+	// /webhooks/NAME, signed with NAME's secret. Set before the first
+	// delivery.
+	secrets map[string]string
+	client  *http.Client
 
 	mu      sync.Mutex
 	rng     *rand.Rand
@@ -72,7 +78,12 @@ func (n *network) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n.attempts.Add(1)
-	d := webhooks.TestDelivery{Secret: n.secret, Type: webhooks.EventType(r.Header.Get(webhooks.HeaderEvent)),
+	secret, suffix := n.secret, ""
+	if n.secrets != nil {
+		business := strings.TrimPrefix(r.URL.Path, "/webhooks/")
+		secret, suffix = n.secrets[business], "/"+business
+	}
+	d := webhooks.TestDelivery{Secret: secret, Type: webhooks.EventType(r.Header.Get(webhooks.HeaderEvent)),
 		DeliveryID: r.Header.Get(webhooks.HeaderDelivery), Body: body}
 	if neverGetsThrough(d.DeliveryID) {
 		n.neverDelivered.Add(1)
@@ -81,7 +92,7 @@ func (n *network) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	n.mu.Lock()
 	roll := n.rng.Float64()
-	target := n.targets[n.rng.IntN(len(n.targets))]
+	target := n.targets[n.rng.IntN(len(n.targets))] + suffix
 	n.mu.Unlock()
 	switch {
 	case roll < 0.10:
@@ -129,10 +140,11 @@ type gate struct {
 	holding  atomic.Int64 // requests held now
 }
 
-// newGate returns a gate in front of srv holding invoice pages from
+// newGate returns a gate in front of the service at target (a base URL
+// such as an invoicingtest.Server's URL) holding invoice pages from
 // holdFrom on (0: holding nothing) and the API base URL to use through it.
-func newGate(t testing.TB, srv *invoicingtest.Server, holdFrom int) (*gate, string) {
-	u, err := url.Parse(srv.URL)
+func newGate(t testing.TB, target string, holdFrom int) (*gate, string) {
+	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,11 +29,20 @@ func commandEnv(baseURL, key, secret, databaseURL string) []string {
 		"INVOICING_WEBHOOK_SECRET="+secret, "DATABASE_URL="+databaseURL)
 }
 
+// unbounded gives the command a request budget that never binds (the
+// tests' fake answers at once), unless args run a subcommand or set one.
+func unbounded(args []string) []string {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") || slices.Contains(args, "--budget") {
+		return args
+	}
+	return append(slices.Clip(args), "--budget", "10000")
+}
+
 // runCommand runs invoicing-mirror with args to its end and returns its
 // combined output and exit status.
 func runCommand(t testing.TB, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(mirrorBinary(t), args...)
+	cmd := exec.Command(mirrorBinary(t), unbounded(args)...)
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
@@ -71,7 +81,7 @@ func startServing(t testing.TB, env []string, args ...string) *served {
 	for _, a := range args {
 		withMetrics = withMetrics || a == "--metrics"
 	}
-	p := &served{cmd: exec.Command(mirrorBinary(t), args...), done: make(chan error, 1)}
+	p := &served{cmd: exec.Command(mirrorBinary(t), unbounded(args)...), done: make(chan error, 1)}
 	p.cmd.Env = env
 	stderr, err := p.cmd.StderrPipe()
 	require.NoError(t, err)

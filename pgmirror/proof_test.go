@@ -2,10 +2,17 @@ package pgmirror_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
 // The proof of issue 18: a backfill of a business of thousands of records,
@@ -28,10 +36,21 @@ import (
 type proof struct {
 	invoices, quotes, mutations int
 	replicas                    int
+	businesses                  int  // more than one: a mirror of many businesses, each its own service
 	processes                   bool // replicas are invoicing-mirror processes
 	kill                        bool // SIGKILL the replica backfilling the invoices in the middle of its walk
 	restartPostgres             bool // stop PostgreSQL in the middle of the mutations, start it again
 	seed                        uint64
+}
+
+// proofBusiness is one business of a proof: its fake service, the records
+// seeded, its mutations, its webhook endpoint.
+type proofBusiness struct {
+	name  string
+	srv   *invoicingtest.Server
+	clock *invoicingtest.FakeClock
+	mut   *mutator
+	ep    *invoicingtest.WebhookEndpoint
 }
 
 func (p proof) run(t *testing.T) {
@@ -42,34 +61,91 @@ func (p proof) run(t *testing.T) {
 	if testing.Short() || (raceDetector && !p.processes) {
 		p.invoices, p.quotes, p.mutations = 1500, 300, 600
 	}
+	multi := p.businesses > 1 // a mirror of many businesses (Config.Keys); else of one (Config.Client)
+	if !multi {
+		p.businesses = 1
+	}
 	began := time.Now()
 	var laps []string
 	lap := func(phase string) {
 		laps = append(laps, fmt.Sprintf("%s %v", phase, time.Since(began).Round(time.Millisecond)))
 	}
-	srv, clock := newFake(t)
-	ids := seed(t, srv, sizes{invoices: p.invoices, quotes: p.quotes, bills: p.invoices / 25, clients: 100, suppliers: 25,
-		items: 40, bankTransactions: 200}, rand.New(rand.NewPCG(p.seed, 1)))
+	// Each business its own fake service, its share of the records and of
+	// the mutations; the mirror reaches them all at one base URL, the key
+	// choosing the business.
+	var bs []*proofBusiness
+	keys := map[string]string{}   // API key → the business's service URL
+	share := func(n, i int) int { // business 0 has half (its invoices' walk is the one the faults cut), the others the rest
+		if p.businesses == 1 {
+			return n
+		}
+		if i == 0 {
+			return n / 2
+		}
+		return n / 2 / (p.businesses - 1)
+	}
+	for i := range p.businesses {
+		srv, clock := newFake(t)
+		ids := seed(t, srv, sizes{invoices: share(p.invoices, i), quotes: share(p.quotes, i), bills: share(p.invoices/25, i),
+			clients: 100, suppliers: 25, items: 40, bankTransactions: 200}, rand.New(rand.NewPCG(p.seed, uint64(1+i))))
+		name := pgmirror.DefaultBusiness
+		if multi {
+			name = fmt.Sprintf("business%d", i)
+		}
+		bs = append(bs, &proofBusiness{name: name, srv: srv, clock: clock, mut: newMutator(srv, ids)})
+		keys[srv.FullKey] = srv.URL
+	}
 	holdFrom := 0
 	if p.kill || p.restartPostgres {
-		holdFrom = 13 // stop the invoices' walk with two batches written, the third in memory
+		holdFrom = 13 // stop the invoices' walks with two batches written, the third in memory
 	}
-	gate, apiURL := newGate(t, srv, holdFrom)
+	api := bs[0].srv.URL
+	if multi {
+		api = newKeyRouter(t, keys)
+	}
+	gate, apiURL := newGate(t, api, holdFrom)
 	net, hookURL := newNetwork(t, p.seed)
-	ep := srv.AddWebhookEndpoint(hookURL)
-	net.secret = ep.Secret()
+	if multi {
+		net.secrets = map[string]string{}
+	}
+	for _, b := range bs {
+		if multi {
+			b.ep = b.srv.AddWebhookEndpoint(hookURL + "/" + b.name)
+			net.secrets[b.name] = b.ep.Secret()
+		} else {
+			b.ep = b.srv.AddWebhookEndpoint(hookURL)
+			net.secret = b.ep.Secret()
+		}
+	}
 
 	schema := newSchemaName()
+	keyring := ""
+	if multi {
+		keyring = newKeyText(t, "k1")
+		db := adminPool(t, schema)
+		require.NoError(t, pgmirror.MigrateSchema(context.Background(), db, schema, ""))
+		for _, b := range bs {
+			require.NoError(t, pgmirror.NewBusinesses(db, schema, mustKeyring(t, keyring)).Add(context.Background(),
+				pgmirror.BusinessConfig{Name: b.name, APIKey: b.srv.FullKey, WebhookSecrets: []string{b.ep.Secret()}, Budget: 10000}))
+		}
+	}
 	var replicas []replica
 	var processes []*process
 	for i := range p.replicas {
 		var r replica
-		if p.processes {
-			pr := startProcess(t, fmt.Sprintf("%s_replica_%d", schema, i), apiURL, srv.FullKey, schema, ep.Secret())
+		switch name := fmt.Sprintf("%s_replica_%d", schema, i); {
+		case p.processes && multi:
+			pr := startProcessWith(t, name, schema, "INVOICING_BASE_URL="+apiURL, pgmirror.EnvKeys+"="+keyring)
 			processes = append(processes, pr)
 			r = pr
-		} else {
-			r = startInProcess(t, apiURL, srv.FullKey, schema, ep.Secret())
+		case p.processes:
+			pr := startProcess(t, name, apiURL, bs[0].srv.FullKey, schema, bs[0].ep.Secret())
+			processes = append(processes, pr)
+			r = pr
+		case multi:
+			r = startInProcessBusinesses(t, apiURL, schema, mustKeyring(t, keyring))
+		default:
+			r = startInProcess(t, apiURL, bs[0].srv.FullKey, schema, bs[0].ep.Secret())
 		}
 		replicas = append(replicas, r)
 		net.route(r.webhookURL())
@@ -77,19 +153,53 @@ func (p proof) run(t *testing.T) {
 	db := adminPool(t, schema)
 	lap("seeded and started")
 
-	// The mutations start with the replicas, during the backfill.
-	mut := newMutator(srv, ids)
+	// The mutations start with the replicas, during the backfill, in every
+	// business at once.
 	mutated := make(chan error, 1)
+	mutations := func() int64 {
+		n := int64(0)
+		for _, b := range bs {
+			n += b.mut.count.Load()
+		}
+		return n
+	}
+	// With PostgreSQL restarted, the last fifth of the mutations waits for
+	// the outage: some mutations surely happen while it is down, however
+	// fast the rest ran.
+	outage := make(chan struct{})
+	var startOutage sync.Once
+	t.Cleanup(func() { startOutage.Do(func() { close(outage) }) })
+	if p.restartPostgres {
+		for i, b := range bs {
+			b.mut.pauseAfter, b.mut.resume = int64(share(p.mutations, i)*4/5), outage
+		}
+	}
 	go func() {
-		mutated <- mut.run(p.mutations, 4, p.seed, func(int) {
-			clock.Advance(time.Minute) // the retries due run now: late, out of order, some duplicated
-		})
+		var wg sync.WaitGroup
+		errs := make([]error, len(bs))
+		for i, b := range bs {
+			wg.Go(func() {
+				workers := 4
+				switch {
+				case multi && i == 0:
+					workers = 2
+				case multi:
+					workers = 1
+				}
+				errs[i] = b.mut.run(share(p.mutations, i), workers, p.seed+uint64(i), func(int) {
+					b.clock.Advance(time.Minute) // the retries due run now: late, out of order, some duplicated
+				})
+			})
+		}
+		wg.Wait()
+		mutated <- errors.Join(errs...)
 	}()
 
+	first := bs[0] // the business whose invoices' walk a fault cuts
 	var killed *process
 	requestsBeforeKill := 0
 	if p.kill {
-		holder := waitMidBackfill(t, db, schema)
+		holder := waitMidBackfill(t, db, schema, first.name)
 		for _, pr := range processes {
 			if pr.name == holder {
 				killed = pr
@@ -98,13 +208,13 @@ func (p proof) run(t *testing.T) {
 		require.NotNil(t, killed, "no replica named %q holds the lock", holder)
 		killed.kill(t)
 		waitUntil(t, time.Minute, func() (bool, string) { // its requests held by the gate are gone with it
-			return gate.holding.Load() == 0, "the killed replica's requests to end"
+			return gate.holding.Load() == 0 || multi, "the killed replica's requests to end"
 		})
-		requestsBeforeKill = len(srv.Requests())
+		requestsBeforeKill = len(first.srv.Requests())
 		gate.release()
 	}
 	if p.restartPostgres {
-		waitMidBackfill(t, db, schema)
+		waitMidBackfill(t, db, schema, first.name)
 		require.NoError(t, server.Stop()) // the backfill, the Handlers, the Workers and the fetchers lose it at once
 		restarted := false
 		defer func() { // the package's other tests share the server: a failure below must not leave it down
@@ -113,9 +223,10 @@ func (p proof) run(t *testing.T) {
 			}
 		}()
 		gate.release()
-		stoppedAt := mut.count.Load()
+		stoppedAt := mutations()
+		startOutage.Do(func() { close(outage) })
 		waitUntil(t, 2*time.Minute, func() (bool, string) {
-			return mut.count.Load() >= stoppedAt+int64(p.mutations/10), "mutations while PostgreSQL is down"
+			return mutations() >= stoppedAt+int64(p.mutations/10), "mutations while PostgreSQL is down"
 		})
 		require.NoError(t, server.Start())
 		restarted = true
@@ -125,40 +236,67 @@ func (p proof) run(t *testing.T) {
 
 	// The service's last retries, over a day and more of its clock; then
 	// every delivery has succeeded or failed for good.
-	clock.Advance(27 * time.Hour)
-	deliveries := ep.Deliveries()
-	var retried, failed, refused int
-	for _, d := range deliveries {
-		require.NotEqual(t, invoicingtest.DeliveryPending, d.Status, "delivery %s", d.ID)
-		if len(d.Attempts) > 1 {
-			retried++
-		}
-		for _, a := range d.Attempts {
-			if a.StatusCode == http.StatusInternalServerError {
-				refused++ // a replica could not store it
+	var deliveries, retried, failed, refused int
+	for _, b := range bs {
+		b.clock.Advance(27 * time.Hour)
+		for _, d := range b.ep.Deliveries() {
+			deliveries++
+			require.NotEqual(t, invoicingtest.DeliveryPending, d.Status, "delivery %s", d.ID)
+			if len(d.Attempts) > 1 {
+				retried++
 			}
-		}
-		if d.Status == invoicingtest.DeliveryFailed {
-			failed++
+			for _, a := range d.Attempts {
+				if a.StatusCode == http.StatusInternalServerError {
+					refused++ // a replica could not store it
+				}
+			}
+			if d.Status == invoicingtest.DeliveryFailed {
+				failed++
+			}
 		}
 	}
 	lap("retries run")
-	waitBackfilled(t, db, 2*time.Minute)
+	waitAllBackfilled(t, db, 2*time.Minute, len(bs))
 	waitDrained(t, db, 2*time.Minute)
 	lap("drained")
 
 	// One reconciliation, by a mirror of its own (a replica would run it
 	// on its interval).
-	reconciler := openMirror(t, testConfig(sdkClient(srv), schema))
+	var reconciler *pgmirror.Mirror
+	if multi {
+		c, err := newClientAt(apiURL, bs[0].srv.FullKey)
+		require.NoError(t, err)
+		cfg := testConfig(c, schema)
+		cfg.Keys = mustKeyring(t, keyring)
+		reconciler = openMirror(t, cfg)
+	} else {
+		reconciler = openMirror(t, testConfig(sdkClient(bs[0].srv), schema))
+	}
 	corrected, err := reconciler.Reconcile(context.Background())
 	require.NoError(t, err)
 	waitDrained(t, db, 2*time.Minute)
 	lap("reconciled")
 
-	records := requireMirrorEqual(t, srv, schema)
+	// Every business equals its service, and no row is under a business
+	// that is not one of them.
+	records := 0
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.name
+		diffs, n := compareScope(t, scope{URL: b.srv.URL, Key: b.srv.FullKey, Business: b.name}, db)
+		if len(diffs) > 20 {
+			diffs = append(diffs[:20], fmt.Sprintf("... and %d more", len(diffs)-20))
+		}
+		require.Empty(t, diffs, "business %s differs from its service", b.name)
+		records += n
+	}
+	for _, table := range mirrorTables {
+		assert.Zero(t, count(t, db, `SELECT count(*) FROM `+table+` WHERE business <> ALL($1)`, names), "rows of %s under no business of the proof", table)
+	}
 	lap("compared")
-	// The change feed, replayed from empty, rebuilds the tables: no change
-	// missing, none duplicated, whatever the faults.
+	// The change feed, replayed from empty, rebuilds each business's
+	// tables: no change missing, none duplicated, none under another
+	// business, whatever the faults.
 	causes := requireFeedReplays(t, reconciler, db)
 	lap("feed replayed")
 	for _, r := range replicas {
@@ -167,14 +305,18 @@ func (p proof) run(t *testing.T) {
 		}
 	}
 	if p.kill {
-		after := listPages(srv.Requests()[requestsBeforeKill:], "/invoices")
+		after := listPages(first.srv.Requests()[requestsBeforeKill:], "/invoices")
 		require.NotEmpty(t, after)
 		assert.Equal(t, 11, after[0], "another replica goes on from the killed one's checkpoint")
 	}
-	t.Logf("%d records compared equal after %d mutations (%s) in %v", records, mut.count.Load(), mut.summary(),
-		time.Since(began).Round(time.Millisecond))
+	var summaries []string
+	for _, b := range bs {
+		summaries = append(summaries, b.name+": "+b.mut.summary())
+	}
+	t.Logf("%d records of %d business(es) compared equal after %d mutations (%s) in %v", records, len(bs), mutations(),
+		strings.Join(summaries, "; "), time.Since(began).Round(time.Millisecond))
 	t.Logf("deliveries: %d, retried %d, failed for good %d, attempts refused by a replica %d; network: %d attempts, %d lost, %d replies lost, %d duplicated, %d never delivered, %d to a dead replica",
-		len(deliveries), retried, failed, refused, net.attempts.Load(), net.lost.Load(), net.lostReplies.Load(), net.duplicated.Load(),
+		deliveries, retried, failed, refused, net.attempts.Load(), net.lost.Load(), net.lostReplies.Load(), net.duplicated.Load(),
 		net.neverDelivered.Load(), net.unreachable.Load())
 	t.Logf("the reconciliation corrected %v", corrected)
 	t.Logf("the change feed replayed to the tables: changes by cause %v", causes)
@@ -194,25 +336,60 @@ func (p proof) run(t *testing.T) {
 	}
 }
 
+// mustKeyring parses the text form of a Keyring.
+func mustKeyring(t testing.TB, text string) *pgmirror.Keyring {
+	t.Helper()
+	k, err := pgmirror.ParseKeyring(text)
+	require.NoError(t, err)
+	return k
+}
+
+// newKeyRouter serves the services of keys (API key → an
+// invoicingtest.Server's URL) at one base URL, each request going to the
+// service of its key, as the real service scopes a request to the business
+// owning its key; it returns the server's URL (without the API's path).
+func newKeyRouter(t testing.TB, keys map[string]string) string {
+	t.Helper()
+	proxies := map[string]*httputil.ReverseProxy{}
+	for key, target := range keys {
+		u, err := url.Parse(target)
+		require.NoError(t, err)
+		proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+		proxy.ErrorLog = log.New(io.Discard, "", 0)
+		proxies["Bearer "+key] = proxy
+	}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxy, ok := proxies[r.Header.Get("Authorization")]
+		if !ok {
+			http.Error(w, `{"detail":"Invalid or missing API key"}`, http.StatusUnauthorized)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
 // waitMidBackfill waits until a replica has written two batches of the
-// invoices (the checkpoint says page 11) and is held by the gate in the
-// middle of its walk, and returns the application_name of the replica
-// holding the invoices' backfill lock.
-func waitMidBackfill(t *testing.T, db *pgxpool.Pool, schema string) string {
+// invoices of business (the checkpoint says page 11) and is held by the
+// gate in the middle of its walk, and returns the application_name of the
+// replica holding the invoices' backfill lock.
+func waitMidBackfill(t *testing.T, db *pgxpool.Pool, schema, business string) string {
 	t.Helper()
 	var holder string
 	waitUntil(t, 2*time.Minute, func() (bool, string) {
 		var next int
-		err := db.QueryRow(context.Background(), `SELECT next_page FROM mirror_backfill WHERE resource = 'invoices'`).Scan(&next)
+		err := db.QueryRow(context.Background(), `SELECT next_page FROM mirror_backfill WHERE business = $1 AND resource = 'invoices'`,
+			business).Scan(&next)
 		if err != nil || next < 11 {
 			return false, "two batches of invoices written"
 		}
 		err = db.QueryRow(context.Background(), `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 			WHERE l.locktype = 'advisory' AND l.granted AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
-			"pgmirror:"+schema+":backfill:invoices").Scan(&holder)
+			"pgmirror:"+schema+":backfill:"+business+":invoices").Scan(&holder)
 		return err == nil, "the invoices' backfill lock held"
 	})
-	require.Equal(t, 11, count(t, db, `SELECT next_page FROM mirror_backfill WHERE resource = 'invoices'`))
+	require.Equal(t, 11, count(t, db, `SELECT next_page FROM mirror_backfill WHERE business = $1 AND resource = 'invoices'`, business))
 	return holder
 }
 
@@ -226,4 +403,19 @@ func TestProofWithThreeProcessesOneKilled(t *testing.T) {
 
 func TestProofWithPostgresRestarted(t *testing.T) {
 	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 2, processes: true, restartPostgres: true, seed: 20}.run(t)
+}
+
+// The proofs with five businesses in one mirror: every business equal to
+// its own service, no row of one under another, each one's change feed
+// complete.
+func TestProofOfFiveBusinessesInOneProcess(t *testing.T) {
+	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 1, businesses: 5, seed: 25}.run(t)
+}
+
+func TestProofOfFiveBusinessesWithThreeProcessesOneKilled(t *testing.T) {
+	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 3, processes: true, kill: true, businesses: 5, seed: 26}.run(t)
+}
+
+func TestProofOfFiveBusinessesWithPostgresRestarted(t *testing.T) {
+	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 2, processes: true, restartPostgres: true, businesses: 5, seed: 27}.run(t)
 }

@@ -17,18 +17,19 @@ import (
 // resource until the next run.
 const maxReconcileFailures = 5
 
-// Reconcile re-lists every resource now and writes what differs with the
-// never-older rule, correcting the changes that raise no event (an invoice
-// becoming overdue or voided, a quote declined or expired, a bill's states,
-// a bank balance) and any event lost for good. It waits while another
-// replica reconciles (an advisory lock makes them take turns), then returns
-// the number of rows it inserted, corrected or marked deleted per resource
-// (see markDeleted). Each resource's count is also logged and given to
-// Config.OnReconciled. A resource whose walk keeps failing is skipped,
-// logged, and reported in the error; the others are still reconciled,
-// except when the database is lost or the service stays away (see
-// reconcileResource): the reconciliation then ends with that error. When
-// the service no longer lists most of a table's records (a different
+// Reconcile re-lists every resource of every business now and writes what
+// differs with the never-older rule, correcting the changes that raise no
+// event (an invoice becoming overdue or voided, a quote declined or
+// expired, a bill's states, a bank balance) and any event lost for good.
+// For each business it waits while another replica reconciles it (an
+// advisory lock makes them take turns), then returns the number of rows it
+// inserted, corrected or marked deleted per resource, summed over the
+// businesses (see markDeleted). Each resource's count is also logged and
+// given to Config.OnReconciled. A resource whose walk keeps failing is
+// skipped, logged, and reported in the error; the others are still
+// reconciled, except when the database is lost or the service stays away
+// (see reconcileResource): the reconciliation then ends with that error.
+// When the service no longer lists most of a table's records (a different
 // business behind the API key?), that resource is neither written nor
 // marked, and the error wraps ErrMassDeletion, unless
 // Config.AllowMassDeletion.
@@ -36,7 +37,27 @@ const maxReconcileFailures = 5
 // A change that raises no event is corrected by the first reconciliation
 // that starts after it.
 func (m *Mirror) Reconcile(ctx context.Context) (map[string]int, error) {
-	unlock, err := m.lock(ctx, "reconcile")
+	total := map[string]int{}
+	var errs []error
+	for _, t := range m.tenantList() {
+		corrected, err := t.reconcileNow(ctx)
+		for res, n := range corrected {
+			total[res] += n
+		}
+		if err != nil {
+			if len(m.tenantList()) > 1 {
+				err = fmt.Errorf("business %s: %w", t.name, err)
+			}
+			errs = append(errs, err)
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// reconcileNow reconciles the business, after any reconciliation of it
+// another replica is making.
+func (m *tenant) reconcileNow(ctx context.Context) (map[string]int, error) {
+	unlock, err := m.lock(ctx, "reconcile:"+m.name)
 	if err != nil {
 		return nil, err
 	}
@@ -44,63 +65,15 @@ func (m *Mirror) Reconcile(ctx context.Context) (map[string]int, error) {
 	return m.reconcile(ctx)
 }
 
-// RunReconciler reconciles every ReconcileInterval until ctx ends. Every
-// replica may run it: the interval is counted from the end of the last
-// reconciliation by any of them (recorded in mirror_reconcile), one runs at
-// a time (an advisory lock), and none runs before the backfill is complete.
-// It looks whether one is due every tenth of the interval (at least every
-// 100 ms, at most every minute). While the database or the service is away
-// it waits longer after each failure (a second, doubling, at most about 30
-// seconds), and the dependency logs one line when it goes and one when it is
-// back, not one per failure; the reconciliation it cut short is due again
-// at once. Another failed reconciliation is logged, and the next one is due
-// an interval later, except one that found most of a table's records gone
-// (ErrMassDeletion): RunReconciler then logs and returns its error, for the
-// mirror to stop until the operator looks. It returns nil when ctx ends.
-func (m *Mirror) RunReconciler(ctx context.Context) error {
-	check := min(max(m.cfg.ReconcileInterval/10, 100*time.Millisecond), time.Minute)
-	away, failures := m.db, 0 // the dependency the last look failed on, and how often in a row
-	for {
-		wait := jitter(check)
-		if failures > 0 {
-			wait = retryWait(failures)
-		}
-		if !away.sleep(ctx, wait) {
-			return nil
-		}
-		err := m.reconcileIfDue(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if dep := m.dependencyOf(err); dep != nil {
-			away, failures = dep, failures+1
-			dep.failed(ctx, err)
-			continue
-		}
-		away, failures = m.db, 0
-		if err == nil {
-			continue
-		}
-		m.log.ErrorContext(ctx, "pgmirror: reconciliation", "error", err.Error())
-		if errors.Is(err, ErrMassDeletion) {
-			return err
-		}
-	}
-}
-
-// reconcileIfDue reconciles when the interval has passed since the last
-// reconciliation, the backfill is complete and no other replica is
-// reconciling.
-func (m *Mirror) reconcileIfDue(ctx context.Context) error {
+// reconcileIfDue reconciles the business when the interval has passed
+// since its last reconciliation, its backfill is complete and no other
+// replica is reconciling it.
+func (m *tenant) reconcileIfDue(ctx context.Context) error {
 	due, err := m.reconcileDue(ctx)
-	if err != nil {
+	if err != nil || !due {
 		return err
 	}
-	m.db.ok(ctx) // said before the reconciliation's own lines
-	if !due {
-		return nil
-	}
-	unlock, ok, err := m.tryLock(ctx, "reconcile")
+	unlock, ok, err := m.tryLock(ctx, "reconcile:"+m.name)
 	if err != nil || !ok {
 		return err
 	}
@@ -112,13 +85,13 @@ func (m *Mirror) reconcileIfDue(ctx context.Context) error {
 	return err
 }
 
-// reconcileDue reports whether the backfill is complete and the interval has
-// passed since the last reconciliation ended.
-func (m *Mirror) reconcileDue(ctx context.Context) (bool, error) {
+// reconcileDue reports whether the business's backfill is complete and
+// the interval has passed since its last reconciliation ended.
+func (m *tenant) reconcileDue(ctx context.Context) (bool, error) {
 	var due bool
-	err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL) = $2
-		AND (last_finished_at IS NULL OR last_finished_at <= now() - $1::interval)
-		FROM mirror_reconcile`, m.cfg.ReconcileInterval, len(allResources)).Scan(&due)
+	err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM mirror_backfill WHERE business = $3 AND completed_at IS NOT NULL) = $2
+		AND coalesce((SELECT last_finished_at <= now() - $1::interval FROM mirror_reconcile WHERE business = $3), false)`,
+		m.cfg.ReconcileInterval, len(allResources), m.name).Scan(&due)
 	if err != nil {
 		return false, fmt.Errorf("reading the reconciler's state: %w", err)
 	}
@@ -126,8 +99,9 @@ func (m *Mirror) reconcileDue(ctx context.Context) (bool, error) {
 }
 
 // reconcile re-lists every resource; the caller holds the lock.
-func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
-	if _, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_started_at = now()`); err != nil {
+func (m *tenant) reconcile(ctx context.Context) (map[string]int, error) {
+	if _, err := m.pool.Exec(ctx, `INSERT INTO mirror_reconcile (business, last_started_at) VALUES ($1, now())
+		ON CONFLICT (business) DO UPDATE SET last_started_at = now()`, m.name); err != nil {
 		return nil, fmt.Errorf("pgmirror: starting a reconciliation: %w", err)
 	}
 	start := time.Now()
@@ -158,14 +132,19 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 		}
 	}
 	report, _ := json.Marshal(corrected)
-	if _, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_finished_at = now(), last_corrected = $1`, report); err != nil {
+	if _, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_finished_at = now(), last_corrected = $1 WHERE business = $2`,
+		report, m.name); err != nil {
 		errs = append(errs, err)
 	}
-	if err := m.pruneInbox(ctx); err != nil {
-		errs = append(errs, err)
-	}
-	if err := m.pruneChanges(ctx); err != nil {
-		errs = append(errs, err)
+	// Retention is the schema's, not the business's: once a minute at most
+	// on this replica, however many businesses it reconciles.
+	if last := m.pruned.Load(); time.Since(time.Unix(0, last)) >= time.Minute && m.pruned.CompareAndSwap(last, time.Now().UnixNano()) {
+		if err := m.pruneInbox(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if err := m.pruneChanges(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	m.log.InfoContext(ctx, "pgmirror: reconciliation done", "took", time.Since(start).Round(time.Millisecond).String())
 	if err := errors.Join(errs...); err != nil {
@@ -181,7 +160,7 @@ func (m *Mirror) reconcile(ctx context.Context) (map[string]int, error) {
 // (the caller waits for it), and the service's failures are reported to
 // the API's dependency rather than logged. Once the walk is complete, the rows
 // it did not list are marked deleted (see markDeleted).
-func (m *Mirror) reconcileResource(ctx context.Context, res *resource) (listed, corrected int, err error) {
+func (m *tenant) reconcileResource(ctx context.Context, res *resource) (listed, corrected int, err error) {
 	start, err := m.nextSeq(ctx)
 	if err != nil {
 		return 0, 0, err
@@ -205,18 +184,21 @@ func (m *Mirror) reconcileResource(ctx context.Context, res *resource) (listed, 
 			return err
 		})
 		if err == nil {
-			m.api.ok(ctx)
+			m.answered(ctx)
 			n, err := m.markDeleted(ctx, res, seen, start)
 			return listed, corrected + n, err
 		}
 		dep := m.dependencyOf(err)
-		if ctx.Err() != nil || permanent(err) || errors.Is(err, ErrMassDeletion) || dep == m.db {
+		if ctx.Err() != nil || permanent(err) || paused(err) || errors.Is(err, ErrMassDeletion) || dep == m.db {
 			return listed, corrected, err
 		}
 		if failures++; failures >= maxReconcileFailures {
 			return listed, corrected, err
 		}
 		if dep == m.api {
+			if !m.static {
+				return listed, corrected, err // the business is paused; the others go on (see runWalk)
+			}
 			m.api.failed(ctx, err)
 			if !m.api.sleep(ctx, apiWait(failures, err)) {
 				return listed, corrected, ctx.Err()

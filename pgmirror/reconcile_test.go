@@ -82,7 +82,7 @@ func TestReconcileCorrectsChangesThatRaiseNoEvent(t *testing.T) {
 	}
 	assert.Equal(t, want, corrected)
 	assert.Equal(t, want, hooked)
-	assert.Contains(t, logs.String(), `msg="pgmirror: reconciled" resource=quotes listed=2 corrected=2`)
+	assert.Contains(t, logs.String(), `msg="pgmirror: reconciled" business=default resource=quotes listed=2 corrected=2`)
 	requireMirrorEqual(t, srv, schema)
 	assert.Equal(t, 2, count(t, db, `SELECT count(*) FROM invoicing_webhook_inbox WHERE delivery_id IN ('recent', 'parked')`),
 		"processed deliveries past the week's retention are deleted; recent and parked ones are kept")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go/pgmirror"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -53,6 +55,26 @@ func startInProcess(t testing.TB, baseURL, key, schema, secret string) *inProces
 	return r
 }
 
+// startInProcessBusinesses starts a replica in the test's process serving
+// the businesses of the database (sealed with keys), its webhook endpoints
+// at its webhookURL()+"/NAME".
+func startInProcessBusinesses(t testing.TB, baseURL, schema string, keys *pgmirror.Keyring) *inProcess {
+	t.Helper()
+	c, err := newClientAt(baseURL, "unused-each-business-has-its-key")
+	require.NoError(t, err)
+	cfg := testConfig(c, schema)
+	cfg.Keys = keys
+	m := openMirror(t, cfg)
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/{business}", m.BusinessHandler())
+	r := &inProcess{done: make(chan error, 1), server: httptest.NewServer(mux)}
+	r.url = r.server.URL + "/webhooks"
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() { r.done <- m.Run(ctx) }()
+	return r
+}
+
 func (r *inProcess) webhookURL() string { return r.url }
 
 func (r *inProcess) stop(t testing.TB) {
@@ -76,11 +98,16 @@ var listening = regexp.MustCompile(`webhook endpoint listening" addr=(\S+) path=
 // (also its connections' application_name) and waits until it listens.
 func startProcess(t testing.TB, name, baseURL, key, schema, secret string) *process {
 	t.Helper()
+	return startProcessWith(t, name, schema, "INVOICING_BASE_URL="+baseURL, "INVOICING_API_KEY="+key, "INVOICING_WEBHOOK_SECRET="+secret)
+}
+
+// startProcessWith starts a replica named name, mirroring into schema, with
+// env added to the test's environment.
+func startProcessWith(t testing.TB, name, schema string, env ...string) *process {
+	t.Helper()
 	cmd := exec.Command(mirrorBinary(t), "--listen", "127.0.0.1:0", "--schema", schema, "--coalesce", "20ms",
-		"--fetch-lease", "3s", "--reconcile-interval", "1h", "--log-level", "info")
-	cmd.Env = append(os.Environ(),
-		"INVOICING_BASE_URL="+baseURL, "INVOICING_API_KEY="+key, "INVOICING_WEBHOOK_SECRET="+secret,
-		"DATABASE_URL="+server.URL+"&application_name="+name)
+		"--fetch-lease", "3s", "--reconcile-interval", "1h", "--log-level", "info", "--budget", "10000")
+	cmd.Env = append(append(os.Environ(), env...), "DATABASE_URL="+server.URL+"&application_name="+name)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

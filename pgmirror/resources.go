@@ -21,10 +21,10 @@ type resource struct {
 	// list walks the records from page start (pages of pageSize).
 	list func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error]
 	// total returns the number of records the service counts now.
-	total func(ctx context.Context, c *invoicing.Client) (int, error)
+	total func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error)
 	// get fetches one record; nil when the service has no endpoint for it
 	// (bank accounts).
-	get func(ctx context.Context, c *invoicing.Client, id string) (row, error)
+	get func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error)
 }
 
 // Resource names, as the tables are named. Metrics and logs use them.
@@ -120,11 +120,11 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Clients.List(ctx, &invoicing.ContactListParams{ListParams: paging(start)}, opts...), contactRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.Clients.ListPage(ctx, &invoicing.ContactListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.Clients.ListPage(ctx, &invoicing.ContactListParams{ListParams: firstPage}, opts...))
 		},
-		get: func(ctx context.Context, c *invoicing.Client, id string) (row, error) {
-			rec, err := c.Clients.Get(ctx, id)
+		get: func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error) {
+			rec, err := c.Clients.Get(ctx, id, opts...)
 			return one(rec, err, contactRow)
 		},
 	},
@@ -134,11 +134,11 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Suppliers.List(ctx, &invoicing.ContactListParams{ListParams: paging(start)}, opts...), contactRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.Suppliers.ListPage(ctx, &invoicing.ContactListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.Suppliers.ListPage(ctx, &invoicing.ContactListParams{ListParams: firstPage}, opts...))
 		},
-		get: func(ctx context.Context, c *invoicing.Client, id string) (row, error) {
-			rec, err := c.Suppliers.Get(ctx, id)
+		get: func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error) {
+			rec, err := c.Suppliers.Get(ctx, id, opts...)
 			return one(rec, err, contactRow)
 		},
 	},
@@ -148,11 +148,11 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Accounts.List(ctx, &invoicing.AccountListParams{ListParams: paging(start)}, opts...), accountRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.Accounts.ListPage(ctx, &invoicing.AccountListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.Accounts.ListPage(ctx, &invoicing.AccountListParams{ListParams: firstPage}, opts...))
 		},
-		get: func(ctx context.Context, c *invoicing.Client, id string) (row, error) {
-			rec, err := c.Accounts.Get(ctx, id)
+		get: func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error) {
+			rec, err := c.Accounts.Get(ctx, id, opts...)
 			return one(rec, err, accountRow)
 		},
 	},
@@ -162,11 +162,11 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.TaxCodes.List(ctx, &invoicing.TaxCodeListParams{ListParams: paging(start)}, opts...), taxCodeRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.TaxCodes.ListPage(ctx, &invoicing.TaxCodeListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.TaxCodes.ListPage(ctx, &invoicing.TaxCodeListParams{ListParams: firstPage}, opts...))
 		},
-		get: func(ctx context.Context, c *invoicing.Client, id string) (row, error) {
-			rec, err := c.TaxCodes.Get(ctx, id)
+		get: func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error) {
+			rec, err := c.TaxCodes.Get(ctx, id, opts...)
 			return one(rec, err, taxCodeRow)
 		},
 	},
@@ -176,11 +176,11 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Items.List(ctx, &invoicing.ItemListParams{ListParams: paging(start)}, opts...), itemRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.Items.ListPage(ctx, &invoicing.ItemListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.Items.ListPage(ctx, &invoicing.ItemListParams{ListParams: firstPage}, opts...))
 		},
-		get: func(ctx context.Context, c *invoicing.Client, id string) (row, error) {
-			rec, err := c.Items.Get(ctx, id)
+		get: func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error) {
+			rec, err := c.Items.Get(ctx, id, opts...)
 			return one(rec, err, itemRow)
 		},
 	},
@@ -190,8 +190,8 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.BankAccounts.List(ctx, &invoicing.BankAccountListParams{ListParams: paging(start)}, opts...), bankAccountRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.BankAccounts.ListPage(ctx, &invoicing.BankAccountListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.BankAccounts.ListPage(ctx, &invoicing.BankAccountListParams{ListParams: firstPage}, opts...))
 		},
 	},
 	{
@@ -200,11 +200,11 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.BankTransactions.List(ctx, &invoicing.BankTransactionListParams{ListParams: paging(start)}, opts...), bankTransactionRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.BankTransactions.ListPage(ctx, &invoicing.BankTransactionListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.BankTransactions.ListPage(ctx, &invoicing.BankTransactionListParams{ListParams: firstPage}, opts...))
 		},
-		get: func(ctx context.Context, c *invoicing.Client, id string) (row, error) {
-			rec, err := c.BankTransactions.Get(ctx, id)
+		get: func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error) {
+			rec, err := c.BankTransactions.Get(ctx, id, opts...)
 			return one(rec, err, bankTransactionRow)
 		},
 	},
@@ -215,11 +215,11 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Bills.List(ctx, &invoicing.BillListParams{ListParams: paging(start)}, opts...), billRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.Bills.ListPage(ctx, &invoicing.BillListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.Bills.ListPage(ctx, &invoicing.BillListParams{ListParams: firstPage}, opts...))
 		},
-		get: func(ctx context.Context, c *invoicing.Client, id string) (row, error) {
-			rec, err := c.Bills.Get(ctx, id)
+		get: func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error) {
+			rec, err := c.Bills.Get(ctx, id, opts...)
 			return one(rec, err, billRow)
 		},
 	},
@@ -230,11 +230,11 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Quotes.List(ctx, &invoicing.QuoteListParams{ListParams: paging(start)}, opts...), quoteRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.Quotes.ListPage(ctx, &invoicing.QuoteListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.Quotes.ListPage(ctx, &invoicing.QuoteListParams{ListParams: firstPage}, opts...))
 		},
-		get: func(ctx context.Context, c *invoicing.Client, id string) (row, error) {
-			rec, err := c.Quotes.Get(ctx, id)
+		get: func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error) {
+			rec, err := c.Quotes.Get(ctx, id, opts...)
 			return one(rec, err, quoteRow)
 		},
 	},
@@ -245,11 +245,11 @@ var allResources = []*resource{
 		list: func(ctx context.Context, c *invoicing.Client, start int, opts ...invoicing.ListOption) iter.Seq2[row, error] {
 			return rows(c.Invoices.List(ctx, &invoicing.InvoiceListParams{ListParams: paging(start)}, opts...), invoiceRow)
 		},
-		total: func(ctx context.Context, c *invoicing.Client) (int, error) {
-			return totalOf(c.Invoices.ListPage(ctx, &invoicing.InvoiceListParams{ListParams: firstPage}))
+		total: func(ctx context.Context, c *invoicing.Client, opts ...invoicing.RequestOption) (int, error) {
+			return totalOf(c.Invoices.ListPage(ctx, &invoicing.InvoiceListParams{ListParams: firstPage}, opts...))
 		},
-		get: func(ctx context.Context, c *invoicing.Client, id string) (row, error) {
-			rec, err := c.Invoices.Get(ctx, id)
+		get: func(ctx context.Context, c *invoicing.Client, id string, opts ...invoicing.RequestOption) (row, error) {
+			rec, err := c.Invoices.Get(ctx, id, opts...)
 			return one(rec, err, invoiceRow)
 		},
 	},

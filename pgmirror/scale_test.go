@@ -45,6 +45,7 @@ const (
 	scaleLagBusinesses  = 100
 	scaleEventRate      = 200 // invoices created a second, over the lag businesses
 	scaleLoadFor        = 30 * time.Second
+	scaleStall          = 2 * time.Minute // no progress of the backfill for this long fails the test
 )
 
 // TestScaleManyBusinesses measures what issue 25 asks at scale, and checks
@@ -67,13 +68,13 @@ const (
 //
 // It runs only with PGMIRROR_SCALE=1 and without -short. For a trial run,
 // PGMIRROR_SCALE_BUSINESSES and PGMIRROR_SCALE_WALKERS change the number
-// of businesses (1,000) and each process's --walkers (16).
+// of businesses (1,000) and each process's --walkers (8).
 func TestScaleManyBusinesses(t *testing.T) {
 	if testing.Short() || os.Getenv("PGMIRROR_SCALE") != "1" {
 		t.Skip("set PGMIRROR_SCALE=1 (and no -short) to mirror 1,000 businesses on three invoicing-mirror processes")
 	}
 	n := scaleSetting(t, "PGMIRROR_SCALE_BUSINESSES", 1000)
-	walkers := scaleSetting(t, "PGMIRROR_SCALE_WALKERS", 16)
+	walkers := scaleSetting(t, "PGMIRROR_SCALE_WALKERS", 8)
 	ctx := context.Background()
 	var figures scaleFigures
 	defer func() { t.Logf("figures of TestScaleManyBusinesses:\n%s", figures.String()) }()
@@ -358,11 +359,20 @@ func scaleSampleConnections(t *testing.T, db *pgxpool.Pool, replicas []*scaleRep
 
 // scaleWaitBackfilled waits until n businesses are backfilled in db's schema,
 // logging the progress every 30 s, and returns when each business's
-// backfill completed.
+// backfill completed. It fails after timeout, or sooner when no resource's
+// backfill completed for scaleStall.
 func scaleWaitBackfilled(t *testing.T, db *pgxpool.Pool, n int, timeout time.Duration) map[string]time.Time {
 	t.Helper()
 	start, logged := time.Now(), time.Now()
+	resources, progressed := -1, time.Now()
 	for {
+		if now := count(t, db, `SELECT count(completed_at) FROM mirror_backfill`); now != resources {
+			resources, progressed = now, time.Now()
+		} else if time.Since(progressed) > scaleStall {
+			t.Fatalf("no backfill of a resource completed for %v (%d resources of %d businesses complete); %d advisory locks held, %d connections of the replicas idle",
+				scaleStall, resources, n, count(t, db, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'`),
+				count(t, db, `SELECT count(*) FROM pg_stat_activity WHERE state = 'idle' AND application_name <> ''`))
+		}
 		rows, err := db.Query(context.Background(), `SELECT business, max(completed_at) FROM mirror_backfill
 			GROUP BY business HAVING count(completed_at) = $1`, len(pgmirror.Resources()))
 		require.NoError(t, err)

@@ -54,6 +54,36 @@ type Status struct {
 	// (from the delivery's receipt to the row's commit); 0 when none.
 	Lagged int64
 	LagP99 time.Duration
+	// Businesses are the businesses the mirror holds rows for or serves,
+	// by name. The figures above are their sums (ReconcileFinished: the
+	// oldest of theirs, ReconcileStarted the latest).
+	Businesses []BusinessStatus
+}
+
+// BusinessStatus is the state of one business of a Status.
+type BusinessStatus struct {
+	Name string
+	// Backfilled counts the resources whose backfill is complete (of
+	// len(Resources())).
+	Backfilled int
+	// ReconcileFinished is the end of its last reconciliation (zero when
+	// none finished).
+	ReconcileFinished time.Time
+	// Paused is true from the moment the service refused the business's
+	// key or kept failing its calls until one of its calls succeeds again,
+	// PauseReason why; no replica calls the service for it until
+	// PausedUntil (then one call tries again).
+	Paused      bool
+	PausedUntil time.Time
+	PauseReason string
+	// Removed is true for a business removed from the mirror's businesses
+	// (Businesses.Remove) whose rows are kept.
+	Removed bool
+	// PendingFetches is the number of its records waiting to be fetched.
+	PendingFetches int64
+	// Lagged and LagP99 are its share of Status.Lagged and Status.LagP99.
+	Lagged int64
+	LagP99 time.Duration
 }
 
 // ResourceStatus is the state of one resource of a Status.
@@ -102,7 +132,7 @@ func ReadStatus(ctx context.Context, db *pgxpool.Pool, schema string) (*Status, 
 		if err := checkVersion(ctx, tx, schema); err != nil {
 			return err
 		}
-		for _, read := range []func(context.Context, pgx.Tx) error{s.readResources, s.readReconcile, s.readQueues, s.readLag} {
+		for _, read := range []func(context.Context, pgx.Tx) error{s.readResources, s.readReconcile, s.readQueues, s.readLag, s.readBusinesses} {
 			if err := read(ctx, tx); err != nil {
 				return err
 			}
@@ -164,7 +194,9 @@ func (s *Status) readResources(ctx context.Context, tx pgx.Tx) error {
 		return err
 	}
 
-	rows, err = tx.Query(ctx, `SELECT resource, started_at, completed_at FROM mirror_backfill`)
+	// A resource is backfilled once it is for every business.
+	rows, err = tx.Query(ctx, `SELECT resource, min(started_at),
+		CASE WHEN bool_and(completed_at IS NOT NULL) THEN max(completed_at) END FROM mirror_backfill GROUP BY resource`)
 	if err != nil {
 		return err
 	}
@@ -188,12 +220,17 @@ func (s *Status) readResources(ctx context.Context, tx pgx.Tx) error {
 func (s *Status) readReconcile(ctx context.Context, tx pgx.Tx) error {
 	var started, finished *time.Time
 	var corrected []byte
-	err := tx.QueryRow(ctx, `SELECT now(), last_started_at, last_finished_at, last_corrected,
-		EXISTS (SELECT 1 FROM pg_locks l, (SELECT hashtextextended($1, 0) AS k) AS key
+	// The corrections are summed over the businesses; a reconciliation
+	// runs while a replica holds the advisory lock of a business's.
+	err := tx.QueryRow(ctx, `SELECT now(), max(last_started_at), CASE WHEN bool_and(last_finished_at IS NOT NULL) THEN min(last_finished_at) END,
+		(SELECT jsonb_object_agg(key, total) FROM (SELECT e.key, sum(e.value::int) AS total
+			FROM mirror_reconcile AS r, jsonb_each_text(r.last_corrected) AS e GROUP BY e.key) AS c),
+		EXISTS (SELECT 1 FROM pg_locks l, mirror_reconcile AS r,
+				LATERAL (SELECT hashtextextended($1 || r.business, 0) AS k) AS key
 			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
 			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 			AND l.classid = ((key.k >> 32) & 4294967295)::oid AND l.objid = (key.k & 4294967295)::oid)
-		FROM mirror_reconcile`, lockKeyOf(s.Schema, "reconcile")).
+		FROM mirror_reconcile`, lockKeyOf(s.Schema, "reconcile:")).
 		Scan(&s.At, &started, &finished, &corrected, &s.Reconciling)
 	if err != nil {
 		return err
@@ -263,6 +300,44 @@ func (s *Status) readLag(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
+// readBusinesses reads each business's state: those the mirror holds
+// state for, and those of mirror_businesses.
+func (s *Status) readBusinesses(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `WITH names AS (
+			SELECT business AS name FROM mirror_backfill UNION SELECT name FROM mirror_businesses)
+		SELECT n.name,
+			(SELECT count(*) FROM mirror_backfill AS f WHERE f.business = n.name AND f.completed_at IS NOT NULL),
+			(SELECT last_finished_at FROM mirror_reconcile AS r WHERE r.business = n.name),
+			(SELECT paused_until FROM mirror_budgets AS p WHERE p.business = n.name AND p.pause_reason IS NOT NULL),
+			coalesce((SELECT pause_reason FROM mirror_budgets AS p WHERE p.business = n.name), ''),
+			coalesce((SELECT removed_at IS NOT NULL FROM mirror_businesses AS b WHERE b.name = n.name), false),
+			(SELECT count(*) FROM mirror_pending_fetch AS q WHERE q.business = n.name),
+			(SELECT count(*) FROM mirror_event_lag AS l WHERE l.business = n.name AND l.written_at > now() - $1::interval),
+			(SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_seconds) FROM mirror_event_lag AS l
+				WHERE l.business = n.name AND l.written_at > now() - $1::interval)
+		FROM names AS n ORDER BY n.name`, lagWindow)
+	if err != nil {
+		return err
+	}
+	s.Businesses, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (BusinessStatus, error) {
+		var b BusinessStatus
+		var finished, paused *time.Time
+		var p99 *float64
+		err := r.Scan(&b.Name, &b.Backfilled, &finished, &paused, &b.PauseReason, &b.Removed, &b.PendingFetches, &b.Lagged, &p99)
+		if finished != nil {
+			b.ReconcileFinished = *finished
+		}
+		if paused != nil {
+			b.Paused, b.PausedUntil = true, *paused
+		}
+		if p99 != nil {
+			b.LagP99 = time.Duration(*p99 * float64(time.Second))
+		}
+		return b, err
+	})
+	return err
+}
+
 // resource returns the status of the resource named name, or nil.
 func (s *Status) resource(name string) *ResourceStatus {
 	for i := range s.Resources {
@@ -281,7 +356,9 @@ func (s *Status) resource(name string) *ResourceStatus {
 //     raise no event may be missing;
 //   - the oldest delivery waiting in the inbox, or the oldest record
 //     waiting to be fetched, has waited longer than maxLag;
-//   - the event lag's 99th percentile over the last hour exceeds maxLag.
+//   - the event lag's 99th percentile over the last hour exceeds maxLag;
+//   - a business is paused (the service refuses its key, or keeps failing
+//     its calls).
 //
 // Deliveries parked as failed do not count: the reconciler corrects what
 // their events changed.
@@ -309,6 +386,11 @@ func (s *Status) Problems(maxLag, reconcileInterval time.Duration) []string {
 	if s.InboxOldest > maxLag {
 		out = append(out, fmt.Sprintf("%d webhook deliveries wait in the inbox, the oldest for %v (more than %v)",
 			s.InboxPending, s.InboxOldest.Round(time.Second), maxLag))
+	}
+	for _, b := range s.Businesses {
+		if b.Paused && !b.Removed {
+			out = append(out, fmt.Sprintf("business %s is paused (next try %s): %s", b.Name, b.PausedUntil.UTC().Format(time.RFC3339), b.PauseReason))
+		}
 	}
 	if s.LagP99 > maxLag {
 		out = append(out, fmt.Sprintf("the event lag's 99th percentile over the last hour is %v (more than %v)",

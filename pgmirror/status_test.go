@@ -91,8 +91,8 @@ func TestTheStatusCommandIsAHealthProbe(t *testing.T) {
 	assert.Contains(t, out, "\nhealthy\n")
 
 	db := adminPool(t, schema)
-	_, err := db.Exec(context.Background(), `INSERT INTO mirror_pending_fetch (resource, id, due_at, requested_at)
-		VALUES ('quotes', 'a-quote', now() + interval '1 hour', now() - interval '10 minutes')`)
+	_, err := db.Exec(context.Background(), `INSERT INTO mirror_pending_fetch (business, resource, id, due_at, requested_at)
+		VALUES ('default', 'quotes', 'a-quote', now() + interval '1 hour', now() - interval '10 minutes')`)
 	require.NoError(t, err)
 	_, err = db.Exec(context.Background(), `UPDATE mirror_backfill SET completed_at = NULL WHERE resource = 'bills'`)
 	require.NoError(t, err)

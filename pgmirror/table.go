@@ -110,35 +110,35 @@ const mirrorColumns = "raw, mirror_version, mirror_fetch_seq, mirror_synced_at, 
 // confirmed it without writing (migrations/0004): the last walk of the
 // resource ($resource names the resource's parameter) and a single fetch's
 // confirmation.
-func confirmedSeq(resource string) string {
+func confirmedSeq(resource, business string) string {
 	return `greatest(t.mirror_fetch_seq,
-	(SELECT walk_seq FROM mirror_backfill WHERE resource = ` + resource + `),
-	(SELECT seq FROM mirror_confirmed AS c WHERE c.resource = ` + resource + ` AND c.id = t.id))`
+	(SELECT walk_seq FROM mirror_backfill WHERE business = ` + business + ` AND resource = ` + resource + `),
+	(SELECT seq FROM mirror_confirmed AS c WHERE c.business = ` + business + ` AND c.resource = ` + resource + ` AND c.id = t.id))`
 }
 
 // toWriteSQL reads, writing and locking nothing, what the records given as
 // $1 ids, $2 raw JSON, $3 versions and $4 the fetch sequence number, of the
-// resource $5, would do to their rows: write those without a row (new:
+// resource $5 of business $6, would do to their rows: write those without a row (new:
 // true), and those not older than their row ((version, fetch number)
 // compared as a pair, see confirmedSeq) whose content differs or whose row
 // is marked deleted (new: false); confirm those newer than their row whose
 // content is the same (new: NULL).
 func (t *table) toWriteSQL() string {
 	pair := `(coalesce(u.version, '-infinity'), $4::bigint)`
-	rowPair := `(t.mirror_version, ` + confirmedSeq("$5") + `)`
+	rowPair := `(t.mirror_version, ` + confirmedSeq("$5", "$6") + `)`
 	differs := `(t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)`
 	return `SELECT u.id, CASE WHEN t.id IS NULL THEN true WHEN ` + differs + ` THEN false END
 FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(id, raw, version)
-LEFT JOIN ` + t.name + ` AS t ON t.id = u.id
+LEFT JOIN ` + t.name + ` AS t ON t.business = $6 AND t.id = u.id
 WHERE t.id IS NULL OR (` + differs + ` AND ` + pair + ` >= ` + rowPair + `) OR (NOT ` + differs + ` AND ` + pair + ` > ` + rowPair + `)`
 }
 
 // source is the FROM item unnesting the arrays of recordArgs, and the
-// typed values it selects, in column order.
+// typed values it selects, in column order (business first).
 func (t *table) source() (from string, values []string) {
 	names := []string{"id"}
 	params := []string{"$1::text[]"}
-	values = []string{"u.id"}
+	values = []string{t.businessParam(), "u.id"}
 	for i, c := range t.columns {
 		names = append(names, c.name)
 		params = append(params, fmt.Sprintf("$%d::%s", i+2, c.typ.arrayType()))
@@ -151,9 +151,13 @@ func (t *table) source() (from string, values []string) {
 	return from, values
 }
 
-// columnNames are the columns recordArgs fills, in order.
+// businessParam is the parameter of the business in the statements of a
+// record table, after recordArgs's (see recordArgs).
+func (t *table) businessParam() string { return fmt.Sprintf("$%d::text", len(t.columns)+5) }
+
+// columnNames are the columns recordArgs fills, in order, business first.
 func (t *table) columnNames() []string {
-	names := []string{"id"}
+	names := []string{"business", "id"}
 	for _, c := range t.columns {
 		names = append(names, c.name)
 	}
@@ -169,12 +173,12 @@ func (t *table) insertSQL() string {
 SELECT ` + strings.Join(values, ", ") + `
 FROM ` + from + `
 ORDER BY u.id
-ON CONFLICT (id) DO NOTHING
+ON CONFLICT (business, id) DO NOTHING
 RETURNING id`
 }
 
-// updateSQL writes the records given as arrays (and, after seq, the
-// resource's name) over their rows, when they are not older than the row
+// updateSQL writes the records given as arrays (and, after the business,
+// the resource's name) over their rows, when they are not older than the row
 // ((version, fetch number) compared as a pair, see confirmedSeq) and their
 // content differs or the row is marked deleted (the mark is then cleared). It locks the rows in id order first, and returns for each row
 // written its id, its JSON as it was (text) and whether it was marked
@@ -183,27 +187,28 @@ func (t *table) updateSQL() string {
 	from, values := t.source()
 	names := t.columnNames()
 	var sets []string
-	for i, name := range names[1:] {
-		sets = append(sets, name+" = "+values[i+1])
+	for i, name := range names[2:] { // not the key
+		sets = append(sets, name+" = "+values[i+2])
 	}
 	sets = append(sets, "mirror_deleted_at = NULL")
 	return `UPDATE ` + t.name + ` AS t SET ` + strings.Join(sets, ", ") + `
 FROM ` + from + `,
-     (SELECT id, raw, mirror_deleted_at FROM ` + t.name + ` WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE) AS old
-WHERE t.id = u.id AND old.id = u.id
+     (SELECT id, raw, mirror_deleted_at FROM ` + t.name + ` WHERE business = ` + t.businessParam() + ` AND id = ANY($1::text[])
+      ORDER BY id FOR UPDATE) AS old
+WHERE t.business = ` + t.businessParam() + ` AND t.id = u.id AND old.id = u.id
   AND (coalesce(u.version, '-infinity'), $` + fmt.Sprint(len(t.columns)+4) + `::bigint) >= (t.mirror_version, ` +
-		confirmedSeq(fmt.Sprintf("$%d", len(t.columns)+5)) + `)
+		confirmedSeq(fmt.Sprintf("$%d", len(t.columns)+6), t.businessParam()) + `)
   AND (t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)
 RETURNING t.id, old.raw::text, old.mirror_deleted_at IS NOT NULL`
 }
 
-// deleteLinesSQL deletes the lines of the parents $1.
+// deleteLinesSQL deletes the lines of the parents $1 of business $2.
 func (t *table) deleteLinesSQL() string {
-	return `DELETE FROM ` + t.name + ` WHERE ` + t.parent + ` = ANY($1::text[])`
+	return `DELETE FROM ` + t.name + ` WHERE business = $2 AND ` + t.parent + ` = ANY($1::text[])`
 }
 
 // insertLinesSQL inserts lines given as arrays: $1 the parents' ids, then
-// one array per column.
+// one array per column, then the business.
 func (t *table) insertLinesSQL() string {
 	names := []string{t.parent}
 	params := []string{"$1::text[]"}
@@ -214,7 +219,7 @@ func (t *table) insertLinesSQL() string {
 		selects = append(selects, "u."+c.name+c.typ.cast())
 	}
 	list := strings.Join(names, ", ")
-	return `INSERT INTO ` + t.name + ` (` + list + `)
-SELECT ` + strings.Join(selects, ", ") + `
+	return `INSERT INTO ` + t.name + ` (business, ` + list + `)
+SELECT ` + fmt.Sprintf("$%d::text", len(t.columns)+2) + `, ` + strings.Join(selects, ", ") + `
 FROM unnest(` + strings.Join(params, ", ") + `) AS u(` + list + `)`
 }

@@ -28,7 +28,7 @@ type flushFunc func(ctx context.Context, rows []row, seq int64, resume int) erro
 // then the error is returned; a batch in
 // progress is committed even when ctx ends. Memory is bounded by Prefetch+1
 // pages and one batch.
-func (m *Mirror) walk(ctx context.Context, res *resource, start int, flush flushFunc) (last int, err error) {
+func (m *tenant) walk(ctx context.Context, res *resource, start int, flush flushFunc) (last int, err error) {
 	seq, err := m.nextSeq(ctx)
 	if err != nil {
 		return start, err
@@ -49,7 +49,7 @@ func (m *Mirror) walk(ctx context.Context, res *resource, start int, flush flush
 		batch = batch[:0]
 		return err
 	}
-	for r, err := range res.list(ctx, m.cfg.Client, start, invoicing.WithPrefetch(m.cfg.Prefetch)) {
+	for r, err := range res.list(ctx, m.cfg.Client, start, m.listOpts()...) {
 		if err != nil {
 			return start + max(n-1, 0)/pageSize, errors.Join(fromAPI(err), write())
 		}
@@ -86,11 +86,11 @@ func permanent(err error) bool {
 // stands for every row of res for the never-older rule (it lists them all;
 // see migrations/0004), and the confirmations of single fetches older than
 // it are no longer needed.
-func (m *Mirror) beginWalk(ctx context.Context, res *resource, seq int64) error {
+func (m *tenant) beginWalk(ctx context.Context, res *resource, seq int64) error {
 	_, err := m.pool.Exec(ctx, `WITH walk AS (
-		UPDATE mirror_backfill SET walk_seq = greatest(walk_seq, $2) WHERE resource = $1
+		UPDATE mirror_backfill SET walk_seq = greatest(walk_seq, $2) WHERE business = $3 AND resource = $1
 	)
-	DELETE FROM mirror_confirmed WHERE resource = $1 AND seq < $2`, res.name, seq)
+	DELETE FROM mirror_confirmed WHERE business = $3 AND resource = $1 AND seq < $2`, res.name, seq, m.name)
 	if err != nil {
 		return fmt.Errorf("pgmirror: beginning a walk of %s: %w", res.name, err)
 	}

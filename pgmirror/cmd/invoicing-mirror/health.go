@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,9 +19,16 @@ const readyTimeout = 2 * time.Second
 // GET /healthz answers 200 while the process runs (whatever the database
 // does: restarting the process would not mend it), GET /readyz 200 once the
 // backfill of every resource is complete, 503 before.
+//
+// Without v (the mirror serves the businesses of INVOICING_MIRROR_KEYS),
+// the webhook endpoint is path/{business}, one URL per business.
 func routes(m *pgmirror.Mirror, v *webhooks.Verifier, path string) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(path, m.Handler(v))
+	if v == nil {
+		mux.Handle("POST "+strings.TrimSuffix(path, "/")+"/{business}", m.BusinessHandler())
+	} else {
+		mux.Handle(path, m.Handler(v))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})

@@ -35,7 +35,9 @@ import (
 )
 
 const usage = `Usage: invoicing-mirror [flags]
-       invoicing-mirror status [flags]   (see invoicing-mirror status --help)
+       invoicing-mirror status [flags]       (see invoicing-mirror status --help)
+       invoicing-mirror changes [flags]      (see invoicing-mirror changes --help)
+       invoicing-mirror businesses COMMAND   (see invoicing-mirror businesses --help)
 
 Keeps a PostgreSQL schema equal to the business's data on the Invoicing
 Service: invoices and their lines, quotes and their lines, items, clients,
@@ -60,6 +62,10 @@ Configuration comes from the environment (never printed):
   INVOICING_API_KEY         the API key
   INVOICING_WEBHOOK_SECRET  the webhook endpoint's signing secret (not needed with --once)
   DATABASE_URL              the PostgreSQL database, postgres://user:password@host:port/db
+  INVOICING_MIRROR_KEYS     set to serve many businesses: the keys that seal their API
+                            keys and secrets (see invoicing-mirror businesses --help).
+                            INVOICING_API_KEY and INVOICING_WEBHOOK_SECRET are then not
+                            used, and each business's webhook endpoint is --path/NAME.
 
 Flags:
 `
@@ -70,6 +76,10 @@ const (
 	exitError = 1
 	exitUsage = 2
 )
+
+// noClientKey is the Client's own API key with INVOICING_MIRROR_KEYS: a
+// placeholder, since every call carries its business's key.
+const noClientKey = "unused-each-business-has-its-key"
 
 // defaultOnceTimeout is --timeout's default.
 const defaultOnceTimeout = 10 * time.Minute
@@ -87,6 +97,9 @@ type options struct {
 	listen, path      string
 	metrics           string
 	schema            string
+	business          string
+	budget            float64
+	walkers           int
 	reconcileInterval time.Duration
 	prefetch          int
 	coalesce          time.Duration
@@ -103,6 +116,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "changes" {
 		return changes(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "businesses" {
+		return businesses(ctx, args[1:], getenv, stdout, stderr)
+	}
 	var o options
 	fs := flag.NewFlagSet("invoicing-mirror", flag.ContinueOnError)
 	// Package flag prints nothing itself: a mistake is explained below,
@@ -115,6 +131,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&o.path, "path", "/webhooks", "the webhook endpoint's `PATH`")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at /metrics on `ADDR`, such as 127.0.0.1:9090 (none when empty)")
 	fs.StringVar(&o.schema, "schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
+	fs.StringVar(&o.business, "business", pgmirror.DefaultBusiness, "the `NAME` of the business of INVOICING_API_KEY in the tables "+
+		"(with INVOICING_MIRROR_KEYS: the name the rows of a mirror made before businesses take)")
+	fs.Float64Var(&o.budget, "budget", pgmirror.DefaultBudget, "the business's requests per second to the service, over every replica (without INVOICING_MIRROR_KEYS)")
+	fs.IntVar(&o.walkers, "walkers", pgmirror.DefaultWalkers, "backfill or reconcile up to `N` businesses at once on this replica")
 	fs.DurationVar(&o.reconcileInterval, "reconcile-interval", pgmirror.DefaultReconcileInterval, "re-list everything every `DURATION`")
 	fs.IntVar(&o.prefetch, "prefetch", pgmirror.DefaultPrefetch, "list pages fetched ahead (1 to 64)")
 	fs.DurationVar(&o.coalesce, "coalesce", pgmirror.DefaultCoalesceWindow, "wait `DURATION` after an event before fetching its record, so a burst is one fetch")
@@ -135,9 +155,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "invoicing-mirror: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	env := []string{invoicing.EnvBaseURL, invoicing.EnvAPIKey, "DATABASE_URL"}
-	if !o.once {
-		env = append(env, "INVOICING_WEBHOOK_SECRET")
+	env := []string{invoicing.EnvBaseURL, "DATABASE_URL"}
+	if getenv(pgmirror.EnvKeys) == "" { // one business, that of the API key
+		env = append(env, invoicing.EnvAPIKey)
+		if !o.once {
+			env = append(env, "INVOICING_WEBHOOK_SECRET")
+		}
 	}
 	for _, name := range env {
 		if getenv(name) == "" {
@@ -168,7 +191,16 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 		metrics = pgmirror.NewMetrics()
 		clientOpts = append(clientOpts, invoicing.WithMiddleware(metrics.Middleware))
 	}
-	client, err := invoicing.NewClient(getenv(invoicing.EnvBaseURL), getenv(invoicing.EnvAPIKey), clientOpts...)
+	var keys *pgmirror.Keyring
+	apiKey := getenv(invoicing.EnvAPIKey)
+	if v := getenv(pgmirror.EnvKeys); v != "" {
+		var err error
+		if keys, err = pgmirror.ParseKeyring(v); err != nil {
+			return fmt.Errorf("%s: %w", pgmirror.EnvKeys, err)
+		}
+		apiKey = noClientKey // every call carries its business's key
+	}
+	client, err := invoicing.NewClient(getenv(invoicing.EnvBaseURL), apiKey, clientOpts...)
 	if err != nil {
 		return err
 	}
@@ -178,7 +210,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	}
 	progress := newProgress(stderr)
 	m, err := pgmirror.New(ctx, pc, pgmirror.Config{
-		Client: client, Schema: o.schema, Logger: log, Metrics: metrics,
+		Client: client, Schema: o.schema, Logger: log, Metrics: metrics, Keys: keys, Business: o.business, Budget: o.budget, Walkers: o.walkers,
 		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
 		AllowMassDeletion: o.allowMassDeletion, OnProgress: progress.update,
 		OnReconciled: func(resource string, corrected int) {
@@ -191,7 +223,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 		return err
 	}
 	defer m.Close()
-	log.Info("invoicing-mirror: starting", "database", describe(pc), "schema", o.schema, "once", o.once)
+	log.Info("invoicing-mirror: starting", "database", describe(pc), "schema", o.schema, "once", o.once, "businesses", keys != nil)
 	if metrics != nil {
 		stop, err := serveMetrics(o.metrics, log, metrics, m.InboxMetrics())
 		if err != nil {
@@ -200,7 +232,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 		defer stop()
 	}
 	if o.once {
-		return once(ctx, m, o.timeout, progress, log)
+		return once(ctx, m, keys != nil, o.timeout, progress, log)
 	}
 	return serve(ctx, m, o, getenv, log)
 }
@@ -208,9 +240,12 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 // serve serves the webhook endpoint and the health checks, and runs the
 // mirror, until ctx ends or either fails.
 func serve(ctx context.Context, m *pgmirror.Mirror, o options, getenv func(string) string, log *slog.Logger) error {
-	verifier, err := webhooks.NewVerifier(getenv("INVOICING_WEBHOOK_SECRET"))
-	if err != nil {
-		return fmt.Errorf("INVOICING_WEBHOOK_SECRET: %w", err)
+	var verifier *webhooks.Verifier // nil: the businesses' own, at path/{business}
+	if getenv(pgmirror.EnvKeys) == "" {
+		var err error
+		if verifier, err = webhooks.NewVerifier(getenv("INVOICING_WEBHOOK_SECRET")); err != nil {
+			return fmt.Errorf("INVOICING_WEBHOOK_SECRET: %w", err)
+		}
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -219,7 +254,7 @@ func serve(ctx context.Context, m *pgmirror.Mirror, o options, getenv func(strin
 	srv := &http.Server{Handler: routes(m, verifier, o.path), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("invoicing-mirror: webhook endpoint listening", "addr", ln.Addr().String(), "path", o.path)
+	log.Info("invoicing-mirror: webhook endpoint listening", "addr", ln.Addr().String(), "path", o.path, "per_business", verifier == nil)
 
 	ran := make(chan error, 1)
 	go func() { ran <- m.Run(ctx) }() // checks the API, waits for the database, migrates
@@ -256,19 +291,21 @@ func serve(ctx context.Context, m *pgmirror.Mirror, o options, getenv func(strin
 // base URL (before it creates anything), migrates, then backfills what was
 // never backfilled (resuming a stopped backfill) or, when everything was,
 // re-lists everything once; all within timeout.
-func once(ctx context.Context, m *pgmirror.Mirror, timeout time.Duration, progress *progress, log *slog.Logger) error {
+func once(ctx context.Context, m *pgmirror.Mirror, multi bool, timeout time.Duration, progress *progress, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := onceSteps(ctx, m, progress, log)
+	err := onceSteps(ctx, m, multi, progress, log)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("not done within --timeout %v; what was written is kept, and the next run goes on from there", timeout)
 	}
 	return err
 }
 
-func onceSteps(ctx context.Context, m *pgmirror.Mirror, progress *progress, log *slog.Logger) error {
-	if err := m.CheckAPI(ctx); err != nil {
-		return err
+func onceSteps(ctx context.Context, m *pgmirror.Mirror, multi bool, progress *progress, log *slog.Logger) error {
+	if !multi { // with businesses, they are known once migrated
+		if err := m.CheckAPI(ctx); err != nil { // before anything is created
+			return err
+		}
 	}
 	if err := m.Migrate(ctx); err != nil {
 		return err

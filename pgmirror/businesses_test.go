@@ -1,0 +1,226 @@
+package pgmirror_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+// multiMirror is a mirror serving the businesses of the database, with
+// its webhook endpoint served at URL+"/webhooks/{business}".
+type multiMirror struct {
+	*pgmirror.Mirror
+	URL    string
+	Schema string
+	Keys   *pgmirror.Keyring
+	DB     *pgxpool.Pool
+}
+
+// newKeyText returns a new key id, in the text form of EnvKeys.
+func newKeyText(t testing.TB, id string) string {
+	t.Helper()
+	k, err := pgmirror.GenerateKey(id)
+	require.NoError(t, err)
+	return k
+}
+
+// keyring parses the text form of a Keyring.
+func keyring(t testing.TB, items ...string) *pgmirror.Keyring {
+	t.Helper()
+	keys, err := pgmirror.ParseKeyring(strings.Join(items, ","))
+	require.NoError(t, err)
+	return keys
+}
+
+// newMultiMirror opens a mirror of f's businesses (none added yet) in a
+// new schema, sealing with keys, and serves its BusinessHandler.
+func newMultiMirror(t testing.TB, f *fleet, keys *pgmirror.Keyring, edit func(*pgmirror.Config)) *multiMirror {
+	t.Helper()
+	schema := newSchemaName()
+	cfg := testConfig(f.Client(t), schema)
+	cfg.Keys = keys
+	cfg.WebhookOptions = []webhooks.Option{webhooks.WithClock(f.Clock.Now)}
+	if edit != nil {
+		edit(&cfg)
+	}
+	m := openMirror(t, cfg)
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/{business}", m.BusinessHandler())
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	return &multiMirror{Mirror: m, URL: hs.URL, Schema: schema, Keys: keys, DB: adminPool(t, schema)}
+}
+
+// secretOf is the webhook secret of business name: 64 hex characters.
+func secretOf(name string) string {
+	sum := sha256.Sum256([]byte("secret of " + name))
+	return hex.EncodeToString(sum[:])
+}
+
+// add adds the fleet's business b to the mirror, and subscribes b's
+// webhooks to the mirror's URL for it.
+func (mm *multiMirror) add(t testing.TB, b *fleetBusiness, budget float64) {
+	t.Helper()
+	require.NoError(t, mm.Businesses().Add(context.Background(), pgmirror.BusinessConfig{
+		Name: b.Name, APIKey: b.Key, WebhookSecrets: []string{secretOf(b.Name)}, Budget: budget}))
+	b.Subscribe(mm.URL+"/webhooks/"+b.Name, secretOf(b.Name))
+}
+
+// requireBusinessEqual fails t unless the mirror's rows of b equal b's
+// records on the service.
+func requireBusinessEqual(t testing.TB, f *fleet, mm *multiMirror, b *fleetBusiness) int {
+	t.Helper()
+	diffs, n := compareScope(t, scope{URL: f.URL, Key: b.Key, Business: b.Name}, mm.DB)
+	if len(diffs) > 20 {
+		diffs = diffs[:20]
+	}
+	require.Empty(t, diffs, "business %s differs from the service", b.Name)
+	return n
+}
+
+// waitBusinessBackfilled waits until every resource of business is
+// backfilled.
+func waitBusinessBackfilled(t testing.TB, mm *multiMirror, business string, timeout time.Duration) {
+	t.Helper()
+	waitUntil(t, timeout, func() (bool, string) {
+		n := count(t, mm.DB, `SELECT count(*) FROM mirror_backfill WHERE business = $1 AND completed_at IS NOT NULL`, business)
+		return n == len(pgmirror.Resources()), business + "'s backfill"
+	})
+}
+
+// Businesses are data: added, served at their own URL with their own key
+// and secrets, sealed at rest, picked up by a running mirror without a
+// restart, removed (their rows kept, their URL 404), dropped, and their
+// sealing key rotated.
+func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
+	ctx := context.Background()
+	f := newFleet(t, 3, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, 30) }))
+	acme, globex, initech := f.Businesses[0], f.Businesses[1], f.Businesses[2]
+	k1 := newKeyText(t, "k1")
+	keys := keyring(t, k1)
+	mm := newMultiMirror(t, f, keys, nil)
+	mm.add(t, acme, 0)
+	mm.add(t, globex, 0)
+	run(t, mm.Mirror)
+	waitBusinessBackfilled(t, mm, acme.Name, 30*time.Second)
+	waitBusinessBackfilled(t, mm, globex.Name, 30*time.Second)
+	requireBusinessEqual(t, f, mm, acme)
+	requireBusinessEqual(t, f, mm, globex)
+
+	// Sealed at rest: neither the key nor a secret is in the table.
+	for _, secret := range []string{acme.Key, secretOf(acme.Name), globex.Key} {
+		assert.Zero(t, count(t, mm.DB, `SELECT count(*) FROM mirror_businesses
+			WHERE position($1::bytea IN api_key) > 0 OR position($1::bytea IN webhook_secrets) > 0`, []byte(secret)))
+	}
+	list, err := mm.Businesses().List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	assert.Equal(t, "k1", list[0].SealedWith)
+	assert.Equal(t, 1, list[0].Secrets)
+	assert.Equal(t, pgmirror.DefaultBudget, list[0].Budget)
+	assert.NotContains(t, strings.Join([]string{list[0].Name, list[0].PauseReason}, " "), acme.Key)
+
+	// A business added to a running mirror is served without a restart.
+	mm.add(t, initech, 0)
+	waitBusinessBackfilled(t, mm, initech.Name, 30*time.Second)
+	requireBusinessEqual(t, f, mm, initech)
+
+	// Events land under their own business only.
+	inv := createInvoice(t, businessClient(t, f, globex), invoicing.InvoiceStatusDraft, 2)
+	waitUntil(t, 20*time.Second, func() (bool, string) {
+		return count(t, mm.DB, `SELECT count(*) FROM invoice_lines WHERE business = $1 AND invoice_id = $2`, globex.Name, inv.ID) == 2, "the event's invoice"
+	})
+	assert.Equal(t, 2, count(t, mm.DB, `SELECT count(*) FROM invoice_lines WHERE invoice_id = $1`, inv.ID), "under globex only")
+
+	// A delivery signed with acme's secret is refused on globex's URL.
+	body := []byte(`{"event":"test","timestamp":"2026-03-02T09:00:00Z","message":"hello","business_id":"b"}`)
+	assert.Equal(t, http.StatusUnauthorized, postSigned(t, mm.URL+"/webhooks/"+globex.Name, secretOf(acme.Name), body, f.Clock.Now()))
+	assert.Equal(t, http.StatusOK, postSigned(t, mm.URL+"/webhooks/"+globex.Name, secretOf(globex.Name), body, f.Clock.Now()))
+	assert.Equal(t, http.StatusNotFound, postSigned(t, mm.URL+"/webhooks/nobody", secretOf(acme.Name), body, f.Clock.Now()))
+
+	// Removed: not served (its URL 404, its events not fetched), its rows kept.
+	rows := count(t, mm.DB, `SELECT count(*) FROM invoices WHERE business = $1`, globex.Name)
+	require.NoError(t, mm.Businesses().Remove(ctx, globex.Name))
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		return postSigned(t, mm.URL+"/webhooks/"+globex.Name, secretOf(globex.Name), body, f.Clock.Now()) == http.StatusNotFound, "globex's URL answers 404"
+	})
+	createInvoice(t, businessClient(t, f, globex), invoicing.InvoiceStatusDraft, 1)
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, rows, count(t, mm.DB, `SELECT count(*) FROM invoices WHERE business = $1`, globex.Name), "kept, and nothing new")
+	assert.ErrorIs(t, mm.Businesses().Drop(ctx, acme.Name), pgmirror.ErrBusinessNotRemoved)
+	require.NoError(t, mm.Businesses().Drop(ctx, globex.Name))
+	assert.Zero(t, count(t, mm.DB, `SELECT count(*) FROM invoices WHERE business = $1`, globex.Name))
+	assert.Zero(t, count(t, mm.DB, `SELECT count(*) FROM mirror_changes WHERE business = $1`, globex.Name))
+	requireBusinessEqual(t, f, mm, acme)
+	assert.ErrorIs(t, mm.Businesses().Remove(ctx, globex.Name), pgmirror.ErrNoSuchBusiness)
+
+	// Rotation: a new key first, reseal, and a replica holding only the new
+	// key serves every business.
+	k2 := newKeyText(t, "k2")
+	rotated := keyring(t, k2)
+	n, err := pgmirror.NewBusinesses(mm.Pool(), mm.Schema, keyring(t, k2, k1)).Reseal(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	list, err = pgmirror.NewBusinesses(mm.Pool(), mm.Schema, rotated).List(ctx)
+	require.NoError(t, err)
+	for _, b := range list {
+		assert.Equal(t, "k2", b.SealedWith, b.Name)
+		assert.Equal(t, 1, b.Secrets, "opened with the new key alone")
+	}
+
+	// A sealed value copied to another business does not open there.
+	_, err = mm.DB.Exec(ctx, `UPDATE mirror_businesses SET api_key = (SELECT api_key FROM mirror_businesses WHERE name = $1),
+		updated_at = now() WHERE name = $2`, acme.Name, initech.Name)
+	require.NoError(t, err)
+	_, err = mm.DB.Exec(ctx, `SELECT pg_notify($1, '')`, "pgmirror_businesses_"+mm.Schema)
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		return postSigned(t, mm.URL+"/webhooks/"+initech.Name, secretOf(initech.Name), body, f.Clock.Now()) == http.StatusNotFound,
+			"initech not served"
+	})
+}
+
+// businessClient is an SDK client of business b of f.
+func businessClient(t testing.TB, f *fleet, b *fleetBusiness) *invoicing.Client {
+	t.Helper()
+	c, err := newClientAt(f.URL, b.Key)
+	require.NoError(t, err)
+	return c
+}
+
+// postSigned posts body, a test delivery, to url signed with secret at time
+// at, as the service signs a delivery, and returns the status.
+func postSigned(t testing.TB, url, secret string, body []byte, at time.Time) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	ts := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	req.Header.Set("X-Service-Event", "test")
+	req.Header.Set("X-Service-Delivery", fmt.Sprintf("d-%d", time.Now().UnixNano()))
+	req.Header.Set("X-Service-Timestamp", ts)
+	req.Header.Set("X-Service-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
