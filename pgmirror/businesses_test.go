@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,6 +75,23 @@ func secretOf(name string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// replica opens another Mirror on mm's schema (a replica, with its own
+// pools and webhook server), run until the test ends, and returns its
+// webhook base URL.
+func (mm *multiMirror) replica(t testing.TB, f *fleet) string {
+	t.Helper()
+	cfg := testConfig(f.Client(t), mm.Schema)
+	cfg.Keys = mm.Keys
+	cfg.WebhookOptions = []webhooks.Option{webhooks.WithClock(f.Clock.Now)}
+	m := openMirror(t, cfg)
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/{business}", m.BusinessHandler())
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	run(t, m)
+	return hs.URL
+}
+
 // add adds the fleet's business b to the mirror, and subscribes b's
 // webhooks to the mirror's URL for it.
 func (mm *multiMirror) add(t testing.TB, b *fleetBusiness, budget float64) {
@@ -119,6 +137,7 @@ func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
 	mm.add(t, acme, 0)
 	mm.add(t, globex, 0)
 	run(t, mm.Mirror)
+	other := mm.replica(t, f) // a second replica: changes reach it too, without a restart
 	waitBusinessBackfilled(t, mm, acme.Name, 30*time.Second)
 	waitBusinessBackfilled(t, mm, globex.Name, 30*time.Second)
 	requireBusinessEqual(t, f, mm, acme)
@@ -140,6 +159,10 @@ func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
 	// A business added to a running mirror is served without a restart.
 	mm.add(t, initech, 0)
 	waitBusinessBackfilled(t, mm, initech.Name, 30*time.Second)
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		return postSigned(t, other+"/webhooks/"+initech.Name, secretOf(initech.Name), testBody, f.Clock.Now()) == http.StatusOK,
+			"the other replica serves initech"
+	})
 	requireBusinessEqual(t, f, mm, initech)
 
 	// Events land under their own business only.
@@ -150,7 +173,7 @@ func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
 	assert.Equal(t, 2, count(t, mm.DB, `SELECT count(*) FROM invoice_lines WHERE invoice_id = $1`, inv.ID), "under globex only")
 
 	// A delivery signed with acme's secret is refused on globex's URL.
-	body := []byte(`{"event":"test","timestamp":"2026-03-02T09:00:00Z","message":"hello","business_id":"b"}`)
+	body := testBody
 	assert.Equal(t, http.StatusUnauthorized, postSigned(t, mm.URL+"/webhooks/"+globex.Name, secretOf(acme.Name), body, f.Clock.Now()))
 	assert.Equal(t, http.StatusOK, postSigned(t, mm.URL+"/webhooks/"+globex.Name, secretOf(globex.Name), body, f.Clock.Now()))
 	assert.Equal(t, http.StatusNotFound, postSigned(t, mm.URL+"/webhooks/nobody", secretOf(acme.Name), body, f.Clock.Now()))
@@ -158,9 +181,12 @@ func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
 	// Removed: not served (its URL 404, its events not fetched), its rows kept.
 	rows := count(t, mm.DB, `SELECT count(*) FROM invoices WHERE business = $1`, globex.Name)
 	require.NoError(t, mm.Businesses().Remove(ctx, globex.Name))
-	waitUntil(t, 10*time.Second, func() (bool, string) {
-		return postSigned(t, mm.URL+"/webhooks/"+globex.Name, secretOf(globex.Name), body, f.Clock.Now()) == http.StatusNotFound, "globex's URL answers 404"
-	})
+	for _, url := range []string{mm.URL, other} {
+		waitUntil(t, 10*time.Second, func() (bool, string) {
+			return postSigned(t, url+"/webhooks/"+globex.Name, secretOf(globex.Name), body, f.Clock.Now()) == http.StatusNotFound,
+				"globex's URL answers 404 on " + url
+		})
+	}
 	createInvoice(t, businessClient(t, f, globex), invoicing.InvoiceStatusDraft, 1)
 	time.Sleep(300 * time.Millisecond)
 	assert.Equal(t, rows, count(t, mm.DB, `SELECT count(*) FROM invoices WHERE business = $1`, globex.Name), "kept, and nothing new")
@@ -197,6 +223,9 @@ func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
 	})
 }
 
+// testBody is the body of a test delivery.
+var testBody = []byte(`{"event":"test","timestamp":"2026-03-02T09:00:00Z","message":"hello","business_id":"b"}`)
+
 // businessClient is an SDK client of business b of f.
 func businessClient(t testing.TB, f *fleet, b *fleetBusiness) *invoicing.Client {
 	t.Helper()
@@ -223,4 +252,55 @@ func postSigned(t testing.TB, url, secret string, body []byte, at time.Time) int
 	require.NoError(t, err)
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// invoicing-mirror businesses manages businesses, and never prints a key,
+// a secret or the keyring, whatever it is asked and however it fails.
+func TestTheBusinessesCommandPrintsNoSecret(t *testing.T) {
+	schema := newSchemaName()
+	apiKey, secret := "sk_live_that_must_not_show_"+strings.Repeat("7", 20), strings.Repeat("a1", 32)
+	out, code := runCommand(t, nil, "businesses", "keygen", "k1")
+	require.Zero(t, code, out)
+	keys := strings.TrimSpace(out)
+	require.True(t, strings.HasPrefix(keys, "k1:"), out)
+	env := append(commandEnv("http://127.0.0.1:1/api/v1/external", apiKey, secret, server.URL), pgmirror.EnvKeys+"="+keys)
+	var outputs []string
+	cmd := func(wantCode int, args ...string) string {
+		t.Helper()
+		out, code := runCommand(t, env, append([]string{"businesses"}, args...)...)
+		require.Equal(t, wantCode, code, "%v: %s", args, out)
+		outputs = append(outputs, out)
+		return out
+	}
+	cmd(0, "add", "--schema", schema, "--budget", "3", "acme")
+	env = append(env, "INVOICING_WEBHOOK_SECRET="+strings.Repeat("b2", 32)+","+secret) // a rotation: the new secret first
+	cmd(0, "add", "--schema", schema, "globex")
+	list := cmd(0, "list", "--schema", schema)
+	assert.Regexp(t, `acme\s+3\s+1\s+k1\s`, list)
+	assert.Regexp(t, `globex\s+10\s+2\s+k1\s`, list)
+	cmd(0, "remove", "--schema", schema, "globex")
+	assert.Contains(t, cmd(0, "list", "--schema", schema), "removed")
+	cmd(1, "drop", "--schema", schema, "acme") // still served
+	cmd(0, "drop", "--schema", schema, "globex")
+	cmd(1, "remove", "--schema", schema, "nobody")
+	cmd(1, "add", "--schema", schema, "bad name") // refused by the package: nothing recorded
+	cmd(2, "frobnicate")
+	bad := append(slices.Clip(env), pgmirror.EnvKeys+"=k1:"+strings.Repeat("A", 40)) // not 32 bytes
+	out, code = runCommand(t, bad, "businesses", "add", "--schema", schema, "initech")
+	require.Equal(t, 2, code, out)
+	outputs = append(outputs, out)
+	for _, out := range outputs {
+		for _, s := range []string{apiKey, secret, strings.TrimPrefix(keys, "k1:"), strings.Repeat("A", 40)} {
+			assert.NotContains(t, out, s)
+		}
+	}
+	db := adminPool(t, schema)
+	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM mirror_businesses`))
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_businesses WHERE position($1::bytea IN api_key) > 0`, []byte(apiKey)))
+	// A BusinessConfig printed shows no key or secret either.
+	c := pgmirror.BusinessConfig{Name: "acme", APIKey: apiKey, WebhookSecrets: []string{secret}}
+	for _, s := range []string{fmt.Sprint(c), fmt.Sprintf("%+v %#v %v", c, c, &c)} {
+		assert.NotContains(t, s, apiKey)
+		assert.NotContains(t, s, secret)
+	}
 }
