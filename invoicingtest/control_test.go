@@ -3,6 +3,7 @@ package invoicingtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -491,15 +492,20 @@ func TestControlClockAdvance(t *testing.T) {
 	createQuote(t, srv, map[string]any{"valid_days": 30})
 	seen := len(log.all())
 
+	// To the middle of tomorrow (UTC), whatever the time of day now: one
+	// date boundary crossed, so that what is due today falls due and what
+	// is due tomorrow does not.
 	start := time.Now()
-	a := control(t, srv, http.MethodPost, "/clock/advance", map[string]any{"by": "1d12h"}).requireStatus(t, http.StatusOK).object(t)
+	by := dateOf(start).AddDate(0, 0, 1).Add(12 * time.Hour).Sub(start).Truncate(time.Minute)
+	a := control(t, srv, http.MethodPost, "/clock/advance", map[string]any{"by": fmt.Sprintf("%dm", int(by.Minutes()))}).
+		requireStatus(t, http.StatusOK).object(t)
 	assert.Equal(t, []any{due}, a["overdue_invoices"], "only the one that was not overdue before")
 	assert.Equal(t, []any{soon}, a["expired_quotes"])
 	now, err := time.Parse(time.RFC3339, a["now"].(string))
 	require.NoError(t, err)
-	assert.True(t, within(start.Add(36*time.Hour), now, 2*time.Second), "%v", now)
+	assert.True(t, within(start.Add(by), now, 2*time.Second), "%v", now)
 	assert.Equal(t, now.UTC().Format(time.DateOnly), a["today"])
-	assert.Equal(t, 36*time.Hour, clock.Offset())
+	assert.Equal(t, by, clock.Offset())
 	assert.Equal(t, "overdue", get(t, srv, "/invoices/"+due).object(t)["status"])
 	assert.Equal(t, "awaiting_payment", get(t, srv, "/invoices/"+later).object(t)["status"])
 	assert.Equal(t, "expired", get(t, srv, "/quotes/"+soon).object(t)["status"])
@@ -512,7 +518,7 @@ func TestControlClockAdvance(t *testing.T) {
 	a = control(t, srv, http.MethodPost, "/clock/advance", map[string]any{"by": "90m"}).requireStatus(t, http.StatusOK).object(t)
 	assert.Equal(t, []any{}, a["overdue_invoices"])
 	assert.Equal(t, []any{}, a["expired_quotes"])
-	assert.Equal(t, 36*time.Hour+5*24*time.Hour+90*time.Minute, clock.Offset())
+	assert.Equal(t, by+5*24*time.Hour+90*time.Minute, clock.Offset())
 }
 
 func TestControlClockAdvanceRunsTheRetriesDue(t *testing.T) {
