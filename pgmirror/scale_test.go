@@ -575,6 +575,7 @@ func scaleLag(t *testing.T, f *fleet, keys *pgmirror.Keyring, keyText string, wa
 	}
 	var mu sync.Mutex
 	var ids []string
+	var createdAt []time.Time // when each invoice's Create returned, as ids
 	var failed atomic.Int64
 	jobs := make(chan int, scaleEventRate)
 	var wg sync.WaitGroup
@@ -587,7 +588,7 @@ func scaleLag(t *testing.T, f *fleet, keys *pgmirror.Keyring, keyText string, wa
 					continue
 				}
 				mu.Lock()
-				ids = append(ids, id)
+				ids, createdAt = append(ids, id), append(createdAt, time.Now())
 				mu.Unlock()
 			}
 		})
@@ -630,6 +631,13 @@ func scaleLag(t *testing.T, f *fleet, keys *pgmirror.Keyring, keyText string, wa
 		GROUP BY business ORDER BY 4 DESC LIMIT 1`).Scan(&worstName, &worstEvents, &worstP50, &worstP99))
 	figures.add("lag: every invoice mirrored %v after the load began; %d rows written for events: event→row lag p50 %.0f ms, p99 %.0f ms, max %.0f ms",
 		landed.Round(time.Millisecond), events, p50*1000, p99*1000, worst*1000)
+	var e2e50, e2e99, e2eMax float64
+	require.NoError(t, db.QueryRow(ctx, `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s), percentile_cont(0.99) WITHIN GROUP (ORDER BY s), max(s)
+		FROM (SELECT extract(epoch FROM i.mirror_changed_at - c.at)::float8 AS s
+			FROM unnest($1::text[], $2::timestamptz[]) AS c(id, at) JOIN invoices AS i ON i.id = c.id) AS l`, ids, createdAt).
+		Scan(&e2e50, &e2e99, &e2eMax))
+	figures.add("lag: from each Create's answer to its row's write (the service's delivery included): p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+		e2e50*1000, e2e99*1000, e2eMax*1000)
 	figures.add("lag: worst business %s: p99 %.0f ms (p50 %.0f ms, %d events)", worstName, worstP99*1000, worstP50*1000, worstEvents)
 	figures.add("lag: balancer forwarded %d deliveries (%s), %d not answered 2xx", lb.forwarded.Load(), lb.spread(), lb.refused.Load())
 	require.GreaterOrEqual(t, events, len(ids), "every event's write has its lag")
