@@ -65,6 +65,9 @@ func (p proof) run(t *testing.T) {
 	if !multi {
 		p.businesses = 1
 	}
+	if multi && raceDetector && p.processes && !testing.Short() { // business 0 keeps enough invoices (15 pages) for the faults' gate
+		p.invoices, p.quotes, p.mutations = 3000, 600, 1000
+	}
 	began := time.Now()
 	var laps []string
 	lap := func(phase string) {
