@@ -304,3 +304,41 @@ func TestTheBusinessesCommandPrintsNoSecret(t *testing.T) {
 		assert.NotContains(t, s, secret)
 	}
 }
+
+// Three replicas of a mirror of many businesses, each with more walkers
+// than pool connections, share the businesses' backfills (a business's
+// resources split between them), and every business is then reconciled
+// on its interval, its first reconciliation due at a point of the interval
+// its name fixes: none waits on a round that saw all of its resources
+// complete, none deadlocks on the pool.
+func TestReplicasOfManyBusinessesBackfillAndReconcileEach(t *testing.T) {
+	const n = 6
+	f := newFleet(t, n, withFleetLatency(5*time.Millisecond, 0), withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, 120) }))
+	edit := func(c *pgmirror.Config) {
+		c.PoolSize, c.Walkers = 2, 4 // more walkers than connections: each walk's lock has one of its own
+		c.ReconcileInterval = 3 * time.Second
+	}
+	mm := newMultiMirror(t, f, keyring(t, newKeyText(t, "k1")), edit)
+	for _, b := range f.Businesses {
+		mm.add(t, b, 0)
+	}
+	run(t, mm.Mirror)
+	for range 2 {
+		cfg := testConfig(f.Client(t), mm.Schema)
+		cfg.Keys = mm.Keys
+		edit(&cfg)
+		run(t, openMirror(t, cfg))
+	}
+	for _, b := range f.Businesses {
+		waitBusinessBackfilled(t, mm, b.Name, time.Minute)
+	}
+	waitUntil(t, 30*time.Second, func() (bool, string) {
+		reconciled := count(t, mm.DB, `SELECT count(*) FROM mirror_reconcile WHERE last_started_at IS NOT NULL`)
+		return reconciled == n, fmt.Sprintf("%d of %d businesses reconciled", reconciled, n)
+	})
+	for _, b := range f.Businesses {
+		requireBusinessEqual(t, f, mm, b)
+	}
+	// The first reconciliations were not all due at once.
+	assert.Greater(t, count(t, mm.DB, `SELECT count(DISTINCT date_trunc('second', last_started_at)) FROM mirror_reconcile`), 1)
+}

@@ -39,6 +39,8 @@ const (
 	// DefaultWalkers is how many businesses a replica backfills or
 	// reconciles at once.
 	DefaultWalkers = 4
+	// MaxWalkers bounds Config.Walkers: each walker holds a connection.
+	MaxWalkers = 64
 )
 
 // Config configures a Mirror. Zero fields take their default.
@@ -76,8 +78,10 @@ type Config struct {
 	// secrets come from the business (Businesses.Add).
 	WebhookOptions []webhooks.Option
 	// Walkers is how many businesses this replica backfills or reconciles
-	// at once (DefaultWalkers): a business's walk is one at a time, and
-	// the businesses take turns.
+	// at once (DefaultWalkers, at most MaxWalkers): a business's walk is
+	// one at a time, and the businesses take turns. The main pool has one
+	// connection more per walker (each walk holds an advisory lock on its
+	// own connection), on top of PoolSize.
 	Walkers int
 	// Schema is the PostgreSQL schema holding the mirror's tables and
 	// pginbox's inbox table (DefaultSchema). Letters, digits and
@@ -98,7 +102,7 @@ type Config struct {
 	// (DefaultHandlerPoolSize): a pool of its own, as pginbox advises, so
 	// that storing a delivery never waits for a connection the rest holds;
 	// one per delivery stored at once. The database's max_connections must
-	// cover the replicas times PoolSize plus HandlerPoolSize.
+	// cover the replicas times PoolSize plus Walkers plus HandlerPoolSize.
 	HandlerPoolSize int32
 	// Prefetch is the number of list pages the backfill and the reconciler
 	// fetch ahead (invoicing.WithPrefetch; DefaultPrefetch).
@@ -203,6 +207,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	setDefault(&cfg.Budget, DefaultBudget)
 	setDefault(&cfg.Walkers, DefaultWalkers)
+	if cfg.Walkers > MaxWalkers {
+		return cfg, fmt.Errorf("pgmirror: Config.Walkers %d is above %d", cfg.Walkers, MaxWalkers)
+	}
 	if !schemaName.MatchString(cfg.Schema) {
 		return cfg, fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores (at most 63), not starting with a digit", cfg.Schema)
 	}

@@ -48,7 +48,8 @@ func Open(ctx context.Context, databaseURL string, cfg Config) (*Mirror, error) 
 // New returns a Mirror with two pools of its own, built from copies of pc:
 // their connections have the search_path set to cfg.Schema (so that
 // pginbox's inbox table lives there too); the Handler's has
-// cfg.HandlerPoolSize connections at most, the other cfg.PoolSize. It
+// cfg.HandlerPoolSize connections at most, the other cfg.PoolSize plus one
+// per walker (cfg.Walkers), for the advisory lock each walk holds. It
 // connects lazily; call Migrate before anything else, and Close when done.
 func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 	cfg, err := cfg.withDefaults()
@@ -65,7 +66,10 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 		}
 		return pool, nil
 	}
-	pool, err := open(cfg.PoolSize)
+	// A walk holds a connection for its advisory lock as long as it runs:
+	// one more per walker, so that walks never take the connections their
+	// own work needs.
+	pool, err := open(cfg.PoolSize + int32(cfg.Walkers))
 	if err != nil {
 		return nil, err
 	}

@@ -177,7 +177,10 @@ func nextWalks(ts []*tenant, states map[string]walkState, busy map[string]bool, 
 			continue
 		}
 		switch {
-		case !st.backfilled:
+		case !st.backfilled || st.reconcile.IsZero():
+			// Not backfilled; or backfilled by several replicas, none of
+			// whose rounds saw every resource complete: a round finds them
+			// so and makes its first reconciliation due.
 			backfills = append(backfills, t)
 		case !backfillOnly && !st.reconcile.IsZero() && !st.reconcile.After(now):
 			reconciles = append(reconciles, t)
