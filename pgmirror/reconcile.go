@@ -66,16 +66,19 @@ func (m *tenant) reconcileNow(ctx context.Context) (map[string]int, error) {
 }
 
 // reconcileIfDue reconciles the business when the interval has passed
-// since its last reconciliation, its backfill is complete and no other
-// replica is reconciling it.
+// since its last reconciliation and its backfill is complete, unless
+// another replica is reconciling it (errReconciledElsewhere).
 func (m *tenant) reconcileIfDue(ctx context.Context) error {
 	due, err := m.reconcileDue(ctx)
 	if err != nil || !due {
 		return err
 	}
 	unlock, ok, err := m.tryLock(ctx, "reconcile:"+m.name)
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if !ok {
+		return errReconciledElsewhere
 	}
 	defer unlock()
 	if due, err := m.reconcileDue(ctx); err != nil || !due { // another replica just did it
@@ -84,6 +87,11 @@ func (m *tenant) reconcileIfDue(ctx context.Context) error {
 	_, err = m.reconcile(ctx)
 	return err
 }
+
+// errReconciledElsewhere is reconcileIfDue's error when another replica is
+// reconciling the business: the business rests a moment on this replica,
+// which goes on with another (see runWalk).
+var errReconciledElsewhere = errors.New("pgmirror: another replica is reconciling the business")
 
 // reconcileDue reports whether the business's backfill is complete and
 // the interval has passed since its last reconciliation ended.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -72,6 +73,9 @@ func (m *Mirror) runWalks(ctx context.Context, backfillOnly bool) error {
 	busy := map[string]bool{}         // businesses this replica is walking
 	resting := map[string]time.Time{} // businesses that rest (see runWalk), until when
 	cursor := ""                      // the last business given a backfill: the next turn goes after it
+	if ts := m.tenantList(); len(ts) > 1 {
+		cursor = ts[rand.IntN(len(ts))].name // replicas start at different businesses, and meet less
+	}
 	freed := make(chan struct{}, 1)
 	dbFailures := 0
 	for ctx.Err() == nil {
@@ -207,9 +211,10 @@ func nextWalks(ts []*tenant, states map[string]walkState, busy map[string]bool, 
 
 // runWalk runs one walk of the business: a backfill (one round over its
 // resources, see backfillRoundOnce) or a reconciliation if due. It returns
-// how long the business must rest before its next walk: a round when its
-// backfill is left incomplete (other replicas hold some of its resources),
-// a backoff when the service or the database failed it. A failure of the
+// how long the business must rest on this replica before its next walk: a
+// round when its backfill is left incomplete or another replica reconciles
+// it (other replicas hold some of its resources), a backoff when the
+// service or the database failed it. A failure of the
 // service for this business pauses it (pauseFailed). It returns an error
 // only when the mirror must stop: a failure of the business of
 // Config.Client that waiting cannot mend (a refused key, ErrMassDeletion).
@@ -228,6 +233,9 @@ func (m *tenant) runWalk(ctx context.Context, backfill bool) (rest time.Duration
 		}
 	} else {
 		err = m.reconcileIfDue(ctx)
+	}
+	if errors.Is(err, errReconciledElsewhere) { // take another business meanwhile
+		return jitter(backfillRound), nil
 	}
 	dep := m.dependencyOf(err)
 	switch {
