@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -36,14 +38,21 @@ type budget struct {
 	reserve     float64 // tokens walks leave for events
 	created     atomic.Bool
 	failing     atomic.Bool // the business is paused (a reason is recorded), as this replica last read it
-	events      limiter
-	walks       limiter
+	chunk       float64     // tokens one statement takes at most: a twentieth of a second's worth, at least 1
+	events      *limiter
+	walks       *limiter
 }
 
 // limiter is one view of a budget: a Limiter for invoicing.WithLimiter.
+// It takes tokens from the bucket a chunk at a time and hands them out
+// one a request: at a budget of 20 a second or less, one statement a
+// request; above, fewer. Tokens taken are spent or lost, never given
+// back, so the replicas together never exceed the budget.
 type limiter struct {
 	b       *budget
 	reserve float64
+	mu      sync.Mutex
+	held    int // tokens taken and not yet handed out
 }
 
 func newBudget(t *tenant, rate float64) *budget {
@@ -52,8 +61,9 @@ func newBudget(t *tenant, rate float64) *budget {
 	}
 	b := &budget{t: t, rate: rate, burst: max(rate, 1)}
 	b.reserve = max(1, b.burst/5)
-	b.events = limiter{b: b}
-	b.walks = limiter{b: b, reserve: b.reserve}
+	b.chunk = max(1, math.Floor(rate/20))
+	b.events = &limiter{b: b}
+	b.walks = &limiter{b: b, reserve: b.reserve}
 	return b
 }
 
@@ -74,35 +84,46 @@ type budgetError struct{ error }
 
 func (e budgetError) Unwrap() error { return e.error }
 
-// takeSQL takes a token of business $1 (rate $2 per second, burst $3) if
-// more than the reserve $4 is left after refilling, and returns the tokens
-// there were before, how long the business stays paused (0 when not), and
-// why it was paused ("" once it answered again). A paused business's bucket
-// is left alone.
+// takeSQL takes up to $5 tokens of business $1 (rate $2 per second, burst
+// $3), those above the reserve $4 after refilling, and returns the tokens
+// there were before, how many it took, how long the business stays paused
+// (0 when not), and why it was paused ("" once it answered again). A paused
+// business's bucket is left alone.
 const takeSQL = `WITH now AS (SELECT clock_timestamp() AS now),
 cur AS (
 	SELECT b.business, least($3::float8, b.tokens + $2::float8 * extract(epoch FROM now.now - b.at)) AS avail,
 	       b.paused_until > now.now AS paused, b.paused_until, b.pause_reason, now.now
 	FROM mirror_budgets AS b, now WHERE b.business = $1 FOR UPDATE OF b),
+n AS (
+	SELECT CASE WHEN coalesce(cur.paused, false) THEN 0 ELSE greatest(0, least($5::float8, floor(cur.avail - $4::float8))) END AS n
+	FROM cur),
 took AS (
 	UPDATE mirror_budgets AS b
-	SET tokens = cur.avail - CASE WHEN cur.avail >= 1 + $4::float8 THEN 1 ELSE 0 END, at = cur.now
-	FROM cur WHERE b.business = cur.business AND NOT coalesce(cur.paused, false))
-SELECT avail, CASE WHEN paused THEN extract(epoch FROM paused_until - now) ELSE 0 END::float8, coalesce(pause_reason, '')
-FROM cur`
+	SET tokens = cur.avail - n.n, at = cur.now
+	FROM cur, n WHERE b.business = cur.business AND NOT coalesce(cur.paused, false))
+SELECT avail, n.n::int, CASE WHEN paused THEN extract(epoch FROM paused_until - now) ELSE 0 END::float8, coalesce(pause_reason, '')
+FROM cur, n`
 
 // Wait waits until the business may send a request, taking a token; it
 // returns an *errPaused at once while the business is paused, ctx's error
 // if ctx ends first, and a budgetError when the database fails.
-func (l limiter) Wait(ctx context.Context) error {
+func (l *limiter) Wait(ctx context.Context) error {
 	b := l.b
 	for {
+		l.mu.Lock()
+		if l.held > 0 {
+			l.held--
+			l.mu.Unlock()
+			return nil
+		}
+		l.mu.Unlock()
 		if err := b.create(ctx); err != nil {
 			return err
 		}
 		var avail, paused float64
+		var took int
 		var reason string
-		err := b.t.pool.QueryRow(ctx, takeSQL, b.t.name, b.rate, b.burst, l.reserve).Scan(&avail, &paused, &reason)
+		err := b.t.pool.QueryRow(ctx, takeSQL, b.t.name, b.rate, b.burst, l.reserve, b.chunk).Scan(&avail, &took, &paused, &reason)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -113,7 +134,10 @@ func (l limiter) Wait(ctx context.Context) error {
 			return &errPaused{until: time.Now().Add(time.Duration(paused * float64(time.Second))), reason: reason}
 		}
 		b.failing.Store(reason != "")
-		if avail >= 1+l.reserve {
+		if took > 0 {
+			l.mu.Lock()
+			l.held += took - 1
+			l.mu.Unlock()
 			return nil
 		}
 		wait := time.Duration((1 + l.reserve - avail) / b.rate * float64(time.Second))

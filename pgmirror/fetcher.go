@@ -106,9 +106,9 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 	busy := make(chan struct{}, m.cfg.Fetchers) // one token per fetch in progress
 	freed := make(chan struct{}, 1)
 	var mu sync.Mutex
-	inFlight := map[string]int{}            // fetches in progress by business
-	perBusiness := max(1, m.cfg.Fetchers/4) // so that one business's backlog leaves fetchers to the others
-	failures := 0                           // claims failed in a row
+	inFlight := map[string]int{} // fetches in progress by business
+	perBusiness := 0             // the fetches of one business at once: a share, so that its backlog leaves fetchers to the others
+	failures := 0                // claims failed in a row
 	pruned := time.Time{}
 	for ctx.Err() == nil {
 		idle := cap(busy) - len(busy)
@@ -121,7 +121,11 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 		}
 		mu.Lock()
 		var eligible []string
-		for _, t := range m.tenantList() {
+		ts := m.tenantList()
+		// Alone, a business has every fetcher; among others, a half, a
+		// third, and at most a quarter.
+		perBusiness = max(1, m.cfg.Fetchers/min(max(len(ts), 1), 4))
+		for _, t := range ts {
 			if inFlight[t.name] < perBusiness {
 				eligible = append(eligible, t.name)
 			}

@@ -96,7 +96,6 @@ DELETE FROM mirror_reconcile WHERE last_started_at IS NULL AND last_finished_at 
 
 ALTER TABLE mirror_changes ADD COLUMN business text NOT NULL DEFAULT current_setting('pgmirror.business');
 ALTER TABLE mirror_changes ALTER COLUMN business DROP DEFAULT;
-CREATE INDEX mirror_changes_business ON mirror_changes (business, seq);
 
 ALTER TABLE mirror_event_lag ADD COLUMN business text NOT NULL DEFAULT current_setting('pgmirror.business');
 ALTER TABLE mirror_event_lag ALTER COLUMN business DROP DEFAULT;
