@@ -152,11 +152,13 @@
 // pending fetches, change feed rows, pause.
 //
 // Isolation first, then fairness: a business's requests, summed over the
-// replicas, stay within its budget (a token bucket in mirror_budgets, one
-// statement a request; event fetches are served before walks, which leave
-// a reserve, so that a business's events are fetched at once while its
+// replicas, stay within its budget (a token bucket in mirror_budgets, taken
+// a twentieth of a second's worth at a time: one statement a request at 20
+// a second or less; event fetches are served before walks, which leave a
+// reserve, so that a business's events are fetched at once while its
 // backfill uses the rest). The fetchers claim due records round-robin
-// across businesses, a quarter of them at most for one; each replica walks
+// across businesses (a business alone has them all; among others a half, a
+// third, a quarter at most); each replica walks
 // (backfills, then reconciles) Config.Walkers businesses at once, taking
 // them in turns, one walk of a business at a time; the first
 // reconciliations of businesses backfilled together are spread over
