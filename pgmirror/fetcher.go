@@ -39,22 +39,25 @@ WHERE p.business = due.business AND p.resource = due.resource AND p.id = due.id
 RETURNING p.business, p.resource, p.id, p.request_seq, p.attempts, p.not_found, nextval('mirror_fetch_seq'),
 	extract(epoch FROM now() - p.requested_at)::float8`
 
-// doneSQL removes a fetched record's request, unless another request came
-// in while it was fetched ($3, the request_seq it was claimed with).
+// doneSQL removes a fetched record's request ($1 resource, $2 id, $4
+// business), unless another request came in while it was fetched ($3, the
+// request_seq it was claimed with).
 const doneSQL = `DELETE FROM mirror_pending_fetch WHERE business = $4 AND resource = $1 AND id = $2 AND request_seq = $3`
 
-// againSQL makes a record asked for again during its fetch due after the
-// coalescing window ($3).
+// againSQL makes a record ($1 resource, $2 id, $4 business) asked for
+// again during its fetch due after the coalescing window ($3).
 const againSQL = `UPDATE mirror_pending_fetch
 SET lease_until = NULL, attempts = 0, not_found = 0, last_error = NULL, requested_at = now(), due_at = now() + $3::interval
 WHERE business = $4 AND resource = $1 AND id = $2`
 
-// retrySQL records a failed fetch: $3 the error, $4 1 for a 404, $5 the wait.
+// retrySQL records a failed fetch of a record ($1 resource, $2 id, $6
+// business): $3 the error, $4 1 for a 404, $5 the wait.
 const retrySQL = `UPDATE mirror_pending_fetch
 SET lease_until = NULL, last_error = $3, not_found = not_found + $4, due_at = now() + $5::interval
 WHERE business = $6 AND resource = $1 AND id = $2`
 
-// releaseSQL gives a record back untried, as a fetcher stops.
+// releaseSQL gives a record ($1 resource, $2 id, $3 business) back untried,
+// as a fetcher stops.
 const releaseSQL = `UPDATE mirror_pending_fetch SET lease_until = NULL, attempts = greatest(attempts - 1, 0)
 WHERE business = $3 AND resource = $1 AND id = $2`
 
