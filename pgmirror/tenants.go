@@ -22,7 +22,9 @@ type tenants struct {
 	mu     sync.RWMutex
 	byName map[string]*tenant
 	list   []*tenant // sorted by name
-	// Only loadBusinesses, one call at a time, reads and writes these.
+	// loadMu makes loadBusinesses (Migrate's, the watcher's) one at a
+	// time; only it reads and writes these.
+	loadMu sync.Mutex
 	loaded map[string]time.Time // the updated_at each tenant was built from (with Config.Keys)
 	failed map[string]time.Time // businesses whose sealed values did not open, by updated_at: logged once
 }
@@ -90,6 +92,8 @@ func (m *Mirror) verifierOf(_ context.Context, business string) (*webhooks.Verif
 // whose sealed values do not open (a key missing from Config.Keys, a
 // corrupt value) is logged once at Error and not served.
 func (m *Mirror) loadBusinesses(ctx context.Context) error {
+	m.tenants.loadMu.Lock()
+	defer m.tenants.loadMu.Unlock()
 	rows, err := m.pool.Query(ctx, `SELECT name, api_key, webhook_secrets, budget, updated_at
 		FROM mirror_businesses WHERE removed_at IS NULL ORDER BY name`)
 	if err != nil {
