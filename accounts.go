@@ -32,6 +32,7 @@ type TaxCodeService service
 // field the service does not send is left zero (Has tells).
 //
 //codec:record lenient
+//mirror:table name=accounts order=3
 type Account struct {
 	// ID identifies the account, a UUID.
 	ID string `json:"id"`
@@ -72,6 +73,7 @@ type AccountListParams struct {
 // left zero (Has tells).
 //
 //codec:record lenient
+//mirror:table name=tax_codes order=4
 type TaxCode struct {
 	// ID identifies the tax code, a UUID.
 	ID string `json:"id"`

@@ -32,6 +32,7 @@ type BankTransactionService service
 // service does not send is left zero (Has tells).
 //
 //codec:record lenient
+//mirror:table name=bank_accounts order=6
 type BankAccount struct {
 	// ID identifies the bank account. No endpoint takes it in its path, so
 	// unlike the other records' ids it is not known to be a UUID and the
@@ -72,6 +73,7 @@ type BankAccountListParams struct {
 // left zero (Has tells).
 //
 //codec:record lenient
+//mirror:table name=bank_transactions order=7
 type BankTransaction struct {
 	// ID identifies the transaction, a UUID.
 	ID string `json:"id"`

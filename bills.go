@@ -27,6 +27,7 @@ type BillService service
 // does not send is left zero (b.Has tells absent from zero).
 //
 //codec:record lenient
+//mirror:table name=bills order=8 lines=bill_lines parent=bill_id
 type Bill struct {
 	// ID identifies the bill, a UUID.
 	ID string `json:"id"`

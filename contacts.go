@@ -35,6 +35,8 @@ type SupplierService service
 // zero (Has tells).
 //
 //codec:record lenient
+//mirror:table name=clients order=1
+//mirror:table name=suppliers order=2
 type Contact struct {
 	// ID identifies the contact, a UUID.
 	ID string `json:"id"`

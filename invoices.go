@@ -19,6 +19,7 @@ type InvoiceService service
 // Invoice is a sales invoice. Money is exact; amounts are in Currency.
 //
 //codec:record
+//mirror:table name=invoices order=10 lines=invoice_lines parent=invoice_id
 type Invoice struct {
 	ID            string        `json:"id"`
 	InvoiceNumber string        `json:"invoice_number"`

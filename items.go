@@ -18,6 +18,7 @@ type ItemService service
 // Item is a catalog item.
 //
 //codec:record
+//mirror:table name=items order=5
 type Item struct {
 	ID string `json:"id"`
 	// ItemCode is unique within the business.

@@ -20,6 +20,7 @@ type QuoteService service
 // quantities); other quotes keep their offered lines.
 //
 //codec:record
+//mirror:table name=quotes order=9 lines=quote_lines parent=quote_id
 type Quote struct {
 	ID          string      `json:"id"`
 	QuoteNumber string      `json:"quote_number"`

@@ -2,12 +2,13 @@ package pgmirror
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 )
 
 // DefaultBudget is a business's request budget when none is given: requests
@@ -33,7 +34,8 @@ const DefaultBudget = 10.0
 // one call tries again. pause_reason stays until a call succeeds: the
 // business is reported paused (status, metrics) meanwhile.
 type budget struct {
-	t           *tenant
+	store       *store.Store
+	business    string
 	rate, burst float64
 	reserve     float64 // tokens walks leave for events
 	created     atomic.Bool
@@ -55,11 +57,11 @@ type limiter struct {
 	held    int // tokens taken and not yet handed out
 }
 
-func newBudget(t *tenant, rate float64) *budget {
+func newBudget(s *store.Store, business string, rate float64) *budget {
 	if rate <= 0 {
 		rate = DefaultBudget
 	}
-	b := &budget{t: t, rate: rate, burst: max(rate, 1)}
+	b := &budget{store: s, business: business, rate: rate, burst: max(rate, 1)}
 	b.reserve = max(1, b.burst/5)
 	b.chunk = max(1, math.Floor(rate/20))
 	b.events = &limiter{b: b}
@@ -78,35 +80,9 @@ func (e *errPaused) Error() string {
 	return fmt.Sprintf("pgmirror: the business is paused until %s: %s", e.until.UTC().Format(time.RFC3339), e.reason)
 }
 
-// budgetError is a database failure while taking a token: the database's,
-// not the service's (see dependencyOf).
-type budgetError struct{ error }
-
-func (e budgetError) Unwrap() error { return e.error }
-
-// takeSQL takes up to $5 tokens of business $1 (rate $2 per second, burst
-// $3), those above the reserve $4 after refilling, and returns the tokens
-// there were before, how many it took, how long the business stays paused
-// (0 when not), and why it was paused ("" once it answered again). A paused
-// business's bucket is left alone.
-const takeSQL = `WITH now AS (SELECT clock_timestamp() AS now),
-cur AS (
-	SELECT b.business, least($3::float8, b.tokens + $2::float8 * extract(epoch FROM now.now - b.at)) AS avail,
-	       b.paused_until > now.now AS paused, b.paused_until, b.pause_reason, now.now
-	FROM mirror_budgets AS b, now WHERE b.business = $1 FOR UPDATE OF b),
-n AS (
-	SELECT CASE WHEN coalesce(cur.paused, false) THEN 0 ELSE greatest(0, least($5::float8, floor(cur.avail - $4::float8))) END AS n
-	FROM cur),
-took AS (
-	UPDATE mirror_budgets AS b
-	SET tokens = cur.avail - n.n, at = cur.now
-	FROM cur, n WHERE b.business = cur.business AND NOT coalesce(cur.paused, false))
-SELECT avail, n.n::int, CASE WHEN paused THEN extract(epoch FROM paused_until - now) ELSE 0 END::float8, coalesce(pause_reason, '')
-FROM cur, n`
-
 // Wait waits until the business may send a request, taking a token; it
 // returns an *errPaused at once while the business is paused, ctx's error
-// if ctx ends first, and a budgetError when the database fails.
+// if ctx ends first, and the database's *store.Error when it fails.
 func (l *limiter) Wait(ctx context.Context) error {
 	b := l.b
 	for {
@@ -120,27 +96,24 @@ func (l *limiter) Wait(ctx context.Context) error {
 		if err := b.create(ctx); err != nil {
 			return err
 		}
-		var avail, paused float64
-		var took int
-		var reason string
-		err := b.t.pool.QueryRow(ctx, takeSQL, b.t.name, b.rate, b.burst, l.reserve, b.chunk).Scan(&avail, &took, &paused, &reason)
+		took, err := b.store.TakeTokens(ctx, b.business, b.rate, b.burst, l.reserve, b.chunk)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case err != nil:
-			return budgetError{fmt.Errorf("pgmirror: taking a request token: %w", err)}
-		case paused > 0:
+			return err
+		case took.Paused > 0:
 			b.failing.Store(true)
-			return &errPaused{until: time.Now().Add(time.Duration(paused * float64(time.Second))), reason: reason}
+			return &errPaused{until: time.Now().Add(took.Paused), reason: took.Reason}
 		}
-		b.failing.Store(reason != "")
-		if took > 0 {
+		b.failing.Store(took.Reason != "")
+		if took.Took > 0 {
 			l.mu.Lock()
-			l.held += took - 1
+			l.held += took.Took - 1
 			l.mu.Unlock()
 			return nil
 		}
-		wait := time.Duration((1 + l.reserve - avail) / b.rate * float64(time.Second))
+		wait := time.Duration((1 + l.reserve - took.Available) / b.rate * float64(time.Second))
 		if !sleep(ctx, max(wait, time.Millisecond)) {
 			return ctx.Err()
 		}
@@ -152,24 +125,20 @@ func (b *budget) create(ctx context.Context) error {
 	if b.created.Load() {
 		return nil
 	}
-	if _, err := b.t.pool.Exec(ctx, `INSERT INTO mirror_budgets (business, tokens) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-		b.t.name, b.burst); err != nil {
-		return budgetError{fmt.Errorf("pgmirror: creating the request budget: %w", err)}
+	if err := b.store.CreateBudget(ctx, b.business, b.burst); err != nil {
+		return err
 	}
 	b.created.Store(true)
 	return nil
 }
 
 // pause stops every replica's calls for the business until the time d from
-// now, with reason (one line, no secret), unless it is paused longer
-// already.
+// now, with reason, unless it is paused longer already.
 func (b *budget) pause(ctx context.Context, d time.Duration, reason string) error {
 	if err := b.create(ctx); err != nil {
 		return err
 	}
-	_, err := b.t.pool.Exec(ctx, `UPDATE mirror_budgets
-		SET paused_until = greatest(paused_until, clock_timestamp() + $2::interval), pause_reason = $3
-		WHERE business = $1`, b.t.name, d, clip(reason))
+	err := b.store.Pause(ctx, b.business, d, reason)
 	b.failing.Store(err == nil)
 	return err
 }
@@ -178,13 +147,5 @@ func (b *budget) pause(ctx context.Context, d time.Duration, reason string) erro
 // again.
 func (b *budget) resume(ctx context.Context) error {
 	b.failing.Store(false)
-	_, err := b.t.pool.Exec(ctx, `UPDATE mirror_budgets SET paused_until = NULL, pause_reason = NULL
-		WHERE business = $1 AND pause_reason IS NOT NULL`, b.t.name)
-	return err
-}
-
-// paused reports whether err is a paused business's refusal.
-func paused(err error) bool {
-	var p *errPaused
-	return errors.As(err, &p)
+	return b.store.Resume(ctx, b.business)
 }

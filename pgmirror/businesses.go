@@ -10,10 +10,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing-api/invoicing-go/pgmirror/internal/seal"
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -42,10 +42,10 @@ func GenerateKey(id string) (string, error) { return seal.GenerateKey(id) }
 var (
 	// ErrNoSuchBusiness is the error for a business the database does not
 	// hold.
-	ErrNoSuchBusiness = errors.New("pgmirror: no such business")
+	ErrNoSuchBusiness = store.ErrNoSuchBusiness
 	// ErrBusinessNotRemoved is Drop's error for a business still served:
 	// remove it first.
-	ErrBusinessNotRemoved = errors.New("pgmirror: the business is not removed")
+	ErrBusinessNotRemoved = store.ErrBusinessNotRemoved
 )
 
 // Businesses manages the businesses a mirror serves when they are data
@@ -54,22 +54,20 @@ var (
 // a minute), without a restart. Its methods need a migrated schema (run the
 // mirror, or Mirror.Migrate, once first) and are safe for concurrent use.
 type Businesses struct {
-	db     *pgxpool.Pool
-	schema string // quoted
-	name   string
-	keys   *Keyring
+	store *store.Store
+	keys  *Keyring
 }
 
 // NewBusinesses returns the Businesses of the mirror in schema, through db
 // (any pool on the mirror's database), sealing with keys. keys may be nil
 // for List, Remove and Drop, which open nothing.
 func NewBusinesses(db *pgxpool.Pool, schema string, keys *Keyring) *Businesses {
-	return &Businesses{db: db, schema: pgx.Identifier{schema}.Sanitize(), name: schema, keys: keys}
+	return &Businesses{store: store.New(db, schema), keys: keys}
 }
 
 // Businesses returns the Businesses of the Mirror's schema, sealing with
 // Config.Keys.
-func (m *Mirror) Businesses() *Businesses { return NewBusinesses(m.pool, m.cfg.Schema, m.cfg.Keys) }
+func (m *Mirror) Businesses() *Businesses { return &Businesses{store: m.store, keys: m.cfg.Keys} }
 
 // A BusinessConfig is what Businesses.Add records for a business.
 type BusinessConfig struct {
@@ -163,29 +161,19 @@ func (b *Businesses) Add(ctx context.Context, c BusinessConfig) error {
 	if err != nil {
 		return err
 	}
-	return b.change(ctx, func(tx pgx.Tx) (int64, error) {
-		if _, err := tx.Exec(ctx, `INSERT INTO `+b.schema+`.mirror_businesses (name, api_key, webhook_secrets, budget) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (name) DO UPDATE SET api_key = $2, webhook_secrets = $3, budget = $4, updated_at = clock_timestamp(), removed_at = NULL`,
-			c.Name, key, secrets, c.Budget); err != nil {
-			return 0, err
-		}
-		_, err := tx.Exec(ctx, `UPDATE `+b.schema+`.mirror_budgets SET paused_until = NULL, pause_reason = NULL WHERE business = $1`, c.Name)
-		return 1, err
-	})
+	return b.store.PutBusiness(ctx, c.Name, key, secrets, c.Budget)
 }
 
 // Remove stops every replica serving the business: its walks stop, its
 // events are no longer fetched, its webhook URL answers 404. Its rows (and
 // its change feed) are kept, and Add serves it again; Drop deletes them.
 func (b *Businesses) Remove(ctx context.Context, name string) error {
-	return b.change(ctx, func(tx pgx.Tx) (int64, error) {
-		tag, err := tx.Exec(ctx, `UPDATE `+b.schema+`.mirror_businesses
-			SET removed_at = coalesce(removed_at, clock_timestamp()), updated_at = clock_timestamp() WHERE name = $1`, name)
-		if err == nil && tag.RowsAffected() == 0 {
-			err = fmt.Errorf("%w: %s", ErrNoSuchBusiness, name)
-		}
-		return tag.RowsAffected(), err
-	})
+	if err := b.store.RemoveBusiness(ctx, name); errors.Is(err, ErrNoSuchBusiness) {
+		return fmt.Errorf("%w: %s", ErrNoSuchBusiness, name)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // Drop deletes a removed business: its record in mirror_businesses and every
@@ -193,72 +181,47 @@ func (b *Businesses) Remove(ctx context.Context, name string) error {
 // in one transaction. It returns ErrBusinessNotRemoved for a business still
 // served.
 func (b *Businesses) Drop(ctx context.Context, name string) error {
-	return pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
-		var removed *time.Time
-		if err := tx.QueryRow(ctx, `SELECT removed_at FROM `+b.schema+`.mirror_businesses WHERE name = $1 FOR UPDATE`, name).
-			Scan(&removed); errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("%w: %s", ErrNoSuchBusiness, name)
-		} else if err != nil {
-			return fmt.Errorf("pgmirror: dropping business %s: %w", name, err)
+	var tables []string
+	for _, res := range allResources {
+		if res.lines != nil {
+			tables = append(tables, res.lines.Name)
 		}
-		if removed == nil {
-			return fmt.Errorf("%w: %s (remove it first)", ErrBusinessNotRemoved, name)
-		}
-		var tables []string
-		for _, res := range allResources {
-			if res.lines != nil {
-				tables = append(tables, res.lines.name)
-			}
-			tables = append(tables, res.table.name)
-		}
-		tables = append(tables, "mirror_backfill", "mirror_pending_fetch", "mirror_confirmed", "mirror_reconcile",
-			"mirror_changes", "mirror_event_lag", "invoicing_webhook_inbox")
-		for _, t := range tables {
-			if _, err := tx.Exec(ctx, `DELETE FROM `+b.schema+`.`+t+` WHERE business = $1`, name); err != nil {
-				return fmt.Errorf("pgmirror: dropping business %s from %s: %w", name, t, err)
-			}
-		}
-		for _, t := range []string{"mirror_budgets"} {
-			if _, err := tx.Exec(ctx, `DELETE FROM `+b.schema+`.`+t+` WHERE business = $1`, name); err != nil {
-				return fmt.Errorf("pgmirror: dropping business %s from %s: %w", name, t, err)
-			}
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM `+b.schema+`.mirror_businesses WHERE name = $1`, name)
+		tables = append(tables, res.table.Name)
+	}
+	switch err := b.store.DropBusiness(ctx, name, tables); {
+	case errors.Is(err, ErrNoSuchBusiness):
+		return fmt.Errorf("%w: %s", ErrNoSuchBusiness, name)
+	case errors.Is(err, ErrBusinessNotRemoved):
+		return fmt.Errorf("%w: %s (remove it first)", ErrBusinessNotRemoved, name)
+	default:
 		return err
-	})
+	}
 }
 
 // List returns the businesses recorded, removed ones included, by name.
 func (b *Businesses) List(ctx context.Context) ([]Business, error) {
-	rows, err := b.db.Query(ctx, `SELECT m.name, m.budget, m.api_key, m.webhook_secrets, m.added_at, m.updated_at, m.removed_at,
-			CASE WHEN p.pause_reason IS NOT NULL THEN p.paused_until END, p.pause_reason
-		FROM `+b.schema+`.mirror_businesses AS m LEFT JOIN `+b.schema+`.mirror_budgets AS p ON p.business = m.name
-		ORDER BY m.name`)
+	rows, err := b.store.ListBusinesses(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("pgmirror: listing the businesses: %w", err)
+		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Business, error) {
-		var out Business
-		var key, secrets []byte
-		var reason *string
-		if err := r.Scan(&out.Name, &out.Budget, &key, &secrets, &out.AddedAt, &out.UpdatedAt, &out.RemovedAt,
-			&out.PausedUntil, &reason); err != nil {
-			return out, err
-		}
-		out.SealedWith, _ = seal.KeyID(key)
-		if reason != nil {
-			out.PauseReason = *reason
+	out := make([]Business, len(rows))
+	for i, r := range rows {
+		out[i] = Business{Name: r.Name, Budget: r.Budget, AddedAt: r.AddedAt, UpdatedAt: r.UpdatedAt, RemovedAt: r.RemovedAt,
+			PausedUntil: r.PausedUntil}
+		out[i].SealedWith, _ = seal.KeyID(r.APIKey)
+		if r.PauseReason != nil {
+			out[i].PauseReason = *r.PauseReason
 		}
 		if b.keys != nil {
-			if raw, err := b.keys.Open(secrets, sealPlace(out.Name, "webhook_secrets")); err == nil {
+			if raw, err := b.keys.Open(r.Secrets, sealPlace(r.Name, "webhook_secrets")); err == nil {
 				var list []string
 				if json.Unmarshal(raw, &list) == nil {
-					out.Secrets = len(list)
+					out[i].Secrets = len(list)
 				}
 			}
 		}
-		return out, nil
-	})
+	}
+	return out, nil
 }
 
 // Reseal seals again, with the Keyring's current key, every value sealed
@@ -270,38 +233,24 @@ func (b *Businesses) Reseal(ctx context.Context) (int, error) {
 	if b.keys == nil || b.keys.Current() == "" {
 		return 0, errors.New("pgmirror: Businesses.Reseal needs a Keyring (" + EnvKeys + ")")
 	}
-	rows, err := b.db.Query(ctx, `SELECT name, api_key, webhook_secrets FROM `+b.schema+`.mirror_businesses ORDER BY name`)
+	all, err := b.store.Seals(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("pgmirror: resealing: %w", err)
-	}
-	type sealed struct {
-		name         string
-		key, secrets []byte
-	}
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sealed, error) {
-		var s sealed
-		return s, r.Scan(&s.name, &s.key, &s.secrets)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("pgmirror: resealing: %w", err)
+		return 0, err
 	}
 	n := 0
 	var errs []error
 	for _, s := range all {
-		if !b.keys.NeedsResealing(s.key) && !b.keys.NeedsResealing(s.secrets) {
+		if !b.keys.NeedsResealing(s.APIKey) && !b.keys.NeedsResealing(s.Secrets) {
 			continue
 		}
-		key, err1 := b.reseal(s.key, sealPlace(s.name, "api_key"))
-		secrets, err2 := b.reseal(s.secrets, sealPlace(s.name, "webhook_secrets"))
+		key, err1 := b.reseal(s.APIKey, sealPlace(s.Name, "api_key"))
+		secrets, err2 := b.reseal(s.Secrets, sealPlace(s.Name, "webhook_secrets"))
 		if err := errors.Join(err1, err2); err != nil {
-			errs = append(errs, fmt.Errorf("business %s: %w", s.name, err))
+			errs = append(errs, fmt.Errorf("business %s: %w", s.Name, err))
 			continue
 		}
-		// Only the sealing changes: updated_at stays, so no replica
-		// rebuilds the business.
-		if _, err := b.db.Exec(ctx, `UPDATE `+b.schema+`.mirror_businesses SET api_key = $2, webhook_secrets = $3
-			WHERE name = $1 AND api_key = $4 AND webhook_secrets = $5`, s.name, key, secrets, s.key, s.secrets); err != nil {
-			return n, fmt.Errorf("pgmirror: resealing business %s: %w", s.name, err)
+		if err := b.store.Reseal(ctx, s, store.Sealed{APIKey: key, Secrets: secrets}); err != nil {
+			return n, err
 		}
 		n++
 	}
@@ -315,21 +264,6 @@ func (b *Businesses) reseal(sealed, place []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b.keys.Seal(plain, place)
-}
-
-// change runs fn, which changes the businesses, and notifies the replicas,
-// in one transaction.
-func (b *Businesses) change(ctx context.Context, fn func(tx pgx.Tx) (int64, error)) error {
-	return pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
-		if _, err := fn(tx); err != nil {
-			if errors.Is(err, ErrNoSuchBusiness) {
-				return err
-			}
-			return fmt.Errorf("pgmirror: changing the businesses: %w", err)
-		}
-		_, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, businessesChannel(b.name))
-		return err
-	})
 }
 
 // checkAPIKey refuses a key the SDK's WithAPIKey would refuse on every

@@ -154,7 +154,7 @@ func requireMirrorEqual(t testing.TB, srv *invoicingtest.Server, schema string) 
 
 // checkerPool is a plain pool for reading the mirror's schema.
 func checkerPool(t testing.TB, schema string) *pgxpool.Pool {
-	cfg, err := pgxpool.ParseConfig(server.URL)
+	cfg, err := pgxpool.ParseConfig(postgresOf(schema).URL)
 	require.NoError(t, err)
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	cfg.MaxConns = 2

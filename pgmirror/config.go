@@ -134,7 +134,8 @@ type Config struct {
 	// the end of the last one by any replica (DefaultReconcileInterval).
 	ReconcileInterval time.Duration
 	// InboxRetention is how long processed webhook deliveries stay in the
-	// inbox table; reconciliations delete older ones (at most once a minute on a replica)
+	// inbox table; every replica deletes older ones every minute (and
+	// Reconcile once)
 	// (DefaultInboxRetention). Negative: keep them all. Deliveries parked as
 	// failed are kept for inspection.
 	InboxRetention time.Duration
@@ -153,7 +154,8 @@ type Config struct {
 	// The data path.
 
 	// ChangeRetention is how long the change feed (mirror_changes, see
-	// Mirror.Changes) keeps a change; reconciliations delete older ones (at most once a minute on a replica)
+	// Mirror.Changes) keeps a change; every replica deletes older ones
+	// every minute (and Reconcile once)
 	// (DefaultChangeRetention). Negative: keep them all.
 	ChangeRetention time.Duration
 	// DisableChangeFeed, when true, writes no change to mirror_changes (and

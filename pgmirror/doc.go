@@ -32,9 +32,9 @@
 // outline, a column whose field the service did not send, or sent in
 // another shape, is NULL (the member is in raw as sent).
 //
-// The webhook inbox (webhooks/pginbox) lives in the same schema (each
-// reconciliation deletes the deliveries processed more than
-// Config.InboxRetention ago), and so do the mirror's own tables:
+// The webhook inbox (webhooks/pginbox) lives in the same schema (the
+// deliveries processed more than Config.InboxRetention ago are deleted),
+// and so do the mirror's own tables:
 // mirror_migrations (the migrations applied), mirror_backfill (each
 // resource's backfill checkpoint, and the number of its last walk),
 // mirror_pending_fetch (the records events named, waiting to be fetched),
@@ -115,8 +115,9 @@
 // the feed as iterators, resumable after any seq (the functions Changes
 // and FollowChanges do the same for a reader that runs no Mirror;
 // invoicing-mirror changes --follow prints it as JSON lines); each
-// reconciliation deletes the changes older than Config.ChangeRetention,
-// and a reader resuming before them gets ErrChangesPruned.
+// replica deletes, every minute, the changes older than
+// Config.ChangeRetention, and a reader resuming before them gets
+// ErrChangesPruned.
 // Config.DisableChangeFeed writes none. Replaying the feed from empty
 // rebuilds the tables exactly (the proof tests check it after their
 // faults).
@@ -178,17 +179,36 @@
 //
 // # Operating it
 //
-// Faults: every loop that reaches PostgreSQL or the API (the Workers, the
-// fetchers, the backfill, the reconciler) waits longer after each failure
-// to reach it (a second, doubling, at most about 30 seconds, or what a
-// Retry-After asks; a record whose own fetch keeps failing waits up to 5
-// minutes between attempts), and the mirror logs one line when a
-// dependency goes away and one when it is back, whatever its loops meet
-// meanwhile; a
-// failure that is not the dependency's (a statement that fails) is logged
-// each time. Run checks the API key and base URL with one request before it
-// creates any schema (CheckAPI), waits for the database, and logs
-// "pgmirror: backfill complete" once the backfill is.
+// Faults: every loop of the mirror (the Workers, the fetchers, the walks,
+// the watch of the businesses, the pruning) is a step run by one
+// supervisor, and every failure goes to one decision. The database away
+// makes the loops wait, a second, doubling, at most about 30 seconds, and
+// the mirror logs one line when it goes away and one when it is back,
+// whatever its loops meet meanwhile. The service failing a business's
+// calls (a 429 storm, 5xx, a network failure) pauses the business with
+// the same backoff, or what a Retry-After asks (recorded in mirror_budgets:
+// no replica calls the service for it meanwhile; one call tries again when
+// the pause ends, and a success ends it), logged the same way by the
+// business's API; a record whose own fetch keeps failing waits up to 5
+// minutes between attempts. The service refusing a business's key, or most
+// of its records vanishing (ErrMassDeletion), stops the mirror for the
+// business of Config.Client, and pauses a business of the database (15
+// minutes; 24 hours for a mass deletion; Businesses.Add ends it), logged
+// at Error. A failure that is no dependency's (a statement that fails) is
+// logged each time, and tried again after the backoff. Run checks the API
+// key and base URL of Config.Client with one request before it creates
+// any schema (CheckAPI), waits for the database, and logs "pgmirror:
+// backfill complete" once every business is backfilled. Every minute, each
+// replica deletes what is past its retention (Config.InboxRetention,
+// Config.ChangeRetention, and the event lags of the status).
+//
+// The code: api.go is the only file that calls the service, and classifies
+// each failure where it enters; internal/store holds every SQL statement,
+// behind typed methods, and returns the database's failures typed; the
+// mirrored tables' columns, row functions and resources are generated
+// (tables_gen.go) from the SDK's records, by recordgen, from their
+// //mirror:table lines; the migrations are hand-written
+// (internal/store/migrations), and a test compares them.
 //
 // Metrics: Config.Metrics (NewMetrics; give its Middleware to the Client
 // and register it) receives the mirror's Prometheus metrics, and

@@ -4,19 +4,19 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 )
 
 // ApplyForTest writes records (all of one SDK record type) as a fetch with
 // sequence number seq would, and returns the ids written.
 func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([]string, error) {
 	var res *resource
-	var rows []row
+	var rows []store.Row
 	for _, rec := range records {
-		var r row
+		var r store.Row
 		var err error
 		switch v := rec.(type) {
 		case *invoicing.Invoice:
@@ -34,9 +34,9 @@ func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([
 		rows = append(rows, r)
 	}
 	var written []string
-	err := m.static().inTx(ctx, func(tx pgx.Tx) error {
+	err := m.tenants.all()[0].writeIn(ctx, CauseEvent, func(w *writeTx) error {
 		var err error
-		written, err = apply(ctx, tx, res, rows, seq)
+		written, err = apply(ctx, w, res, rows, seq)
 		return err
 	})
 	return written, err
@@ -46,7 +46,7 @@ func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([
 // "resource/cause", the reconciliations' corrections and the rows marked
 // deleted by resource, and the backfill's rows listed by resource.
 func (m *Mirror) CountedForTest() (changes, corrections, deleted, backfilled map[string]int64) {
-	s := m.stats()
+	s := m.counters.snapshot()
 	changes, backfilled = map[string]int64{}, map[string]int64{}
 	for k, n := range s.changes {
 		changes[k.resource+"/"+k.cause] = n
@@ -61,26 +61,34 @@ func (m *Mirror) CountedForTest() (changes, corrections, deleted, backfilled map
 // as an older version of the package would have left it: for the upgrade
 // tests.
 func MigrateToVersionForTest(ctx context.Context, db *pgxpool.Pool, schema string, version int) error {
-	ms, err := migrations()
-	if err != nil {
-		return err
+	return store.New(db, schema).MigrateToVersion(ctx, version)
+}
+
+// TablesForTest returns the columns of every mirrored table as the
+// records generate them ("name type", information_schema's type names),
+// by table, with the columns every record or lines table has besides.
+func TablesForTest() map[string][]string {
+	out := map[string][]string{}
+	for _, res := range allResources {
+		cols := []string{"business text", "id text"}
+		for _, c := range res.table.Columns {
+			cols = append(cols, c.Name+" "+c.Type.SQL())
+		}
+		out[res.table.Name] = append(cols, "raw jsonb", "mirror_version timestamp with time zone", "mirror_fetch_seq bigint",
+			"mirror_synced_at timestamp with time zone", "mirror_changed_at timestamp with time zone", "mirror_deleted_at timestamp with time zone")
+		if res.lines != nil {
+			lines := []string{"business text", res.lines.Parent + " text"}
+			for _, c := range res.lines.Columns {
+				lines = append(lines, c.Name+" "+c.Type.SQL())
+			}
+			out[res.lines.Name] = lines
+		}
 	}
-	ident := pgx.Identifier{schema}.Sanitize()
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		for _, sql := range []string{`CREATE SCHEMA ` + ident, `SET LOCAL search_path TO ` + ident,
-			`CREATE TABLE mirror_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`} {
-			if _, err := tx.Exec(ctx, sql); err != nil {
-				return err
-			}
-		}
-		for _, m := range ms[:version] {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO mirror_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return out
+}
+
+// ColumnsForTest returns the columns of table in the mirror's schema as
+// information_schema has them ("name type"), in no particular order.
+func (m *Mirror) ColumnsForTest(ctx context.Context, table string) ([]string, error) {
+	return m.store.TableColumns(ctx, table)
 }

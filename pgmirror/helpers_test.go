@@ -84,7 +84,7 @@ func testLogger() *slog.Logger {
 // openMirror opens a migrated mirror of cfg, closed with the test.
 func openMirror(t testing.TB, cfg pgmirror.Config) *pgmirror.Mirror {
 	t.Helper()
-	m, err := pgmirror.Open(context.Background(), server.URL, cfg)
+	m, err := pgmirror.Open(context.Background(), postgresOf(cfg.Schema).URL, cfg)
 	require.NoError(t, err)
 	t.Cleanup(m.Close)
 	require.NoError(t, m.Migrate(context.Background()))
@@ -129,14 +129,19 @@ func count(t testing.TB, db *pgxpool.Pool, sql string, args ...any) int {
 // timeout with cond's last description of what it waits for.
 func waitUntil(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
+	if ok, what := poll(timeout, cond); !ok {
+		t.Fatalf("after %v still waiting: %s", timeout, what)
+	}
+}
+
+// poll calls cond every 10 ms until it reports true or timeout passes, and
+// returns its last answer (for a goroutine, which cannot fail the test).
+func poll(timeout time.Duration, cond func() (bool, string)) (bool, string) {
 	deadline := time.Now().Add(timeout)
 	for {
 		ok, what := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v still waiting: %s", timeout, what)
+		if ok || time.Now().After(deadline) {
+			return ok, what
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -168,15 +173,21 @@ func waitBackfilled(t testing.TB, db *pgxpool.Pool, timeout time.Duration) {
 // businesses (as many as given) is backfilled.
 func waitAllBackfilled(t testing.TB, db *pgxpool.Pool, timeout time.Duration, businesses int) {
 	t.Helper()
-	want := businesses * len(pgmirror.Resources())
 	waitUntil(t, timeout, func() (bool, string) {
-		var done int
-		err := db.QueryRow(context.Background(), `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL`).Scan(&done)
+		done, err := backfillsComplete(db, businesses)
 		if err != nil {
 			return false, err.Error()
 		}
-		return done == want, fmt.Sprintf("%d of %d resources backfilled", done, want)
+		return done, fmt.Sprintf("the backfill of every resource of %d business(es)", businesses)
 	})
+}
+
+// backfillsComplete reports whether every resource of each of the mirror's
+// businesses (as many as given) is backfilled.
+func backfillsComplete(db *pgxpool.Pool, businesses int) (bool, error) {
+	var done int
+	err := db.QueryRow(context.Background(), `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL`).Scan(&done)
+	return done == businesses*len(pgmirror.Resources()), err
 }
 
 // requests counts the requests the fake received whose method and path

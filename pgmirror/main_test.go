@@ -11,9 +11,40 @@ import (
 	"github.com/invoicing-api/invoicing-go/internal/testservers"
 )
 
-// server is the PostgreSQL every test of this package uses; each test works
-// in a schema of its own.
+// server is the PostgreSQL the tests of this package share; each test works
+// in a schema of its own. A test that stops its PostgreSQL has one of its
+// own (ownPostgres), so that the others, running in parallel, never see it
+// go.
 var server *testservers.Postgres
+
+// servers holds the PostgreSQL of the schemas that live on a server of
+// their own (ownPostgres), by schema.
+var servers sync.Map
+
+// ownPostgres starts a PostgreSQL for schema alone, stopped with the test:
+// the helpers that take the schema (openMirror, adminPool, the replicas)
+// use it.
+func ownPostgres(t testing.TB, schema string) *testservers.Postgres {
+	t.Helper()
+	pg, err := testservers.StartPostgres()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		servers.Delete(schema)
+		_ = pg.Close()
+	})
+	servers.Store(schema, pg)
+	return pg
+}
+
+// postgresOf returns the PostgreSQL that holds schema.
+func postgresOf(schema string) *testservers.Postgres {
+	if pg, ok := servers.Load(schema); ok {
+		return pg.(*testservers.Postgres)
+	}
+	return server
+}
 
 // binDir holds the invoicing-mirror binary the process tests build.
 var binDir string

@@ -9,12 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
-	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
 )
 
 // Metrics are a mirror's Prometheus metrics. Build them with NewMetrics,
@@ -224,17 +221,39 @@ func (x *Metrics) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(dependencyUpDesc, prometheus.GaugeValue, gauge(m.db.up()), "postgresql")
 	// The API is up while every business's calls find it.
 	apiUp := true
-	for _, t := range m.tenantList() {
+	ts := m.tenants.all()
+	for _, t := range ts {
 		apiUp = apiUp && t.api.up()
 	}
 	ch <- prometheus.MustNewConstMetric(dependencyUpDesc, prometheus.GaugeValue, gauge(apiUp), "api")
-	collectStats(ch, m.stats())
+	collectStats(ch, m.counters.snapshot())
 	ctx, cancel := context.WithTimeout(context.Background(), ScrapeTimeout)
 	defer cancel()
-	if collectFetches(ctx, ch, m.pool) == nil { // else left out of this scrape: dependency_up says why
-		_ = collectBackfill(ctx, ch, m.pool)
-		_ = collectBusinesses(ctx, ch, m)
+	// A query that fails leaves its metrics out of this scrape, and the
+	// next ones too: dependency_up says why.
+	q, err := m.store.Queues(ctx)
+	if err != nil {
+		return
 	}
+	for _, res := range allResources {
+		ch <- prometheus.MustNewConstMetric(pendingFetchesDesc, prometheus.GaugeValue, float64(q.Fetches[res.name].Count), res.name)
+	}
+	progress, err := m.store.BackfillProgress(ctx)
+	if err != nil {
+		return
+	}
+	for _, res := range allResources {
+		p := progress[res.name]
+		ch <- prometheus.MustNewConstMetric(backfillListedDesc, prometheus.GaugeValue, float64(p.Listed), res.name)
+		ch <- prometheus.MustNewConstMetric(backfillTotalDesc, prometheus.GaugeValue, float64(p.Total), res.name)
+		ch <- prometheus.MustNewConstMetric(backfillCompleteDesc, prometheus.GaugeValue, gauge(p.Complete), res.name)
+	}
+	paused, err := m.store.CountPaused(ctx, names(ts))
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(businessesDesc, prometheus.GaugeValue, float64(len(ts)), "served")
+	ch <- prometheus.MustNewConstMetric(businessesDesc, prometheus.GaugeValue, float64(paused), "paused")
 }
 
 // collectStats sends the data path's counters, every resource's (and
@@ -244,71 +263,10 @@ func collectStats(ch chan<- prometheus.Metric, s statsSnapshot) {
 		r := res.name
 		ch <- prometheus.MustNewConstMetric(correctionsDesc, prometheus.CounterValue, float64(s.corrections[r]), r)
 		ch <- prometheus.MustNewConstMetric(deletionsDesc, prometheus.CounterValue, float64(s.deleted[r]), r)
-		for _, cause := range []string{causeEvent, causeBackfill, causeReconciliation} {
+		for _, cause := range []string{CauseEvent, CauseBackfill, CauseReconciliation} {
 			ch <- prometheus.MustNewConstMetric(changesDesc, prometheus.CounterValue, float64(s.changes[changeKey{r, cause}]), r, cause)
 		}
 	}
-}
-
-// collectFetches sends the pending fetches (the inbox's depth is
-// InboxMetrics').
-func collectFetches(ctx context.Context, ch chan<- prometheus.Metric, db *pgxpool.Pool) error {
-	q, err := queuesOf(ctx, db)
-	if err != nil {
-		return err
-	}
-	for _, res := range allResources {
-		ch <- prometheus.MustNewConstMetric(pendingFetchesDesc, prometheus.GaugeValue, float64(q.fetches[res.name].count), res.name)
-	}
-	return nil
-}
-
-// collectBackfill sends the backfill's progress from its checkpoints; a
-// resource not started yet is at 0.
-func collectBackfill(ctx context.Context, ch chan<- prometheus.Metric, db *pgxpool.Pool) error {
-	type progress struct {
-		listed, total int64
-		complete      bool
-	}
-	byResource := map[string]progress{}
-	rows, err := db.Query(ctx, `SELECT resource, sum(listed)::bigint, sum(coalesce(total, 0))::bigint, bool_and(completed_at IS NOT NULL)
-		FROM mirror_backfill GROUP BY resource`)
-	if err != nil {
-		return err
-	}
-	var resource string
-	var p progress
-	if _, err := pgx.ForEachRow(rows, []any{&resource, &p.listed, &p.total, &p.complete}, func() error {
-		byResource[resource] = p
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, res := range allResources {
-		p := byResource[res.name]
-		ch <- prometheus.MustNewConstMetric(backfillListedDesc, prometheus.GaugeValue, float64(p.listed), res.name)
-		ch <- prometheus.MustNewConstMetric(backfillTotalDesc, prometheus.GaugeValue, float64(p.total), res.name)
-		ch <- prometheus.MustNewConstMetric(backfillCompleteDesc, prometheus.GaugeValue, gauge(p.complete), res.name)
-	}
-	return nil
-}
-
-// collectBusinesses sends how many businesses the replica serves, and how
-// many of them are paused.
-func collectBusinesses(ctx context.Context, ch chan<- prometheus.Metric, m *Mirror) error {
-	ts := m.tenantList()
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = t.name
-	}
-	var paused int
-	if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM mirror_budgets WHERE business = ANY($1) AND pause_reason IS NOT NULL`,
-		names).Scan(&paused); err != nil {
-		return err
-	}
-	ch <- prometheus.MustNewConstMetric(businessesDesc, prometheus.GaugeValue, float64(len(ts)), "served")
-	ch <- prometheus.MustNewConstMetric(businessesDesc, prometheus.GaugeValue, float64(paused), "paused")
-	return nil
 }
 
 func gauge(b bool) float64 {
@@ -316,53 +274,4 @@ func gauge(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-// queues is the work waiting in the database.
-type queues struct {
-	inboxPending int64
-	inboxOldest  time.Duration // 0 when none
-	fetches      map[string]pendingFetches
-}
-
-// pendingFetches are a resource's records waiting to be fetched.
-type pendingFetches struct {
-	count  int64
-	oldest time.Duration // since the first request of the oldest
-}
-
-// queuesSQL reads the inbox (its pending rows, through the workers' partial
-// index) and the pending fetches by resource.
-const queuesSQL = `SELECT NULL::text, count(*), coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
-FROM ` + pginbox.TableName + ` WHERE status = 'pending'
-UNION ALL
-SELECT resource, count(*), extract(epoch FROM now() - min(requested_at))::float8
-FROM mirror_pending_fetch GROUP BY resource`
-
-// queuesOf reads the work waiting in the database, through db (a pool or
-// a transaction whose search_path is the mirror's schema).
-func queuesOf(ctx context.Context, db interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}) (queues, error) {
-	q := queues{fetches: map[string]pendingFetches{}}
-	rows, err := db.Query(ctx, queuesSQL)
-	if err != nil {
-		return q, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var resource *string
-		var n int64
-		var age float64
-		if err := rows.Scan(&resource, &n, &age); err != nil {
-			return q, err
-		}
-		d := time.Duration(age * float64(time.Second))
-		if resource == nil {
-			q.inboxPending, q.inboxOldest = n, d
-		} else {
-			q.fetches[*resource] = pendingFetches{count: n, oldest: d}
-		}
-	}
-	return q, rows.Err()
 }

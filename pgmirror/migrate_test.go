@@ -66,3 +66,19 @@ func TestMigrateRefusesANewerSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorContains(t, m.Migrate(context.Background()), "newer than this program's")
 }
+
+// The tables the SDK's records generate (their //mirror:table lines) are
+// the tables the migrations make: the same columns, of the same types. A
+// field added to a record without its migration, or a migration without
+// its field, fails here.
+func TestTheRecordsTablesAreTheMigratedTables(t *testing.T) {
+	srv, _ := newFake(t)
+	m := openMirror(t, testConfig(sdkClient(srv), newSchemaName()))
+	tables := pgmirror.TablesForTest()
+	require.Len(t, tables, len(pgmirror.Resources())+3, "ten record tables and three lines tables")
+	for table, want := range tables {
+		got, err := m.ColumnsForTest(context.Background(), table)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, want, got, "the columns of %s", table)
+	}
+}

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
 )
@@ -22,7 +21,7 @@ import (
 // database. Its methods are safe for concurrent use.
 type Mirror struct {
 	cfg      Config
-	pool     *pgxpool.Pool // everything but the Handler
+	store    *store.Store  // every statement, on the main pool (everything but the Handler)
 	inserts  *pgxpool.Pool // the Handler's
 	log      *slog.Logger
 	db       *dependency      // PostgreSQL, as the loops see it
@@ -31,7 +30,6 @@ type Mirror struct {
 	metrics  *Metrics         // nil without Config.Metrics
 	inbox    *pginbox.Metrics // the Handler's and the Workers' figures
 	migrated atomic.Bool      // Migrate succeeded: the Handler may store deliveries
-	pruned   atomic.Int64     // when this replica last applied the retentions (Unix nanoseconds)
 }
 
 // Open connects to the database at databaseURL (a postgres:// URL or a
@@ -78,12 +76,11 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 		pool.Close()
 		return nil, err
 	}
-	m := &Mirror{cfg: cfg, pool: pool, inserts: inserts, log: cfg.Logger, inbox: pginbox.NewMetrics(inserts),
+	m := &Mirror{cfg: cfg, store: store.New(pool, cfg.Schema), inserts: inserts, log: cfg.Logger, inbox: pginbox.NewMetrics(inserts),
 		db: newDependency("PostgreSQL", cfg.Logger), counters: newStats(), tenants: newTenants()}
-	if cfg.Keys == nil {
+	if cfg.Keys == nil { // a fleet of one: the business of the Client's own key
 		t := m.newTenant(cfg.Business, cfg.Budget)
-		t.static = true
-		t.api = newDependency("the API", cfg.Logger) // its lines, as before businesses, name none
+		t.stops = true
 		m.tenants.set([]*tenant{t})
 	}
 	if cfg.Metrics != nil {
@@ -99,12 +96,12 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 // Close closes the Mirror's pools. Stop Run (end its context) and the
 // server of the Handler first.
 func (m *Mirror) Close() {
-	for _, t := range m.tenantList() {
+	for _, t := range m.tenants.all() {
 		t.end()
 	}
 	m.metrics.detach(m)
 	m.inserts.Close()
-	m.pool.Close()
+	m.store.Pool().Close()
 }
 
 // InboxMetrics returns the Prometheus collector of the mirror's webhook
@@ -116,17 +113,10 @@ func (m *Mirror) InboxMetrics() *pginbox.Metrics { return m.inbox }
 
 // Pool returns the Mirror's main pool (not the Handler's), whose
 // connections work in the mirror's schema.
-func (m *Mirror) Pool() *pgxpool.Pool { return m.pool }
+func (m *Mirror) Pool() *pgxpool.Pool { return m.store.Pool() }
 
 // Schema returns the name of the mirror's schema.
 func (m *Mirror) Schema() string { return m.cfg.Schema }
-
-// lockKey names an advisory lock of this schema's mirror; SQL hashes it
-// with hashtextextended into a bigint key.
-func (m *Mirror) lockKey(purpose string) string { return lockKeyOf(m.cfg.Schema, purpose) }
-
-// lockKeyOf is the lock key of purpose in schema's mirror.
-func lockKeyOf(schema, purpose string) string { return "pgmirror:" + schema + ":" + purpose }
 
 // Handler returns the webhook endpoint of the business of Config.Client
 // (without Config.Keys; see BusinessHandler otherwise): a pginbox.Handler,
@@ -158,11 +148,14 @@ func (m *Mirror) BusinessHandler() http.Handler {
 	return m.storing(pginbox.BusinessHandler(m.inserts, m.verifierOf, m.inboxOptions()...))
 }
 
-// inboxOptions are the options of the Handlers' pginbox handler.
+// inboxOptions are the options of the Handlers' pginbox handler: its
+// refusals go to the log, its database failures to the supervisor's
+// decision (they enter the mirror here).
 func (m *Mirror) inboxOptions() []pginbox.HandlerOption {
-	return []pginbox.HandlerOption{pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.databaseErrorsTo(func(ctx context.Context, err error) {
-		m.db.failed(ctx, err)
-	}))}
+	return []pginbox.HandlerOption{pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.log),
+		pginbox.WithErrorHandler(func(ctx context.Context, err error) {
+			m.failed(ctx, nil, "storing a delivery", &store.Error{Op: "storing a delivery", Err: err}, 1)
+		})}
 }
 
 // storing answers 503 until the Mirror migrated, and tells the database's
@@ -202,24 +195,28 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 // Run keeps the mirror current until ctx ends. It first checks the API
-// key and base URL with one request (CheckAPI) and waits for the database,
-// both with backoff and one log line while they are away, then migrates.
-// When the backfill is already complete, it then checks, before anything
-// is written, that the service still shows the tables' records (as a
-// reconciliation does first, see ErrMassDeletion): events would otherwise
-// merge another business's records behind a changed API key until the
-// first reconciliation. It then starts the Workers (stored deliveries to
-// fetch requests) and the fetchers, backfills whatever was never
-// backfilled (resuming a stopped backfill; then it logs "pgmirror:
-// backfill complete"), and runs the reconciler every ReconcileInterval. It returns nil once ctx ends and the
-// work in progress (a batch, a fetch, a delivery) is finished; it returns an
-// error at once for a key or base URL the service refuses (before any
-// schema is created), a database that refuses the connection itself (a
-// wrong password, no such database), a failed migration, a backfill
-// failure that retrying cannot mend, and, at startup or in a
-// reconciliation, most of a table's records gone from the service
-// (ErrMassDeletion, see RunReconciler; never with Config.AllowMassDeletion). Every
-// replica runs Run; they share the work through the database.
+// key and base URL of Config.Client with one request (CheckAPI) and waits
+// for the database, both with backoff and one log line while they are
+// away, then migrates. When the backfill of Config.Client's business is
+// already complete, it then checks, before anything is written, that the
+// service still shows the tables' records (as a reconciliation does first,
+// see ErrMassDeletion): events would otherwise merge another business's
+// records behind a changed API key until the first reconciliation. It then
+// runs the Workers (stored deliveries to fetch requests, RunWorkers), the
+// fetchers (RunFetchers), the walks (backfills, resuming those stopped,
+// then reconciliations every ReconcileInterval: RunReconciler; it logs
+// "pgmirror: backfill complete" once every business is backfilled) and,
+// with Config.Keys, the watch of the businesses. It returns nil once ctx
+// ends and the work in progress (a batch, a fetch, a delivery) is
+// finished; it returns an error at once for a key or base URL the service
+// refuses (before any schema is created), a database that refuses the
+// connection itself (a wrong password, no such database), a failed
+// migration, and, for the business of Config.Client, a key the service
+// refuses later or most of a table's records gone from the service
+// (ErrMassDeletion, at startup or in a reconciliation; never with
+// Config.AllowMassDeletion). A business of the database that fails so is
+// paused instead (see Status). Every replica runs Run; they share the work
+// through the database.
 func (m *Mirror) Run(ctx context.Context) error {
 	if err := m.start(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -227,181 +224,169 @@ func (m *Mirror) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() { m.RunWorkers(ctx) })
-	wg.Go(func() { m.RunFetchers(ctx) })
+	sup := m.supervise(ctx)
+	m.runWorkers(sup)
+	m.runFetchers(sup)
+	m.runWalks(sup, true)
 	if m.cfg.Keys != nil {
-		wg.Go(func() { m.watchBusinesses(ctx) })
+		sup.loop("watching the businesses", nil, m.watchBusinesses())
 	}
-
-	start := time.Now()
-	err := m.Backfill(ctx)
-	if err == nil && ctx.Err() == nil {
-		m.log.InfoContext(ctx, "pgmirror: backfill complete", "took", time.Since(start).Round(time.Millisecond).String())
-		err = m.RunReconciler(ctx)
-	}
-	cancel()
-	wg.Wait()
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return sup.wait()
 }
 
 // RunWorkers turns the deliveries the Handler stored into requests to fetch
 // the records their events name, until ctx ends (Config.Workers at a time,
 // on any number of replicas: pginbox claims each delivery with SKIP
 // LOCKED). Each delivery is marked processed in the transaction that records
-// its requests, so none is lost or handled twice. Run runs it.
-//
-// When the database fails, the Workers are stopped (their deliveries in
-// progress are rolled back, to be claimed again) and one loop waits for the
-// database with backoff; then they start again. A failure while the
-// database answers (a statement that fails) is logged, and the Workers
-// start again after a backoff.
+// its requests, so none is lost or handled twice. While the database fails
+// they wait with backoff, the mirror logging one line when it goes and one
+// when it is back. Run runs it.
 func (m *Mirror) RunWorkers(ctx context.Context) {
-	restarts := 0 // restarts in a row after a failure while the database answered
-	for ctx.Err() == nil {
-		wctx, stop := context.WithCancel(ctx)
-		var mu sync.Mutex
-		var failure error // the first database failure the Workers logged
-		w := &pginbox.Worker{
-			Pool:         m.pool,
-			Metrics:      m.inbox,
-			ProcessTx:    m.enqueue,
-			Concurrency:  m.cfg.Workers,
-			PollInterval: m.cfg.PollInterval,
-			// Recording a delivery's fetches is one insert: a failure is the
-			// database's, worth trying again soon.
-			Backoff: func(failures int) time.Duration { return min(time.Second<<min(failures-1, 6), time.Minute) },
-			Logger: m.databaseErrorsTo(func(_ context.Context, err error) {
-				mu.Lock()
-				if failure == nil {
-					failure = err
-				}
-				mu.Unlock()
-				stop()
-			}),
-		}
-		started := time.Now()
-		err := w.Run(wctx)
-		stop()
-		if err != nil { // misconfigured: starting again would not mend it
-			m.log.ErrorContext(ctx, "pgmirror: webhook workers", "error", err.Error())
-			return
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		if perr := m.ping(ctx); unreachable(perr) {
-			restarts = 0
-			m.db.failed(ctx, perr)
-			if m.waitFor(ctx, m.db, m.ping, func(error) bool { return false }) != nil {
-				return
-			}
-			continue
-		}
-		if time.Since(started) > maxDependencyBackoff {
-			restarts = 0
-		}
-		restarts++
-		wait := retryWait(restarts)
-		m.log.ErrorContext(ctx, "pgmirror: webhook workers failed; starting them again", "retry_in", wait.String(), "error", oneLine(failure))
-		sleep(ctx, wait)
+	sup := m.supervise(ctx)
+	m.runWorkers(sup)
+	_ = sup.wait() // a loop of the Workers never stops the mirror
+}
+
+func (m *Mirror) runWorkers(sup *supervisor) {
+	w := m.inboxWorker()
+	for range m.cfg.Workers {
+		sup.loop("processing the webhook inbox", nil, workStep(w, m.cfg.PollInterval))
 	}
 }
 
-// start checks the API, waits for the database, migrates, and guards a
-// backfilled mirror against another business (see guardStart); with
-// Config.Keys, it loads the businesses instead of checking the API.
+// RunFetchers fetches the records that events asked for, once their
+// coalescing window has passed, until ctx ends, Config.Fetchers at a time,
+// and returns once the fetches in progress are written. Any number of
+// replicas may run it: each request is leased by one fetcher (SKIP LOCKED),
+// and a lease whose fetcher died expires after FetchLease. A request that
+// comes in while its record is being fetched makes the record be fetched
+// again. A record whose fetch fails is tried again after a backoff (at most
+// 5 minutes); the service's failures (a network error, a 5xx, a 429 storm)
+// pause its business (see failed), and the database's make the fetchers
+// wait; both are logged once when they start and once when they end. It
+// returns once ctx ends, or once the service refuses the key of the
+// business of Config.Client (Run then returns that error). Run runs it.
+func (m *Mirror) RunFetchers(ctx context.Context) {
+	sup := m.supervise(ctx)
+	m.runFetchers(sup)
+	_ = sup.wait() // Run reports a failure that stops the mirror
+}
+
+func (m *Mirror) runFetchers(sup *supervisor) {
+	fetches, wake := m.fetchStep(sup)
+	sup.loop("claiming records to fetch", wake, fetches)
+}
+
+// RunReconciler runs the businesses' walks until ctx ends: the backfill of
+// each business not backfilled yet (see Backfill), then its
+// reconciliations every ReconcileInterval, and the backfill of a business
+// added meanwhile; and, every minute, it deletes what is past its
+// retention (Config.InboxRetention, Config.ChangeRetention). Every replica
+// may run it: a business's interval is counted from the end of its last
+// reconciliation by any of them (recorded in mirror_reconcile), one replica
+// reconciles a business at a time (an advisory lock), and none before its
+// backfill is complete; the first reconciliations of businesses backfilled
+// together are spread over the interval. It looks for walks due every tenth
+// of the interval (at least every 100 ms, at most every second). While the
+// database or the service is away it waits longer after each failure (a
+// second, doubling, at most about 30 seconds, or what a Retry-After asks),
+// and the dependency logs one line when it goes and one when it is back,
+// not one per failure; the business whose calls fail is paused meanwhile
+// (every replica skips it), and the walk it cut short is due again once
+// the pause ends. Another failed walk is logged. For the business of
+// Config.Client, a refused key or a reconciliation that found most of a
+// table's records gone (ErrMassDeletion) makes RunReconciler return its
+// error, for the mirror to stop until the operator looks; a business of
+// the database is paused instead (see Status). It returns nil when ctx
+// ends.
+func (m *Mirror) RunReconciler(ctx context.Context) error {
+	sup := m.supervise(ctx)
+	m.runWalks(sup, false)
+	return sup.wait()
+}
+
+// runWalks starts the walks' loop, announcing the backfill's end or not,
+// and the pruning's.
+func (m *Mirror) runWalks(sup *supervisor, announce bool) {
+	walks, wake := m.walkStep(sup, false, announce)
+	sup.loop("walks", wake, walks)
+	sup.loop("pruning", nil, m.pruneStep)
+}
+
+// start checks the API of the businesses known before the database
+// (Config.Client's), waits for the database, migrates (with Config.Keys,
+// loading the businesses), and guards a backfilled business of
+// Config.Client against another business behind its key (see Run).
 func (m *Mirror) start(ctx context.Context) error {
-	static := m.static()
-	if static != nil {
-		if err := m.waitFor(ctx, static.api, m.CheckAPI, permanent); err != nil {
+	var alone []*tenant // the businesses that stop the mirror: Config.Client's
+	for _, t := range m.tenants.all() {
+		if t.stops {
+			alone = append(alone, t)
+		}
+	}
+	for _, t := range alone {
+		if err := m.retry(ctx, t, "checking the API", t.checkAPI); err != nil {
 			return err
 		}
 	}
-	if err := m.waitFor(ctx, m.db, m.ping, func(err error) bool { return !unreachable(err) }); err != nil {
+	if err := m.retry(ctx, nil, "connecting to the database", m.ping); err != nil {
 		return fmt.Errorf("pgmirror: connecting to the database: %w", err)
 	}
 	if err := m.Migrate(ctx); err != nil {
 		return err
 	}
-	if static == nil {
-		return nil // Migrate loaded the businesses
-	}
-	return static.guardStart(ctx)
-}
-
-// guardStart runs guardTables when the backfill is complete (a backfill
-// in progress adds to its own tables, and the first reconciliation guards
-// them): it returns its ErrMassDeletion, waits with backoff while the
-// database or the service is away, and logs any other failure and goes
-// on, leaving the check to the next reconciliation.
-func (m *tenant) guardStart(ctx context.Context) error {
-	var away *dependency // the dependency the last attempt failed on
-	for n := 1; ; n++ {
-		done, err := m.backfillDone(ctx)
-		if err == nil && done {
-			err = m.guardTables(ctx)
-		}
-		if away != nil && m.dependencyOf(err) != away {
-			away.ok(ctx)
-		}
-		dep := m.dependencyOf(err)
-		switch {
-		case err == nil:
-			return nil
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.Is(err, ErrMassDeletion):
-			return err
-		case dep == nil:
-			m.log.WarnContext(ctx, "pgmirror: could not check at startup that the service still shows the mirror's records; "+
-				"the first reconciliation will", "error", oneLine(err))
-			return nil
-		}
-		away = dep
-		dep.failed(ctx, err)
-		if !dep.sleep(ctx, retryWait(n)) {
-			return ctx.Err()
-		}
-	}
-}
-
-// waitFor calls try until it succeeds, reporting each outcome to dep and
-// waiting longer after each failure (retryWait). It returns try's error
-// at once when fatal says that waiting cannot mend it, and ctx's error
-// once ctx ends.
-func (m *Mirror) waitFor(ctx context.Context, dep *dependency, try func(context.Context) error, fatal func(error) bool) error {
-	for n := 1; ; n++ {
-		err := try(ctx)
-		switch {
-		case err == nil:
-			dep.ok(ctx)
-			return nil
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case fatal(err):
+	for _, t := range alone {
+		if err := m.retry(ctx, t, "checking that the service still shows the mirror's records", t.guardStart); err != nil {
 			return err
 		}
-		dep.failed(ctx, err)
-		if !dep.sleep(ctx, retryWait(n)) {
+	}
+	return nil
+}
+
+// retry calls fn until it succeeds, deciding each failure as every loop
+// does (see failed): it returns the failure that must stop the mirror, or
+// ctx's error once ctx ends.
+func (m *Mirror) retry(ctx context.Context, t *tenant, what string, fn func(context.Context) error) error {
+	for n := 1; ; n++ {
+		err := fn(ctx)
+		if err == nil {
+			return nil
+		}
+		wait, stop := m.failed(ctx, t, what, err, n)
+		if stop != nil {
+			return stop
+		}
+		if !m.db.sleep(ctx, wait, nil) {
 			return ctx.Err()
 		}
 	}
 }
 
-// pingTimeout bounds one look at the database, which may hang.
-const pingTimeout = 10 * time.Second
-
-// ping checks that the database answers.
+// ping checks that the database answers within pingTimeout. A database
+// that refuses the connection itself (a wrong password, no such database)
+// must stop the mirror: waiting does not mend it.
 func (m *Mirror) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	return m.pool.Ping(ctx)
+	err := m.store.Ping(ctx)
+	if dbErr := (*store.Error)(nil); errors.As(err, &dbErr) && !dbErr.Away() {
+		return stopWith(err)
+	}
+	if err == nil {
+		m.db.ok(ctx)
+	}
+	return err
+}
+
+// guardStart runs guardTables when the backfill of the business is
+// complete (a backfill in progress adds to its own tables, and the first
+// reconciliation guards them).
+func (t *tenant) guardStart(ctx context.Context) error {
+	done, err := t.backfilled(ctx)
+	if err != nil || !done {
+		return err
+	}
+	return t.guardTables(ctx)
 }
 
 // CheckAPI makes one request to the service, a one-record list, for each
@@ -412,10 +397,11 @@ func (m *Mirror) ping(ctx context.Context) error {
 // reached. Run calls it before it creates any schema, without Config.Keys;
 // call it before Migrate to leave nothing behind on a wrong key.
 func (m *Mirror) CheckAPI(ctx context.Context) error {
+	ts := m.tenants.all()
 	var errs []error
-	for _, t := range m.tenantList() {
+	for _, t := range ts {
 		if err := t.checkAPI(ctx); err != nil {
-			if !t.static {
+			if len(ts) > 1 {
 				err = fmt.Errorf("business %s: %w", t.name, err)
 			}
 			errs = append(errs, err)
@@ -425,92 +411,84 @@ func (m *Mirror) CheckAPI(ctx context.Context) error {
 }
 
 // checkAPI is CheckAPI for the business.
-func (m *tenant) checkAPI(ctx context.Context) error {
+func (t *tenant) checkAPI(ctx context.Context) error {
+	c := t.m.cfg.Client
 	// Its key only: the budget lives in the schema, which may not exist yet.
-	_, err := allResources[0].total(ctx, m.cfg.Client, m.key...)
+	_, err := allResources[0].total(ctx, c, t.key...)
 	switch {
 	case err == nil:
+		t.api.ok(ctx)
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case permanent(err):
-		return fmt.Errorf("pgmirror: the API at %s refused the mirror's first request (check the base URL and the API key): %w",
-			m.cfg.Client.BaseURL(), err)
+	case apiFailed(err, apiTransient):
+		return fmt.Errorf("pgmirror: the API at %s is unreachable: %w", c.BaseURL(), err)
 	}
-	return fmt.Errorf("pgmirror: the API at %s is unreachable: %w", m.cfg.Client.BaseURL(), err)
+	return fmt.Errorf("pgmirror: the API at %s refused the mirror's first request (check the base URL and the API key): %w",
+		c.BaseURL(), err)
 }
 
 // BackfillDone reports whether the backfill of every resource of every
 // business the mirror serves is complete.
 func (m *Mirror) BackfillDone(ctx context.Context) (bool, error) {
-	for _, t := range m.tenantList() {
-		if done, err := t.backfillDone(ctx); err != nil || !done {
+	for _, t := range m.tenants.all() {
+		if done, err := t.backfilled(ctx); err != nil || !done {
 			return false, err
 		}
 	}
 	return true, nil
 }
 
-// RunReconciler runs the businesses' walks until ctx ends: their
-// reconciliations every ReconcileInterval, and the backfill of a business
-// added meanwhile (see runWalks). Every replica may run it: a business's
-// interval is counted from the end of its last reconciliation by any of
-// them (recorded in mirror_reconcile), one replica reconciles a business at
-// a time (an advisory lock), and none before its backfill is complete; the
-// first reconciliations of businesses backfilled together are spread over
-// the interval. It looks for walks due every tenth of the interval (at
-// least every 100 ms, at most every second). While the database or the
-// service is away it waits longer after each failure (a second, doubling,
-// at most about 30 seconds), and the dependency logs one line when it goes
-// and one when it is back, not one per failure; the reconciliation it cut
-// short is due again at once. Another failed reconciliation is logged, and
-// the next one is due an interval later. For the business of
-// Config.Client, a reconciliation that found most of a table's records
-// gone (ErrMassDeletion) makes RunReconciler return its error, for the
-// mirror to stop until the operator looks; a business of the database is
-// paused instead (see Status). It returns nil when ctx ends.
-func (m *Mirror) RunReconciler(ctx context.Context) error {
-	return m.runWalks(ctx, false)
-}
-
-// databaseErrorsTo returns a logger for pginbox (its Workers and Handler
-// log the database's failures at Error, and nothing else there): its Error
-// records go to failed instead of the log; the others go to the mirror's
-// log.
-func (m *Mirror) databaseErrorsTo(failed func(context.Context, error)) *slog.Logger {
-	return slog.New(&errorsTo{Handler: m.log.Handler(), failed: failed})
-}
-
-// errorsTo is the slog.Handler of databaseErrorsTo.
-type errorsTo struct {
-	slog.Handler
-	failed func(context.Context, error)
-}
-
-func (h *errorsTo) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelError || h.Handler.Enabled(ctx, l)
-}
-
-func (h *errorsTo) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level < slog.LevelError {
-		return h.Handler.Handle(ctx, r)
+// Migrate creates the schema (Config.Schema) and brings its tables to
+// SchemaVersion, then creates pginbox's inbox table in it, all in one
+// transaction (see MigrateSchema); with Config.Keys it then loads the
+// businesses to serve. The Handlers store deliveries once it succeeded.
+func (m *Mirror) Migrate(ctx context.Context) error {
+	if err := m.store.Migrate(ctx, m.cfg.Business, m.log); err != nil {
+		return err
 	}
-	msg := r.Message
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "error" {
-			msg = a.Value.String()
-			return false
+	if m.cfg.Keys != nil {
+		if err := m.loadBusinesses(ctx); err != nil {
+			return err
 		}
-		return true
-	})
-	h.failed(ctx, errors.New(msg))
+	}
+	m.migrated.Store(true)
 	return nil
 }
 
-func (h *errorsTo) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &errorsTo{Handler: h.Handler.WithAttrs(attrs), failed: h.failed}
+// MigrateSchema creates schema in db and brings its tables to
+// SchemaVersion, then creates pginbox's inbox table in it, all in one
+// transaction: what Mirror.Migrate does, for a program that runs no Mirror
+// (invoicing-mirror businesses). business names the business that the rows
+// of a mirror made before businesses (version 4 and below) belong to
+// (Config.Business; DefaultBusiness when ""). It is idempotent and safe when
+// several replicas run it at once: a transaction-scoped advisory lock, per
+// schema, makes them take turns, and each migration is recorded in
+// mirror_migrations so that it runs once. Migrations never drop a mirrored
+// record's table, column or row (they may replace keys and indexes). A
+// database migrated by a newer version of this package (a higher version
+// than SchemaVersion) is refused with an error rather than used.
+func MigrateSchema(ctx context.Context, db *pgxpool.Pool, schema, business string) error {
+	if !schemaName.MatchString(schema) {
+		return fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores (at most 63), not starting with a digit", schema)
+	}
+	if business == "" {
+		business = DefaultBusiness
+	}
+	if err := checkBusinessName(business); err != nil {
+		return err
+	}
+	return store.New(db, schema).Migrate(ctx, business, slog.New(slog.DiscardHandler))
 }
 
-func (h *errorsTo) WithGroup(name string) slog.Handler {
-	return &errorsTo{Handler: h.Handler.WithGroup(name), failed: h.failed}
-}
+// SchemaVersion is the version of the schema this package creates: the
+// number of its migrations.
+func SchemaVersion() int { return store.Version() }
+
+// stopError is a failure that retrying cannot mend: it stops the mirror.
+type stopError struct{ error }
+
+func (e *stopError) Unwrap() error { return e.error }
+
+// stopWith marks err as a failure that must stop the mirror.
+func stopWith(err error) error { return &stopError{err} }

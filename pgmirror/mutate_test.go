@@ -33,10 +33,20 @@ type mutator struct {
 	done     map[string]int // successful mutations by kind
 
 	count atomic.Int64
-	// pauseAfter and resume, when resume is set: the mutations after the
-	// pauseAfter-th wait until resume is closed (a fault the test makes).
-	pauseAfter int64
-	resume     chan struct{}
+	holds []hold // set before run
+}
+
+// A hold makes the mutations after the after-th wait until until is closed
+// (a fault the test makes, the end of the backfill).
+type hold struct {
+	after int64
+	until <-chan struct{}
+}
+
+// holdAfter makes the mutations after the after-th wait until until is
+// closed. Call it before run.
+func (m *mutator) holdAfter(after int64, until <-chan struct{}) {
+	m.holds = append(m.holds, hold{after, until})
 }
 
 // newMutator changes srv's records, starting with ids (what seed returned,
@@ -71,8 +81,10 @@ func (m *mutator) run(n, workers int, seed uint64, every func(done int)) error {
 					m.count.Add(-1)
 					return
 				}
-				if m.resume != nil && c > m.pauseAfter {
-					<-m.resume // the rest waits for the test's fault
+				for _, h := range m.holds {
+					if c > h.after {
+						<-h.until
+					}
 				}
 				ok, err := m.step(rng)
 				if err != nil {

@@ -5,17 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 )
-
-// maxReconcileFailures is how many times in a row a reconciliation tries a
-// resource's walk again (from where it stopped) before it gives up on that
-// resource until the next run.
-const maxReconcileFailures = 5
 
 // Reconcile re-lists every resource of every business now and writes what
 // differs with the never-older rule, correcting the changes that raise no
@@ -25,136 +20,121 @@ const maxReconcileFailures = 5
 // advisory lock makes them take turns), then returns the number of rows it
 // inserted, corrected or marked deleted per resource, summed over the
 // businesses (see markDeleted). Each resource's count is also logged and
-// given to Config.OnReconciled. A resource whose walk keeps failing is
-// skipped, logged, and reported in the error; the others are still
-// reconciled, except when the database is lost or the service stays away
-// (see reconcileResource): the reconciliation then ends with that error.
+// given to Config.OnReconciled. A resource whose walk fails (a statement
+// that fails) is skipped, logged, and reported in the error; the others are
+// still reconciled, except when the database or the service is away (see
+// RunReconciler): the business's reconciliation then ends with that error.
 // When the service no longer lists most of a table's records (a different
 // business behind the API key?), that resource is neither written nor
 // marked, and the error wraps ErrMassDeletion, unless
-// Config.AllowMassDeletion.
+// Config.AllowMassDeletion. It then deletes what is past its retention
+// (Config.InboxRetention, Config.ChangeRetention), as Run does every
+// minute.
 //
 // A change that raises no event is corrected by the first reconciliation
 // that starts after it.
 func (m *Mirror) Reconcile(ctx context.Context) (map[string]int, error) {
 	total := map[string]int{}
 	var errs []error
-	for _, t := range m.tenantList() {
+	ts := m.tenants.all()
+	for _, t := range ts {
 		corrected, err := t.reconcileNow(ctx)
 		for res, n := range corrected {
 			total[res] += n
 		}
 		if err != nil {
-			if len(m.tenantList()) > 1 {
+			if len(ts) > 1 {
 				err = fmt.Errorf("business %s: %w", t.name, err)
 			}
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, m.prune(ctx))
 	return total, errors.Join(errs...)
 }
 
 // reconcileNow reconciles the business, after any reconciliation of it
 // another replica is making.
-func (m *tenant) reconcileNow(ctx context.Context) (map[string]int, error) {
-	unlock, err := m.lock(ctx, "reconcile:"+m.name)
+func (t *tenant) reconcileNow(ctx context.Context) (map[string]int, error) {
+	lock, err := t.m.store.Lock(ctx, "reconcile:"+t.name)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	return m.reconcile(ctx)
+	defer lock.Release()
+	return t.reconcile(ctx)
 }
 
 // reconcileIfDue reconciles the business when the interval has passed
 // since its last reconciliation and its backfill is complete, unless
 // another replica is reconciling it (errReconciledElsewhere).
-func (m *tenant) reconcileIfDue(ctx context.Context) error {
-	due, err := m.reconcileDue(ctx)
+func (t *tenant) reconcileIfDue(ctx context.Context) error {
+	s, interval := t.m.store, t.m.cfg.ReconcileInterval
+	due, err := s.ReconcileDue(ctx, t.name, interval, len(allResources))
 	if err != nil || !due {
 		return err
 	}
-	unlock, ok, err := m.tryLock(ctx, "reconcile:"+m.name)
+	lock, ok, err := s.TryLock(ctx, "reconcile:"+t.name)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return errReconciledElsewhere
 	}
-	defer unlock()
-	if due, err := m.reconcileDue(ctx); err != nil || !due { // another replica just did it
+	defer lock.Release()
+	if due, err := s.ReconcileDue(ctx, t.name, interval, len(allResources)); err != nil || !due { // another replica just did it
 		return err
 	}
-	_, err = m.reconcile(ctx)
+	_, err = t.reconcile(ctx)
 	return err
 }
 
 // errReconciledElsewhere is reconcileIfDue's error when another replica is
 // reconciling the business: the business rests a moment on this replica,
-// which goes on with another (see runWalk).
+// which goes on with another (see walk).
 var errReconciledElsewhere = errors.New("pgmirror: another replica is reconciling the business")
 
-// reconcileDue reports whether the business's backfill is complete and
-// the interval has passed since its last reconciliation ended.
-func (m *tenant) reconcileDue(ctx context.Context) (bool, error) {
-	var due bool
-	err := m.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM mirror_backfill WHERE business = $3 AND completed_at IS NOT NULL) = $2
-		AND coalesce((SELECT last_finished_at <= now() - $1::interval FROM mirror_reconcile WHERE business = $3), false)`,
-		m.cfg.ReconcileInterval, len(allResources), m.name).Scan(&due)
-	if err != nil {
-		return false, fmt.Errorf("reading the reconciler's state: %w", err)
-	}
-	return due, nil
-}
-
-// reconcile re-lists every resource; the caller holds the lock.
-func (m *tenant) reconcile(ctx context.Context) (map[string]int, error) {
-	if _, err := m.pool.Exec(ctx, `INSERT INTO mirror_reconcile (business, last_started_at) VALUES ($1, now())
-		ON CONFLICT (business) DO UPDATE SET last_started_at = now()`, m.name); err != nil {
-		return nil, fmt.Errorf("pgmirror: starting a reconciliation: %w", err)
+// reconcile re-lists every resource; the caller holds the lock. A
+// resource's walk that fails for the database or the service, or that
+// finds most of its records gone, ends the reconciliation with its error
+// (it is due again); another failure is logged, and reported once the
+// other resources are reconciled.
+func (t *tenant) reconcile(ctx context.Context) (map[string]int, error) {
+	m := t.m
+	if err := m.store.StartReconcile(ctx, t.name); err != nil {
+		return nil, err
 	}
 	start := time.Now()
-	if err := m.guardTables(ctx); err != nil { // before anything is written
+	if err := t.guardTables(ctx); err != nil { // before anything is written
 		return nil, err
 	}
 	corrected := make(map[string]int, len(allResources))
 	var errs []error
 	for _, res := range allResources {
-		listed, n, err := m.reconcileResource(ctx, res)
-		if ctx.Err() != nil {
+		listed, n, err := t.reconcileResource(ctx, res)
+		var dbErr *store.Error
+		switch {
+		case ctx.Err() != nil:
 			return corrected, ctx.Err()
-		}
-		if errors.Is(err, ErrMassDeletion) || m.dependencyOf(err) != nil {
-			return corrected, err // a lost dependency: the caller waits for it and starts again
-		}
-		if err != nil {
-			m.log.ErrorContext(ctx, "pgmirror: reconciling a resource failed; the next reconciliation tries again",
-				"resource", res.name, "listed", listed, "corrected", n, "error", err.Error())
+		case errors.Is(err, ErrMassDeletion), errors.As(err, new(*apiError)), errors.As(err, &dbErr) && dbErr.Away():
+			return corrected, err // the walk's caller decides (see failed), and reconciles again
+		case err != nil:
+			t.log.ErrorContext(ctx, "pgmirror: reconciling a resource failed; the next reconciliation tries again",
+				"resource", res.name, "listed", listed, "corrected", n, "error", oneLine(err))
 			errs = append(errs, fmt.Errorf("%s: %w", res.name, err))
 			continue
 		}
 		corrected[res.name] = n
 		m.counters.addCorrections(res.name, n)
-		m.log.InfoContext(ctx, "pgmirror: reconciled", "resource", res.name, "listed", listed, "corrected", n)
+		t.log.InfoContext(ctx, "pgmirror: reconciled", "resource", res.name, "listed", listed, "corrected", n)
 		if m.cfg.OnReconciled != nil {
 			m.cfg.OnReconciled(res.name, n)
 		}
 	}
 	report, _ := json.Marshal(corrected)
-	if _, err := m.pool.Exec(ctx, `UPDATE mirror_reconcile SET last_finished_at = now(), last_corrected = $1 WHERE business = $2`,
-		report, m.name); err != nil {
+	if err := m.store.FinishReconcile(ctx, t.name, report); err != nil {
 		errs = append(errs, err)
 	}
-	// Retention is the schema's, not the business's: once a minute at most
-	// on this replica, however many businesses it reconciles.
-	if last := m.pruned.Load(); time.Since(time.Unix(0, last)) >= time.Minute && m.pruned.CompareAndSwap(last, time.Now().UnixNano()) {
-		if err := m.pruneInbox(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		if err := m.pruneChanges(ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	m.log.InfoContext(ctx, "pgmirror: reconciliation done", "took", time.Since(start).Round(time.Millisecond).String())
+	t.log.InfoContext(ctx, "pgmirror: reconciliation done", "took", time.Since(start).Round(time.Millisecond).String())
 	if err := errors.Join(errs...); err != nil {
 		return corrected, fmt.Errorf("pgmirror: reconciliation: %w", err)
 	}
@@ -162,79 +142,271 @@ func (m *tenant) reconcile(ctx context.Context) (map[string]int, error) {
 }
 
 // reconcileResource walks res and returns how many records it listed and
-// how many rows it inserted, corrected or marked deleted. A failed walk
-// goes on from the page it stopped at, after a backoff, at most
-// maxReconcileFailures times in a row; a lost database ends it at once
-// (the caller waits for it), and the service's failures are reported to
-// the API's dependency rather than logged. Once the walk is complete, the rows
-// it did not list are marked deleted (see markDeleted).
-func (m *tenant) reconcileResource(ctx context.Context, res *resource) (listed, corrected int, err error) {
-	start, err := m.nextSeq(ctx)
+// how many rows it inserted, corrected or marked deleted. Once the walk is
+// complete, the rows it did not list are marked deleted (see
+// markDeleted).
+func (t *tenant) reconcileResource(ctx context.Context, res *resource) (listed, corrected int, err error) {
+	start, err := t.m.store.NextSeq(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
 	seen := map[string]bool{}
-	page, failures := 1, 0
-	for {
-		_, err := m.walk(ctx, res, page, func(ctx context.Context, rows []row, seq int64, resume int) error {
-			var written []string
-			err := m.writeIn(ctx, causeReconciliation, func(tx pgx.Tx) error {
-				var err error
-				written, err = apply(ctx, tx, res, rows, seq)
-				return err
-			})
-			if err == nil {
-				for _, r := range rows {
-					seen[r.id] = true
-				}
-				listed, corrected, page = listed+len(rows), corrected+len(written), resume
-			}
+	_, err = t.walkPages(ctx, res, 1, func(ctx context.Context, rows []store.Row, seq int64, _ int) error {
+		var written []string
+		err := t.writeIn(ctx, CauseReconciliation, func(w *writeTx) error {
+			var err error
+			written, err = apply(ctx, w, res, rows, seq)
 			return err
 		})
 		if err == nil {
-			m.answered(ctx)
-			n, err := m.markDeleted(ctx, res, seen, start)
-			return listed, corrected + n, err
-		}
-		dep := m.dependencyOf(err)
-		if ctx.Err() != nil || permanent(err) || paused(err) || errors.Is(err, ErrMassDeletion) || dep == m.db {
-			return listed, corrected, err
-		}
-		if failures++; failures >= maxReconcileFailures {
-			return listed, corrected, err
-		}
-		if dep == m.api {
-			if !m.static {
-				return listed, corrected, err // the business is paused; the others go on (see runWalk)
+			for _, r := range rows {
+				seen[r.ID] = true
 			}
-			m.api.failed(ctx, err)
-			if !m.api.sleep(ctx, apiWait(failures, err)) {
-				return listed, corrected, ctx.Err()
-			}
-			continue
+			listed, corrected = listed+len(rows), corrected+len(written)
 		}
-		wait := backoff(failures, err)
-		m.log.WarnContext(ctx, "pgmirror: reconciliation walk failed; going on from where it stopped",
-			"resource", res.name, "page", page, "retry_in", wait.String(), "error", err.Error())
-		if !sleep(ctx, wait) {
-			return listed, corrected, ctx.Err()
-		}
+		return err
+	})
+	if err != nil {
+		return listed, corrected, err
 	}
+	t.answered(ctx)
+	n, err := t.markDeleted(ctx, res, seen, start)
+	return listed, corrected + n, err
 }
 
-// pruneInbox deletes the processed deliveries older than InboxRetention.
-func (m *Mirror) pruneInbox(ctx context.Context) error {
-	if m.cfg.InboxRetention < 0 {
+// prune deletes what is past its retention: the processed deliveries older
+// than InboxRetention, the changes older than ChangeRetention, the event
+// lags older than lagWindow.
+func (m *Mirror) prune(ctx context.Context) error {
+	if m.cfg.InboxRetention >= 0 {
+		n, err := m.store.PruneInbox(ctx, m.cfg.InboxRetention)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			m.log.InfoContext(ctx, "pgmirror: deleted processed deliveries past their retention", "deliveries", n,
+				"retention", m.cfg.InboxRetention.String())
+		}
+	}
+	if m.cfg.ChangeRetention >= 0 {
+		n, err := m.store.PruneChanges(ctx, m.cfg.ChangeRetention)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			m.log.InfoContext(ctx, "pgmirror: deleted changes past their retention", "changes", n,
+				"retention", m.cfg.ChangeRetention.String())
+		}
+	}
+	return m.store.PruneLag(ctx, lagWindow)
+}
+
+// pruneEvery is how often Run prunes (see prune) on each replica.
+const pruneEvery = time.Minute
+
+// pruneStep is the step of the loop that prunes every pruneEvery.
+func (m *Mirror) pruneStep(ctx context.Context) (time.Duration, error) {
+	return jitter(pruneEvery), m.prune(ctx)
+}
+
+// Deletion marks: a row whose record the service no longer lists is kept,
+// as last seen, with mirror_deleted_at set; a fetch that shows the record
+// again clears it (see apply).
+
+// MassDeletionMinRows is the size from which a table is protected against
+// mass deletion: a reconciliation that would mark deleted more than half
+// of the rows of a table holding at least this many live rows fails with
+// ErrMassDeletion instead, unless Config.AllowMassDeletion is set.
+const MassDeletionMinRows = 20
+
+// ErrMassDeletion is the error of a reconciliation that found most of a
+// table's records gone from the service at once (see MassDeletionMinRows):
+// usually the API key of another business. It marked nothing.
+var ErrMassDeletion = errors.New("pgmirror: most of a table's records vanished at once")
+
+// markDeleted marks deleted the rows of res that a complete walk did not
+// list: listed holds the walk's ids, and start a fetch number taken before
+// it began (rows written by a later fetch are left alone: their record
+// existed after the walk began). It marks nothing when the walk listed
+// another number of records than the service counts once it ended (asked
+// only when a row is unlisted: records created or deleted during the walk;
+// the next reconciliation marks them), nor, without AllowMassDeletion, more
+// than half of a table of at least MassDeletionMinRows rows
+// (ErrMassDeletion). Where the service has a Get for the resource, each row
+// to mark is first fetched: only a 404 marks it, and a record found is
+// written. It returns the number of rows it marked or wrote.
+func (t *tenant) markDeleted(ctx context.Context, res *resource, listed map[string]bool, start int64) (int, error) {
+	m := t.m
+	live, gone, err := m.store.LiveBefore(ctx, res.table, t.name, start)
+	if err != nil {
+		return 0, err
+	}
+	gone = slices.DeleteFunc(gone, func(id string) bool { return listed[id] })
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	total, err := res.total(ctx, m.cfg.Client, t.walkOpts...)
+	if err != nil {
+		return 0, err
+	}
+	if len(listed) != total {
+		t.log.InfoContext(ctx, "pgmirror: the walk listed another number of records than the service counts; "+
+			"deletion marks wait for the next reconciliation", "resource", res.name, "listed", len(listed), "total", total,
+			"unlisted", len(gone))
+		return 0, nil
+	}
+	if m.massDeletion(len(gone), live) {
+		return 0, massDeletionError(len(gone), live, res, "nothing was marked deleted")
+	}
+	written := 0
+	if res.get != nil {
+		if gone, written, err = t.confirmGone(ctx, res, gone); err != nil {
+			return written, err
+		}
+	}
+	if len(gone) == 0 {
+		return written, nil
+	}
+	var marked []string
+	err = t.writeIn(ctx, CauseReconciliation, func(w *writeTx) error {
+		var err error
+		if marked, err = w.MarkDeleted(ctx, res.table, t.name, gone, start); err != nil {
+			return err
+		}
+		for _, id := range marked {
+			w.changed(res, id, OpDelete, "")
+		}
+		return nil
+	})
+	if err != nil {
+		return written, err
+	}
+	if len(marked) > 0 {
+		t.log.InfoContext(ctx, "pgmirror: marked deleted", "resource", res.name, "rows", len(marked))
+		m.counters.addDeleted(res.name, len(marked))
+	}
+	return written + len(marked), nil
+}
+
+// confirmGone fetches each of the records ids of res: it returns those the
+// service answers 404 for, and writes those it shows (a walk can miss a
+// record when a deletion moves it to a page the walk had passed). A record
+// the service refuses to answer for is left for the next reconciliation; a
+// failure of the service or the database ends it.
+func (t *tenant) confirmGone(ctx context.Context, res *resource, ids []string) (gone []string, written int, err error) {
+	m := t.m
+	for _, id := range ids {
+		seq, err := m.store.NextSeq(ctx)
+		if err != nil {
+			return gone, written, err
+		}
+		r, err := res.get(ctx, m.cfg.Client, id, t.walkOpts...)
+		switch {
+		case apiFailed(err, apiNotFound):
+			gone = append(gone, id)
+			continue
+		case apiFailed(err, apiRejected):
+			t.log.WarnContext(ctx, "pgmirror: could not check whether an unlisted record was deleted; the next reconciliation will",
+				"resource", res.name, "id", id, "error", err.Error())
+			continue
+		case err != nil:
+			return gone, written, err
+		}
+		var w []string
+		err = t.writeIn(ctx, CauseReconciliation, func(tx *writeTx) error {
+			var err error
+			w, err = apply(ctx, tx, res, []store.Row{r}, seq)
+			return err
+		})
+		if err != nil {
+			return gone, written, err
+		}
+		written += len(w)
+	}
+	return gone, written, nil
+}
+
+// massDeletion reports whether marking gone of live rows deleted is a mass
+// deletion that needs Config.AllowMassDeletion.
+func (m *Mirror) massDeletion(gone, live int) bool {
+	return !m.cfg.AllowMassDeletion && live >= MassDeletionMinRows && gone > live/2
+}
+
+// massDeletionError is ErrMassDeletion with the numbers, and what the
+// mirror did not do.
+func massDeletionError(gone, live int, res *resource, notDone string) error {
+	return fmt.Errorf("%w: the service no longer lists %d of %d %s: a different business behind the API key? "+
+		"The mirror stopped: %s. Check the API key; if the records were deleted, run once with AllowMassDeletion "+
+		"(invoicing-mirror --allow-mass-deletion)", ErrMassDeletion, gone, live, res.name, notDone)
+}
+
+// guardTables runs guardTable on every resource: nil when the tables'
+// records are still the service's, ErrMassDeletion when most of a table's
+// are gone (a different business behind the API key?), another error when
+// it could not tell.
+func (t *tenant) guardTables(ctx context.Context) error {
+	for _, res := range allResources {
+		if err := t.guardTable(ctx, res); err != nil {
+			return fmt.Errorf("pgmirror: checking that the service still shows the records of %s: %w", res.name, err)
+		}
+	}
+	return nil
+}
+
+// massDeletionSample is how many of a table's rows a reconciliation checks
+// with a Get before it writes anything to the table (see guardTable).
+const massDeletionSample = 8
+
+// guardTable checks, before a reconciliation writes to the table of res,
+// that the service still shows its records, so that the records of
+// another business behind the API key are not merged into it: it fetches a
+// few rows at random, and when the service answers 404 for most of them,
+// it lists the resource's ids (writing nothing) and returns
+// ErrMassDeletion when it no longer lists most of the table's rows (see
+// markDeleted). A table of fewer than MassDeletionMinRows rows, a resource
+// without a Get and Config.AllowMassDeletion skip it.
+func (t *tenant) guardTable(ctx context.Context, res *resource) error {
+	m := t.m
+	if m.cfg.AllowMassDeletion || res.get == nil {
 		return nil
 	}
-	tag, err := m.pool.Exec(ctx, `DELETE FROM `+pginbox.TableName+` WHERE status = $1 AND processed_at < now() - $2::interval`,
-		pginbox.StatusProcessed, m.cfg.InboxRetention)
-	if err != nil {
-		return fmt.Errorf("deleting old deliveries: %w", err)
+	live, sample, err := m.store.SampleLive(ctx, res.table, t.name, massDeletionSample)
+	if err != nil || live < MassDeletionMinRows {
+		return err
 	}
-	if n := tag.RowsAffected(); n > 0 {
-		m.log.InfoContext(ctx, "pgmirror: deleted processed deliveries past their retention", "deliveries", n,
-			"retention", m.cfg.InboxRetention.String())
+	// The sample's Gets at once: the check adds one request's time.
+	errs := make([]error, len(sample))
+	var wg sync.WaitGroup
+	for i, id := range sample {
+		wg.Go(func() { _, errs[i] = res.get(ctx, m.cfg.Client, id, t.walkOpts...) })
+	}
+	wg.Wait()
+	missing := 0
+	for _, err := range errs {
+		switch {
+		case apiFailed(err, apiNotFound):
+			missing++
+		case err != nil:
+			return err
+		}
+	}
+	if missing*2 <= len(sample) {
+		return nil
+	}
+	listed := map[string]bool{}
+	for r, err := range res.list(ctx, m.cfg.Client, 1, t.listOpts...) {
+		if err != nil {
+			return err
+		}
+		listed[r.ID] = true
+	}
+	ids, err := m.store.LiveIDs(ctx, res.table, t.name)
+	if err != nil {
+		return err
+	}
+	gone := len(slices.DeleteFunc(ids, func(id string) bool { return listed[id] }))
+	if m.massDeletion(gone, len(ids)) {
+		return massDeletionError(gone, len(ids), res, "nothing was written to "+res.table.Name)
 	}
 	return nil
 }

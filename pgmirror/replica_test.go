@@ -107,7 +107,7 @@ func startProcessWith(t testing.TB, name, schema string, env ...string) *process
 	t.Helper()
 	cmd := exec.Command(mirrorBinary(t), "--listen", "127.0.0.1:0", "--schema", schema, "--coalesce", "20ms",
 		"--fetch-lease", "3s", "--reconcile-interval", "1h", "--log-level", "info", "--budget", "10000")
-	cmd.Env = append(append(os.Environ(), env...), "DATABASE_URL="+server.URL+"&application_name="+name)
+	cmd.Env = append(append(os.Environ(), env...), "DATABASE_URL="+postgresOf(schema).URL+"&application_name="+name)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -90,6 +90,3 @@ func (s *stats) snapshot() statsSnapshot {
 		backfill:    maps.Clone(s.s.backfill),
 	}
 }
-
-// stats returns a copy of the Mirror's counters.
-func (m *Mirror) stats() statsSnapshot { return m.counters.snapshot() }

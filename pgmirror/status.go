@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 )
 
 // Phases of a resource in a Status.
@@ -26,7 +26,7 @@ const (
 
 // ErrNotMigrated is returned by ReadStatus for a schema that does not hold
 // a mirror migrated to this package's SchemaVersion.
-var ErrNotMigrated = errors.New("pgmirror: not a mirror at this program's schema version")
+var ErrNotMigrated = store.ErrNotMigrated
 
 // Status is the state of a mirror as its tables tell it, whether replicas
 // run or not: what `invoicing-mirror status` prints. Times are the
@@ -124,218 +124,62 @@ func ReadStatus(ctx context.Context, db *pgxpool.Pool, schema string) (*Status, 
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores", schema)
 	}
-	s := &Status{Schema: schema}
-	err := pgx.BeginTxFunc(ctx, db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true)`, pgx.Identifier{schema}.Sanitize()); err != nil {
-			return err
-		}
-		if err := checkVersion(ctx, tx, schema); err != nil {
-			return err
-		}
-		for _, read := range []func(context.Context, pgx.Tx) error{s.readResources, s.readReconcile, s.readQueues, s.readLag, s.readBusinesses} {
-			if err := read(ctx, tx); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	tables := make([]string, len(allResources))
+	for i, res := range allResources {
+		tables[i] = res.table.Name
+	}
+	st, err := store.New(db, schema).ReadStatus(ctx, tables, lagWindow)
 	if err != nil {
 		if errors.Is(err, ErrNotMigrated) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("pgmirror: reading the status of schema %s: %w", schema, err)
 	}
-	return s, nil
-}
-
-// checkVersion returns an error wrapping ErrNotMigrated unless the schema
-// is at SchemaVersion.
-func checkVersion(ctx context.Context, tx pgx.Tx, schema string) error {
-	var version int
-	err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM mirror_migrations`).Scan(&version)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table: no schema, or not a mirror's
-		return fmt.Errorf("%w: schema %s has no mirror_migrations table (has invoicing-mirror run with --schema %s?)", ErrNotMigrated, schema, schema)
+	s := &Status{Schema: schema, At: st.At, Reconciling: st.Reconciling,
+		InboxPending: st.Queues.InboxPending, InboxOldest: st.Queues.InboxOldest,
+		Lagged: st.Lag[""].Count, LagP99: st.Lag[""].P99}
+	if st.ReconcileStarted != nil {
+		s.ReconcileStarted = *st.ReconcileStarted
 	}
-	if err != nil {
-		return err
+	if st.ReconcileFinished != nil {
+		s.ReconcileFinished = *st.ReconcileFinished
 	}
-	if version != SchemaVersion() {
-		return fmt.Errorf("%w: schema %s is at version %d, this program's is %d (a replica of this version migrates it)",
-			ErrNotMigrated, schema, version, SchemaVersion())
-	}
-	return nil
-}
-
-// readResources reads each resource's rows and backfill.
-func (s *Status) readResources(ctx context.Context, tx pgx.Tx) error {
-	var q strings.Builder
-	for i, res := range allResources {
-		if i > 0 {
-			q.WriteString(" UNION ALL ")
+	var corrected map[string]int
+	if st.Corrected != nil {
+		if err := json.Unmarshal(st.Corrected, &corrected); err != nil {
+			return nil, fmt.Errorf("pgmirror: reading mirror_reconcile.last_corrected: %w", err)
 		}
-		fmt.Fprintf(&q, `SELECT %d, count(*), count(*) FILTER (WHERE mirror_deleted_at IS NOT NULL) FROM %s`,
-			i, pgx.Identifier{res.table.name}.Sanitize())
 	}
-	s.Resources = make([]ResourceStatus, len(allResources))
-	for i, res := range allResources {
-		s.Resources[i] = ResourceStatus{Name: res.name, Phase: PhaseBackfilling}
-	}
-	rows, err := tx.Query(ctx, q.String())
-	if err != nil {
-		return err
-	}
-	var i int
-	var n, deleted int64
-	if _, err := pgx.ForEachRow(rows, []any{&i, &n, &deleted}, func() error {
-		s.Resources[i].Rows, s.Resources[i].Deleted = n, deleted
-		return nil
-	}); err != nil {
-		return err
-	}
-
-	// A resource is backfilled once it is for every business.
-	rows, err = tx.Query(ctx, `SELECT resource, min(started_at),
-		CASE WHEN bool_and(completed_at IS NOT NULL) THEN max(completed_at) END FROM mirror_backfill GROUP BY resource`)
-	if err != nil {
-		return err
-	}
-	var name string
-	var started time.Time
-	var completed *time.Time
-	_, err = pgx.ForEachRow(rows, []any{&name, &started, &completed}, func() error {
-		if r := s.resource(name); r != nil {
-			r.BackfillStarted = started
-			if completed != nil {
-				r.BackfillCompleted, r.Phase = *completed, PhaseBackfilled
+	for _, res := range allResources {
+		r := ResourceStatus{Name: res.name, Phase: PhaseBackfilling, Rows: st.Rows[res.table.Name], Deleted: st.Deleted[res.table.Name],
+			PendingFetches: st.Queues.Fetches[res.name].Count, OldestPending: st.Queues.Fetches[res.name].Oldest,
+			Lagged: st.Lag[res.name].Count, LagP99: st.Lag[res.name].P99}
+		if b, ok := st.Backfills[res.name]; ok {
+			r.BackfillStarted = b.Started
+			if b.Completed != nil {
+				r.BackfillCompleted, r.Phase = *b.Completed, PhaseBackfilled
 			}
 		}
-		return nil
-	})
-	return err
-}
-
-// readReconcile reads the last reconciliation and whether one runs now: a
-// replica holds its advisory lock (see lockKey).
-func (s *Status) readReconcile(ctx context.Context, tx pgx.Tx) error {
-	var started, finished *time.Time
-	var corrected []byte
-	// The corrections are summed over the businesses; a reconciliation
-	// runs while a replica holds the advisory lock of a business's.
-	err := tx.QueryRow(ctx, `SELECT now(), max(last_started_at), CASE WHEN bool_and(last_finished_at IS NOT NULL) THEN min(last_finished_at) END,
-		(SELECT jsonb_object_agg(key, total) FROM (SELECT e.key, sum(e.value::int) AS total
-			FROM mirror_reconcile AS r, jsonb_each_text(r.last_corrected) AS e GROUP BY e.key) AS c),
-		EXISTS (SELECT 1 FROM pg_locks l, mirror_reconcile AS r,
-				LATERAL (SELECT hashtextextended($1 || r.business, 0) AS k) AS key
-			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-			AND l.classid = ((key.k >> 32) & 4294967295)::oid AND l.objid = (key.k & 4294967295)::oid)
-		FROM mirror_reconcile`, lockKeyOf(s.Schema, "reconcile:")).
-		Scan(&s.At, &started, &finished, &corrected, &s.Reconciling)
-	if err != nil {
-		return err
-	}
-	if started != nil {
-		s.ReconcileStarted = *started
-	}
-	if finished != nil {
-		s.ReconcileFinished = *finished
-	}
-	var byResource map[string]int
-	if corrected != nil {
-		if err := json.Unmarshal(corrected, &byResource); err != nil {
-			return fmt.Errorf("reading mirror_reconcile.last_corrected: %w", err)
-		}
-	}
-	for i := range s.Resources {
-		r := &s.Resources[i]
-		if n, ok := byResource[r.Name]; ok && finished != nil {
-			r.Reconciled, r.Corrected = *finished, n
+		if n, ok := corrected[res.name]; ok && st.ReconcileFinished != nil {
+			r.Reconciled, r.Corrected = *st.ReconcileFinished, n
 		}
 		if s.Reconciling && r.Phase == PhaseBackfilled {
 			r.Phase = PhaseReconciling
 		}
+		s.Resources = append(s.Resources, r)
 	}
-	return nil
-}
-
-// readQueues reads the inbox and the pending fetches.
-func (s *Status) readQueues(ctx context.Context, tx pgx.Tx) error {
-	q, err := queuesOf(ctx, tx)
-	if err != nil {
-		return err
+	for _, b := range st.Businesses {
+		bs := BusinessStatus{Name: b.Name, Backfilled: b.Backfilled, PauseReason: b.PauseReason, Removed: b.Removed,
+			PendingFetches: b.PendingFetches, Lagged: b.Lag.Count, LagP99: b.Lag.P99}
+		if b.ReconcileFinished != nil {
+			bs.ReconcileFinished = *b.ReconcileFinished
+		}
+		if b.PausedUntil != nil {
+			bs.Paused, bs.PausedUntil = true, *b.PausedUntil
+		}
+		s.Businesses = append(s.Businesses, bs)
 	}
-	s.InboxPending, s.InboxOldest = q.inboxPending, q.inboxOldest
-	for name, f := range q.fetches {
-		if r := s.resource(name); r != nil {
-			r.PendingFetches, r.OldestPending = f.count, f.oldest
-		}
-	}
-	return nil
-}
-
-// readLag reads the event lag's 99th percentile over lagWindow, by
-// resource and in all.
-func (s *Status) readLag(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, `SELECT resource, count(*), percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_seconds)
-		FROM mirror_event_lag WHERE written_at > now() - $1::interval GROUP BY ROLLUP (resource)`, lagWindow)
-	if err != nil {
-		return err
-	}
-	var name *string
-	var n int64
-	var p99 *float64
-	_, err = pgx.ForEachRow(rows, []any{&name, &n, &p99}, func() error {
-		if p99 == nil {
-			return nil
-		}
-		d := time.Duration(*p99 * float64(time.Second))
-		if name == nil {
-			s.Lagged, s.LagP99 = n, d
-		} else if r := s.resource(*name); r != nil {
-			r.Lagged, r.LagP99 = n, d
-		}
-		return nil
-	})
-	return err
-}
-
-// readBusinesses reads each business's state: those the mirror holds
-// state for, and those of mirror_businesses.
-func (s *Status) readBusinesses(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, `WITH names AS (
-			SELECT business AS name FROM mirror_backfill UNION SELECT name FROM mirror_businesses)
-		SELECT n.name,
-			(SELECT count(*) FROM mirror_backfill AS f WHERE f.business = n.name AND f.completed_at IS NOT NULL),
-			(SELECT last_finished_at FROM mirror_reconcile AS r WHERE r.business = n.name),
-			(SELECT paused_until FROM mirror_budgets AS p WHERE p.business = n.name AND p.pause_reason IS NOT NULL),
-			coalesce((SELECT pause_reason FROM mirror_budgets AS p WHERE p.business = n.name), ''),
-			coalesce((SELECT removed_at IS NOT NULL FROM mirror_businesses AS b WHERE b.name = n.name), false),
-			(SELECT count(*) FROM mirror_pending_fetch AS q WHERE q.business = n.name),
-			(SELECT count(*) FROM mirror_event_lag AS l WHERE l.business = n.name AND l.written_at > now() - $1::interval),
-			(SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_seconds) FROM mirror_event_lag AS l
-				WHERE l.business = n.name AND l.written_at > now() - $1::interval)
-		FROM names AS n ORDER BY n.name`, lagWindow)
-	if err != nil {
-		return err
-	}
-	s.Businesses, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (BusinessStatus, error) {
-		var b BusinessStatus
-		var finished, paused *time.Time
-		var p99 *float64
-		err := r.Scan(&b.Name, &b.Backfilled, &finished, &paused, &b.PauseReason, &b.Removed, &b.PendingFetches, &b.Lagged, &p99)
-		if finished != nil {
-			b.ReconcileFinished = *finished
-		}
-		if paused != nil {
-			b.Paused, b.PausedUntil = true, *paused
-		}
-		if p99 != nil {
-			b.LagP99 = time.Duration(*p99 * float64(time.Second))
-		}
-		return b, err
-	})
-	return err
+	return s, nil
 }
 
 // resource returns the status of the resource named name, or nil.

@@ -2,36 +2,44 @@ package pgmirror
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// A tenant is the Mirror as one business sees it: the business's name, how
-// its calls reach the service (its API key, its budget), and the service as
-// its calls find it. Every method that reads the service or writes a
-// business's rows runs on a tenant; they share the Mirror's pools and
-// loops. A tenant's fields do not change once it is built: a business whose
-// key, secrets or budget change gets a new tenant.
+// A tenant is what one business owns: its name, how its calls reach the
+// service (its API key, its budget), the service as its calls find it, and
+// its life; m is the runtime every business shares (pools, loops, store).
+// A tenant's fields do not change once it is built: a business whose key,
+// secrets or budget change gets a new tenant. The business of
+// Config.Client is a fleet of one: a tenant like any other, but for stops.
 type tenant struct {
-	*Mirror
-	name     string
-	log      *slog.Logger              // the Mirror's, naming the business
-	key      []invoicing.RequestOption // the business's API key (WithAPIKey); none for the business of Config.Client
-	opts     []invoicing.RequestOption // an event's fetch: the key and the budget (WithLimiter)
-	walkCall []invoicing.RequestOption // a walk's calls: the key and the budget after the events' reserve
-	api      *dependency               // the service, as this business's calls find it
-	budget   *budget
-	verifier *webhooks.Verifier // nil for the business of Config.Client (Handler takes its Verifier)
-
-	static   bool         // the business of Config.Client: its failures that waiting cannot mend stop the mirror
-	failures atomic.Int64 // its walks' failures in a row, for pauseFailed's backoff
+	m         *Mirror
+	name      string
+	log       *slog.Logger              // the Mirror's, naming the business
+	key       []invoicing.RequestOption // the business's API key (WithAPIKey); none for the business of Config.Client
+	fetchOpts []invoicing.RequestOption // an event's fetch: the key and the budget (WithLimiter)
+	walkOpts  []invoicing.RequestOption // a walk's single calls: the key and the budget after the events' reserve
+	listOpts  []invoicing.ListOption    // a walk's lists: walkOpts and the prefetch
+	api       *dependency               // the service, as this business's calls find it
+	budget    *budget
+	verifier  *webhooks.Verifier // nil for the business of Config.Client (Handler takes its Verifier)
+	// stops is true for the business of Config.Client: a failure waiting
+	// cannot mend (a refused key, ErrMassDeletion) stops the mirror rather
+	// than pausing the business, and Run checks its key before it creates
+	// anything, and its tables against another business at startup.
+	stops    bool
+	failures atomic.Int64 // its work's failures in a row, for its pauses' backoff
 
 	life context.Context // ends when the business is removed or replaced (end)
 	end  context.CancelFunc
@@ -41,90 +49,220 @@ type tenant struct {
 // WithAPIKey; none for the business of Config.Client) and its budget.
 func (m *Mirror) newTenant(name string, budgetPerSecond float64, key ...invoicing.RequestOption) *tenant {
 	log := m.log.With("business", name)
-	t := &tenant{Mirror: m, name: name, key: key, log: log, api: newDependency("the API", log)}
+	t := &tenant{m: m, name: name, key: key, log: log, api: newDependency("the API", log)}
 	t.life, t.end = context.WithCancel(context.Background())
-	t.budget = newBudget(t, budgetPerSecond)
-	t.opts = append(slices.Clip(key), invoicing.WithLimiter(t.budget.events))
-	t.walkCall = append(slices.Clip(key), invoicing.WithLimiter(t.budget.walks))
+	t.budget = newBudget(m.store, name, budgetPerSecond)
+	t.fetchOpts = append(slices.Clip(key), invoicing.WithLimiter(t.budget.events))
+	t.walkOpts = append(slices.Clip(key), invoicing.WithLimiter(t.budget.walks))
+	t.listOpts = []invoicing.ListOption{invoicing.WithPrefetch(m.cfg.Prefetch)}
+	for _, o := range t.walkOpts {
+		t.listOpts = append(t.listOpts, o)
+	}
 	return t
 }
 
-// listOpts are the options of a walk's List: walkOpts and the prefetch.
-func (m *tenant) listOpts() []invoicing.ListOption {
-	out := []invoicing.ListOption{invoicing.WithPrefetch(m.cfg.Prefetch)}
-	for _, o := range m.walkCall {
-		out = append(out, o)
+// answered records that a call of the business succeeded: its failures in
+// a row end, and so does its pause.
+func (t *tenant) answered(ctx context.Context) {
+	if t.failures.Swap(0) > 0 || t.budget.failing.Load() {
+		if err := t.budget.resume(ctx); err != nil {
+			t.m.failed(ctx, t, "ending a business's pause", err, 1)
+		}
+	}
+	t.api.ok(ctx)
+}
+
+// pause stops every replica's calls for the business until d from now,
+// for reason (one line, no secret), unless it is paused longer already.
+// Before the schema is migrated there is no pause to record: the caller's
+// wait is all.
+func (t *tenant) pause(ctx context.Context, d time.Duration, reason string) {
+	if !t.m.migrated.Load() {
+		return
+	}
+	if err := t.budget.pause(ctx, d, reason); err != nil {
+		t.m.failed(ctx, t, "pausing a business", err, 1)
+	}
+}
+
+// tenants are the businesses a Mirror serves, by name. Safe for concurrent
+// use.
+type tenants struct {
+	mu     sync.RWMutex
+	byName map[string]*tenant
+	list   []*tenant // sorted by name
+	// loadMu makes loads (Migrate's, the watcher's) one at a time; only
+	// they read and write these.
+	loadMu sync.Mutex
+	loaded map[string]time.Time // the updated_at each tenant was built from (with Config.Keys)
+	failed map[string]time.Time // businesses whose sealed values did not open, by updated_at: logged once
+}
+
+func newTenants() *tenants {
+	return &tenants{byName: map[string]*tenant{}, loaded: map[string]time.Time{}, failed: map[string]time.Time{}}
+}
+
+// set replaces the tenants with ts.
+func (s *tenants) set(ts []*tenant) {
+	slices.SortFunc(ts, func(a, b *tenant) int { return strings.Compare(a.name, b.name) })
+	byName := make(map[string]*tenant, len(ts))
+	for _, t := range ts {
+		byName[t.name] = t
+	}
+	s.mu.Lock()
+	s.list, s.byName = ts, byName
+	s.mu.Unlock()
+}
+
+// all returns the businesses served, sorted by name.
+func (s *tenants) all() []*tenant {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.list
+}
+
+// named returns the business called name, or nil when it is not served.
+func (s *tenants) named(name string) *tenant {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.byName[name]
+}
+
+// names returns the names of ts.
+func names(ts []*tenant) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.name
 	}
 	return out
 }
 
-// walkOpts are the options of a walk's single calls (its totals, the Gets
-// of a reconciliation): the business's key, and its budget after the
-// events' reserve (see budget).
-func (m *tenant) walkOpts() []invoicing.RequestOption { return m.walkCall }
-
-// Pauses of a business whose calls fail (see pauseFailed).
-const (
-	// refusedPause is how long a business whose key the service refuses
-	// (401, 403) is paused before it is tried again: Businesses.Add with a
-	// new key ends the pause at once.
-	refusedPause = 15 * time.Minute
-	// massDeletionPause is how long a business whose records mostly
-	// vanished (ErrMassDeletion) is paused: until someone looks.
-	massDeletionPause = 24 * time.Hour
-)
-
-// pauseFailed pauses the business after err, a failure of one of its calls
-// that its walk or fetch could not wait out without holding up the other
-// businesses: every replica skips the business until the pause ends (see
-// budget). The service away for it (a 429 storm, 5xx, a network failure)
-// pauses it with backoff (apiWait), logged once by its API dependency; a
-// refusal (401, 403) pauses it refusedPause, a mass deletion
-// massDeletionPause, both logged at Error. The business of Config.Client
-// is never paused: its loops wait in place, as they did before businesses.
-func (m *tenant) pauseFailed(ctx context.Context, err error) {
-	if m.static { // no other business to make way for: its loops back off in place
-		if !permanent(err) {
-			m.failures.Add(1)
-			m.api.failed(ctx, err)
-		}
-		return
+// verifierOf is BusinessHandler's VerifierFunc: the Verifier of a business
+// the Mirror serves, webhooks.ErrUnknownBusiness for another name.
+func (m *Mirror) verifierOf(_ context.Context, business string) (*webhooks.Verifier, error) {
+	t := m.tenants.named(business)
+	if t == nil || t.verifier == nil {
+		return nil, webhooks.ErrUnknownBusiness
 	}
-	var d time.Duration
-	reason := oneLine(err)
-	switch {
-	case errors.Is(err, ErrMassDeletion):
-		d = massDeletionPause
-		m.log.ErrorContext(ctx, "pgmirror: most of a business's records vanished; the business is paused",
-			"for", d.String(), "error", reason)
-	case permanent(err):
-		d = refusedPause
-		reason = "the service refused the business's requests (check its API key): " + reason
-		m.log.ErrorContext(ctx, "pgmirror: the service refused a business's requests; the business is paused",
-			"for", d.String(), "error", oneLine(err))
-	default:
-		n := int(m.failures.Add(1))
-		d = apiWait(n, err)
-		m.api.failed(ctx, err)
-	}
-	if perr := m.budget.pause(ctx, d, reason); perr != nil {
-		m.databaseFailed(ctx, perr, "pgmirror: pausing a business", "business", m.name)
-	}
+	return t.verifier, nil
 }
 
-// answered records that a call of the business succeeded: a pause ends.
-func (m *tenant) answered(ctx context.Context) {
-	if m.failures.Swap(0) > 0 || m.budget.failing.Load() {
-		if err := m.budget.resume(ctx); err != nil {
-			m.databaseFailed(ctx, err, "pgmirror: ending a business's pause", "business", m.name)
+// loadBusinesses reads the businesses of the database (Config.Keys) and
+// serves those not removed: a business new or changed (its key, secrets or
+// budget) gets a new tenant, whose budget and API dependency start afresh;
+// a business removed stops being served (its walks in progress end at
+// their next call to the service, its pending fetches wait). A business
+// whose sealed values do not open (a key missing from Config.Keys, a
+// corrupt value) is logged once at Error and not served.
+func (m *Mirror) loadBusinesses(ctx context.Context) error {
+	s := m.tenants
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	all, err := m.store.ActiveBusinesses(ctx)
+	if err != nil {
+		return err
+	}
+	var next, ended []*tenant
+	var added, removed []string
+	for _, b := range all {
+		old := s.named(b.Name)
+		if old != nil && s.loaded[b.Name].Equal(b.UpdatedAt) {
+			next = append(next, old)
+			continue
+		}
+		if old != nil {
+			ended = append(ended, old)
+		}
+		t, err := m.openTenant(b)
+		if err != nil {
+			if !s.failed[b.Name].Equal(b.UpdatedAt) {
+				s.failed[b.Name] = b.UpdatedAt
+				m.log.ErrorContext(ctx, "pgmirror: cannot open a business's sealed API key or webhook secrets; it is not served",
+					"business", b.Name, "error", err.Error())
+			}
+			continue
+		}
+		delete(s.failed, b.Name)
+		s.loaded[b.Name] = b.UpdatedAt
+		next = append(next, t)
+		added = append(added, b.Name)
+	}
+	for _, t := range s.all() {
+		if !slices.ContainsFunc(next, func(n *tenant) bool { return n.name == t.name }) {
+			delete(s.loaded, t.name)
+			removed = append(removed, t.name)
+			ended = append(ended, t)
 		}
 	}
-	m.api.ok(ctx)
+	if len(added)+len(removed) > 0 {
+		s.set(next)
+		for _, t := range ended {
+			t.end() // its walk in progress stops at its next call or batch
+		}
+		m.log.InfoContext(ctx, "pgmirror: businesses loaded", "serving", len(next), "added_or_changed", len(added), "removed", len(removed))
+	}
+	return nil
 }
 
-// refused reports whether err is the service refusing the business's key or
-// its rights (401, 403): waiting does not mend it, a new key does.
-func refused(err error) bool {
-	var apiErr *invoicing.Error
-	return errors.As(err, &apiErr) && (apiErr.StatusCode == http.StatusUnauthorized || apiErr.StatusCode == http.StatusForbidden)
+// openTenant builds the tenant of a business from its sealed values.
+func (m *Mirror) openTenant(b store.Sealed) (*tenant, error) {
+	key, err := m.cfg.Keys.Open(b.APIKey, sealPlace(b.Name, "api_key"))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := m.cfg.Keys.Open(b.Secrets, sealPlace(b.Name, "webhook_secrets"))
+	if err != nil {
+		return nil, err
+	}
+	var secrets []string
+	if err := json.Unmarshal(raw, &secrets); err != nil || len(secrets) == 0 {
+		return nil, errors.New("pgmirror: the webhook secrets do not hold a list of secrets")
+	}
+	v, err := webhooks.NewVerifier(secrets[0], append(slices.Clip(m.cfg.WebhookOptions), webhooks.WithSecrets(secrets[1:]...))...)
+	if err != nil {
+		return nil, fmt.Errorf("pgmirror: the webhook secret: %w", err)
+	}
+	t := m.newTenant(b.Name, b.Budget, invoicing.WithAPIKey(string(key)))
+	t.verifier = v
+	return t, nil
+}
+
+// sealPlace is the additional data a business's sealed value is bound to:
+// a value copied to another business or field does not open. A business's
+// name holds no NUL (checkBusinessName).
+func sealPlace(business, field string) []byte {
+	return []byte("pgmirror\x00" + business + "\x00" + field)
+}
+
+// watchBusinesses is the step of the loop that keeps the served businesses
+// current (with Config.Keys): it reloads them when Businesses notifies a
+// change (LISTEN), and every minute in case a notification was missed
+// (while the database was away). It holds a listening connection across
+// steps; a failure gives it back.
+func (m *Mirror) watchBusinesses() step {
+	var l *store.Listener
+	var unhook func() bool // stops the Close that ctx's end would make
+	return func(ctx context.Context) (time.Duration, error) {
+		if l == nil {
+			var err error
+			if l, err = m.store.Listen(ctx, store.BusinessesChannel(m.cfg.Schema)); err != nil {
+				return 0, err
+			}
+			unhook = context.AfterFunc(ctx, l.Close)
+		}
+		err := m.loadBusinesses(ctx)
+		if err == nil {
+			wctx, cancel := context.WithTimeout(ctx, time.Minute)
+			err = l.Wait(wctx)
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				err = nil
+			}
+		}
+		if err != nil && unhook() {
+			l.Close()
+			l = nil
+		}
+		return 0, err
+	}
 }

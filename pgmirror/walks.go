@@ -3,13 +3,14 @@ package pgmirror
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 )
 
 // Walks are the backfills and the reconciliations: each lists a business's
@@ -19,150 +20,109 @@ import (
 // most overdue, so that none waits behind another's backlog. A business
 // that is paused (see budget) is skipped until its pause ends.
 
-// walkState is a business's walks as the database holds them.
-type walkState struct {
-	backfilled bool
-	reconcile  time.Time // when its next reconciliation is due; zero before its backfill ends
-	paused     bool
+// backfillRound is how long a business rests on a replica whose backfill
+// round left it incomplete (other replicas hold some of its resources) or
+// that found another replica reconciling it.
+const backfillRound = time.Second
+
+// walker is the state of the walk loop.
+type walker struct {
+	m            *Mirror
+	sup          *supervisor
+	backfillOnly bool
+	announce     bool // log "pgmirror: backfill complete" (Run's walks)
+	started      time.Time
+	slots        chan struct{} // a token per walk in progress
+	freed        chan struct{} // a walk ended
+
+	mu        sync.Mutex
+	busy      map[string]bool       // businesses this replica is walking
+	resting   map[*tenant]time.Time // businesses that rest (see walk), until when: a business changed (a new key) is a new tenant, and rests not
+	cursor    string                // the last business given a backfill: the next turn goes after it
+	announced bool                  // "backfill complete" is logged
 }
 
-// walkStates reads the state of the businesses ts.
-func (m *Mirror) walkStates(ctx context.Context, ts []*tenant) (map[string]walkState, error) {
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = t.name
+// walkStep is the step of the loop that runs the businesses' walks: it
+// reads their state, and starts the walks due in the free slots, looking
+// again every tenth of ReconcileInterval (at least every 100 ms, at most
+// every second) or as soon as a walk ends. With backfillOnly it ends
+// (errDone) once every business is backfilled, but those paused for long
+// (see failed); otherwise it goes on with the reconciliations (and the
+// backfills of businesses added later), with announce logging "pgmirror:
+// backfill complete" once every business is backfilled. It returns the
+// channel that wakes the loop.
+func (m *Mirror) walkStep(sup *supervisor, backfillOnly, announce bool) (step, <-chan struct{}) {
+	w := &walker{m: m, sup: sup, backfillOnly: backfillOnly, announce: announce, started: time.Now(), slots: make(chan struct{}, m.cfg.Walkers),
+		freed: make(chan struct{}, 1), busy: map[string]bool{}, resting: map[*tenant]time.Time{}}
+	if ts := m.tenants.all(); len(ts) > 1 {
+		w.cursor = ts[rand.IntN(len(ts))].name // replicas start at different businesses, and meet less
 	}
-	rows, err := m.pool.Query(ctx, `SELECT b.name,
-		(SELECT count(*) FROM mirror_backfill AS f WHERE f.business = b.name AND f.completed_at IS NOT NULL) = $2,
-		(SELECT r.last_finished_at + $3::interval FROM mirror_reconcile AS r WHERE r.business = b.name),
-		coalesce((SELECT p.paused_until > now() FROM mirror_budgets AS p WHERE p.business = b.name), false)
-		FROM unnest($1::text[]) AS b(name)`, names, len(allResources), m.cfg.ReconcileInterval)
+	return w.step, w.freed
+}
+
+func (w *walker) step(ctx context.Context) (time.Duration, error) {
+	m := w.m
+	ts := m.tenants.all()
+	states, err := m.store.WalkStates(ctx, names(ts), len(allResources), m.cfg.ReconcileInterval)
 	if err != nil {
-		return nil, fmt.Errorf("pgmirror: reading the businesses' walks: %w", err)
+		return 0, err
 	}
-	defer rows.Close()
-	out := make(map[string]walkState, len(ts))
-	for rows.Next() {
-		var name string
-		var st walkState
-		var due *time.Time
-		if err := rows.Scan(&name, &st.backfilled, &due, &st.paused); err != nil {
-			return nil, err
-		}
-		if due != nil {
-			st.reconcile = *due
-		}
-		out[name] = st
+	w.mu.Lock()
+	now := time.Now()
+	maps.DeleteFunc(w.resting, func(_ *tenant, until time.Time) bool { return !until.After(now) })
+	jobs := nextWalks(ts, states, w.busy, w.resting, w.cursor, now, w.backfillOnly)
+	// Backfilled: every business, but those paused for long (the service
+	// refused them, or their records vanished), whose backfill waits for
+	// a person; a pause the business waits out by itself is waited for.
+	backfilled := len(w.busy) == 0 && !slices.ContainsFunc(ts, func(t *tenant) bool {
+		st := states[t.name]
+		return !st.Backfilled && st.Paused <= maxBackoff
+	})
+	w.mu.Unlock()
+	if backfilled && w.backfillOnly {
+		return 0, errDone
 	}
-	return out, rows.Err()
-}
-
-// runWalks runs the businesses' walks until ctx ends or, with
-// backfillOnly, until every business not paused is backfilled. It returns
-// the error that must stop the mirror: the failure of the business of
-// Config.Client that waiting cannot mend (see Run); a business of the
-// database that fails so is paused instead (see pauseFailed), and the
-// others go on.
-func (m *Mirror) runWalks(ctx context.Context, backfillOnly bool) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	slots := make(chan struct{}, m.cfg.Walkers)
-	var mu sync.Mutex
-	busy := map[string]bool{}         // businesses this replica is walking
-	resting := map[string]time.Time{} // businesses that rest (see runWalk), until when
-	cursor := ""                      // the last business given a backfill: the next turn goes after it
-	if ts := m.tenantList(); len(ts) > 1 {
-		cursor = ts[rand.IntN(len(ts))].name // replicas start at different businesses, and meet less
+	if backfilled && w.announce && !w.announced {
+		w.announced = true
+		m.log.InfoContext(ctx, "pgmirror: backfill complete", "took", time.Since(w.started).Round(time.Millisecond).String())
 	}
-	freed := make(chan struct{}, 1)
-	dbFailures := 0
-	for ctx.Err() == nil {
-		ts := m.tenantList()
-		states, err := m.walkStates(ctx, ts)
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			if m.databaseAway(err) {
-				dbFailures++
-				m.db.failed(ctx, err)
-				m.db.sleep(ctx, retryWait(dbFailures))
-				continue
-			}
-			return err
-		}
-		dbFailures = 0
-		m.db.ok(ctx)
-		mu.Lock()
-		now := time.Now()
-		maps.DeleteFunc(resting, func(_ string, until time.Time) bool { return !until.After(now) })
-		jobs := nextWalks(ts, states, busy, resting, cursor, now, backfillOnly)
-		mu.Unlock()
-		if backfillOnly && len(jobs) == 0 && !slices.ContainsFunc(ts, func(t *tenant) bool {
-			st := states[t.name]
-			return !st.backfilled && !st.paused
-		}) {
-			mu.Lock()
-			idle := len(busy) == 0
-			mu.Unlock()
-			if idle {
-				return nil
-			}
-		}
-		for _, j := range jobs {
-			select {
-			case slots <- struct{}{}:
-			default:
-				j = walkJob{} // every slot is taken
-			}
-			if j.t == nil {
-				break
-			}
-			mu.Lock()
-			busy[j.t.name] = true
-			if j.backfill {
-				cursor = j.t.name
-			}
-			mu.Unlock()
-			wg.Go(func() {
-				defer func() {
-					mu.Lock()
-					delete(busy, j.t.name)
-					mu.Unlock()
-					<-slots
-					select {
-					case freed <- struct{}{}:
-					default:
-					}
-				}()
-				rest, err := j.t.runWalk(ctx, j.backfill)
-				if err != nil {
-					cancel(err)
-				}
-				if rest > 0 {
-					mu.Lock()
-					resting[j.t.name] = time.Now().Add(rest)
-					mu.Unlock()
-				}
-			})
-		}
-		wait := jitter(min(max(m.cfg.ReconcileInterval/10, 100*time.Millisecond), time.Second))
+	for _, j := range jobs {
 		select {
-		case <-ctx.Done():
-		case <-freed:
-		case <-time.After(wait):
+		case w.slots <- struct{}{}:
+		default:
+			return w.wait(), nil // every slot is taken
 		}
+		w.mu.Lock()
+		w.busy[j.t.name] = true
+		if j.backfill {
+			w.cursor = j.t.name
+		}
+		w.mu.Unlock()
+		w.sup.do(func(ctx context.Context) error {
+			rest, stop := j.t.walk(ctx, j.backfill)
+			w.mu.Lock()
+			delete(w.busy, j.t.name)
+			if rest > 0 {
+				w.resting[j.t] = time.Now().Add(rest)
+			}
+			w.mu.Unlock()
+			<-w.slots
+			select {
+			case w.freed <- struct{}{}:
+			default:
+			}
+			return stop
+		})
 	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return w.wait(), nil
 }
 
-// walkJob is a walk to start: a backfill pass or a reconciliation.
+// wait is how long the walk loop waits before it looks again.
+func (w *walker) wait() time.Duration {
+	return jitter(min(max(w.m.cfg.ReconcileInterval/10, 100*time.Millisecond), time.Second))
+}
+
+// walkJob is a walk to start: a backfill round or a reconciliation.
 type walkJob struct {
 	t        *tenant
 	backfill bool
@@ -172,21 +132,21 @@ type walkJob struct {
 // businesses not backfilled, round-robin from the one after cursor, then
 // the reconciliations due, most overdue first; never one of a business
 // busy, resting or paused.
-func nextWalks(ts []*tenant, states map[string]walkState, busy map[string]bool, resting map[string]time.Time, cursor string,
+func nextWalks(ts []*tenant, states map[string]store.WalkState, busy map[string]bool, resting map[*tenant]time.Time, cursor string,
 	now time.Time, backfillOnly bool) []walkJob {
 	var backfills, reconciles []*tenant
 	for _, t := range ts {
 		st, ok := states[t.name]
-		if _, rests := resting[t.name]; !ok || busy[t.name] || rests || st.paused {
+		if _, rests := resting[t]; !ok || busy[t.name] || rests || st.Paused > 0 {
 			continue
 		}
 		switch {
-		case !st.backfilled || st.reconcile.IsZero():
+		case !st.Backfilled || st.Reconcile.IsZero():
 			// Not backfilled; or backfilled by several replicas, none of
 			// whose rounds saw every resource complete: a round finds them
 			// so and makes its first reconciliation due.
 			backfills = append(backfills, t)
-		case !backfillOnly && !st.reconcile.IsZero() && !st.reconcile.After(now):
+		case !backfillOnly && !st.Reconcile.After(now):
 			reconciles = append(reconciles, t)
 		}
 	}
@@ -198,7 +158,7 @@ func nextWalks(ts []*tenant, states map[string]walkState, busy map[string]bool, 
 		return 1
 	})
 	backfills = append(backfills[i:], backfills[:i]...)
-	slices.SortStableFunc(reconciles, func(a, b *tenant) int { return states[a.name].reconcile.Compare(states[b.name].reconcile) })
+	slices.SortStableFunc(reconciles, func(a, b *tenant) int { return states[a.name].Reconcile.Compare(states[b.name].Reconcile) })
 	out := make([]walkJob, 0, len(backfills)+len(reconciles))
 	for _, t := range backfills {
 		out = append(out, walkJob{t: t, backfill: true})
@@ -209,68 +169,53 @@ func nextWalks(ts []*tenant, states map[string]walkState, busy map[string]bool, 
 	return out
 }
 
-// runWalk runs one walk of the business: a backfill (one round over its
-// resources, see backfillRoundOnce) or a reconciliation if due. It returns
-// how long the business must rest on this replica before its next walk: a
-// round when its backfill is left incomplete or another replica reconciles
-// it (other replicas hold some of its resources), a backoff when the
-// service or the database failed it. A failure of the
-// service for this business pauses it (pauseFailed). It returns an error
-// only when the mirror must stop: a failure of the business of
-// Config.Client that waiting cannot mend (a refused key, ErrMassDeletion).
-func (m *tenant) runWalk(ctx context.Context, backfill bool) (rest time.Duration, err error) {
+// walk runs one walk of the business: a backfill round (see
+// backfillRound) or its reconciliation if due. It returns how long the
+// business must rest on this replica before its next walk: a round when
+// its backfill is left incomplete or another replica reconciles it, the
+// backoff of a failure (see failed; at most maxBackoff); and the error that must stop the
+// mirror, if any. A removed business's walk stops at its next call.
+func (t *tenant) walk(ctx context.Context, backfill bool) (rest time.Duration, stop error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(m.life, cancel)() // removed: its walk stops
+	defer context.AfterFunc(t.life, cancel)()
+	what := "reconciliation"
+	var err error
 	if backfill {
+		what = "backfill"
 		var done bool
-		done, err = m.backfillRoundOnce(ctx)
+		done, err = t.backfillRound(ctx)
 		if !done {
 			rest = jitter(backfillRound)
 		}
-		if err == nil && done && !m.static {
-			m.log.InfoContext(ctx, "pgmirror: business backfilled")
+		if err == nil && done {
+			t.log.InfoContext(ctx, "pgmirror: business backfilled")
 		}
 	} else {
-		err = m.reconcileIfDue(ctx)
+		err = t.reconcileIfDue(ctx)
 	}
-	if errors.Is(err, errReconciledElsewhere) { // take another business meanwhile
-		return jitter(backfillRound), nil
-	}
-	dep := m.dependencyOf(err)
 	switch {
-	case err == nil || ctx.Err() != nil || paused(err):
-		return rest, nil
-	case dep == m.db:
-		m.db.failed(ctx, err)
-		return retryWait(1), nil // the next round waits for it
-	case dep == m.api:
-		m.pauseFailed(ctx, err)
-		return apiWait(int(m.failures.Load()), err), nil
-	case m.static && (permanent(err) || errors.Is(err, ErrMassDeletion)):
-		return rest, err
-	case permanent(err) || errors.Is(err, ErrMassDeletion):
-		m.pauseFailed(ctx, err)
+	case errors.Is(err, errReconciledElsewhere): // take another business meanwhile
+		return jitter(backfillRound), nil
+	case err == nil || ctx.Err() != nil:
 		return rest, nil
 	}
-	what := "pgmirror: reconciliation"
-	if backfill {
-		what = "pgmirror: backfill"
-	}
-	m.log.ErrorContext(ctx, what, "error", oneLine(err))
-	return max(rest, retryWait(1)), nil
+	// The business rests here at most a backoff: a longer pause is in the
+	// database, for every replica, and a new key ends it.
+	wait, stop := t.m.failed(ctx, t, what, err, 1)
+	return max(rest, min(wait, maxBackoff)), stop
 }
 
 // spread is how long before the backfill's end the business's first
 // reconciliation is counted from: a fraction of ReconcileInterval fixed by
 // the business's name, so that the reconciliations of businesses backfilled
-// together are spread over the interval rather than all due at once. The
-// business of Config.Client is due a whole interval after its backfill.
-func (m *tenant) spread() time.Duration {
-	if m.static {
+// together are spread over the interval rather than all due at once. A
+// business served alone is due a whole interval after its backfill.
+func (t *tenant) spread() time.Duration {
+	if len(t.m.tenants.all()) < 2 {
 		return 0
 	}
 	h := fnv.New64a()
-	h.Write([]byte(m.name))
-	return time.Duration(h.Sum64() % uint64(max(m.cfg.ReconcileInterval, 1)))
+	h.Write([]byte(t.name))
+	return time.Duration(h.Sum64() % uint64(max(t.m.cfg.ReconcileInterval, 1)))
 }

@@ -30,6 +30,15 @@ func WithLogger(l *slog.Logger) HandlerOption {
 	return func(h *handler) { h.log = l }
 }
 
+// WithErrorHandler makes the Handler give each failure of its function, or
+// of the Deduper (the deliveries it answers 500, a panic included), to fn
+// rather than log it at Error: for a receiver that counts or reports them
+// itself (a store that tells its database is away, say). Refusals are
+// still logged at Warn by WithLogger. fn must not block.
+func WithErrorHandler(fn func(ctx context.Context, err error)) HandlerOption {
+	return func(h *handler) { h.onError = fn }
+}
+
 // Handler returns an http.Handler that reads, verifies and parses each
 // delivery with v, then calls fn with it. It answers:
 //
@@ -76,6 +85,7 @@ type handler struct {
 	fn       func(context.Context, *Delivery) error
 	dedupe   Deduper
 	log      *slog.Logger
+	onError  func(context.Context, error)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -200,6 +210,10 @@ func (e *panicError) Error() string {
 // event type are taken from the headers, so they are logged (as claimed,
 // unverified) even for a request that failed verification.
 func (h *handler) logResult(r *http.Request, v *Verifier, business string, status int, err error) {
+	if h.onError != nil && err != nil && status >= 500 {
+		h.onError(r.Context(), err)
+		return
+	}
 	if h.log == nil {
 		return
 	}

@@ -400,6 +400,26 @@ func TestHandlerLogs(t *testing.T) {
 	assert.NotContains(t, logs, "Harbour Lane", "the body is not logged")
 }
 
+// WithErrorHandler takes the failures (the 500s) from the log; refusals are
+// still logged.
+func TestHandlerGivesFailuresToTheErrorHandler(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	body := fixture(t, "quote.accepted.json")
+	stored := errors.New("the database is away")
+	var got []error
+	h := webhooks.Handler(newVerifier(t), func(context.Context, *webhooks.Delivery) error { return stored },
+		webhooks.WithLogger(logger), webhooks.WithErrorHandler(func(_ context.Context, err error) { got = append(got, err) }))
+
+	assert.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(testSecret, testTimestamp, webhooks.EventQuoteAccepted, body)).Code)
+	assert.Equal(t, http.StatusUnauthorized, serve(h, signedRequest("wrong", testTimestamp, webhooks.EventQuoteAccepted, body)).Code)
+	require.Len(t, got, 1)
+	assert.ErrorIs(t, got[0], stored)
+	logs := buf.String()
+	assert.NotContains(t, logs, "delivery failed", "the failure went to the error handler only")
+	assert.Contains(t, logs, `msg="webhooks: delivery refused" status=401`)
+}
+
 func TestHandlerPanicsOnNil(t *testing.T) {
 	fn := func(context.Context, *webhooks.Delivery) error { return nil }
 	assert.Panics(t, func() { webhooks.Handler(nil, fn) })

@@ -29,6 +29,7 @@ type HandlerOption func(*handlerConfig)
 
 type handlerConfig struct {
 	log     *slog.Logger
+	onError func(context.Context, error)
 	timeout time.Duration
 	metrics *Metrics
 }
@@ -40,6 +41,15 @@ type handlerConfig struct {
 // a secret. Without this option the Handler logs nothing.
 func WithLogger(l *slog.Logger) HandlerOption {
 	return func(c *handlerConfig) { c.log = l }
+}
+
+// WithErrorHandler makes the Handler give each delivery it fails to store
+// (the database failed or did not answer in time; it answers 500) to fn,
+// with the database's error, rather than log it at Error: for a program
+// that reports the database's failures itself. Refusals are still logged
+// by WithLogger. fn must not block.
+func WithErrorHandler(fn func(ctx context.Context, err error)) HandlerOption {
+	return func(c *handlerConfig) { c.onError = fn }
 }
 
 // WithTimeout bounds the Handler's database work on each delivery, the wait
@@ -126,10 +136,14 @@ func newHandlerConfig(opts []HandlerOption) handlerConfig {
 
 // hopts returns the webhooks options of the configuration.
 func (cfg handlerConfig) hopts() []webhooks.HandlerOption {
-	if cfg.log == nil {
-		return nil
+	var out []webhooks.HandlerOption
+	if cfg.log != nil {
+		out = append(out, webhooks.WithLogger(cfg.log))
 	}
-	return []webhooks.HandlerOption{webhooks.WithLogger(cfg.log)}
+	if cfg.onError != nil {
+		out = append(out, webhooks.WithErrorHandler(cfg.onError))
+	}
+	return out
 }
 
 // store returns the function of the Handlers: it inserts the verified

@@ -171,3 +171,15 @@ func (tr *deadlineTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQue
 
 // strFromUnix writes t as the X-Service-Timestamp header does.
 func strFromUnix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
+
+// With WithErrorHandler, the deliveries the Handler fails to store reach it
+// with the database's error; the answer is still 500.
+func TestHandlerGivesStoreFailuresToTheErrorHandler(t *testing.T) {
+	pool := newPool(t, emptySchema(t), 1) // no inbox table: every insert fails
+	var got []error
+	h := pginbox.Handler(pool, webhooktest.NewVerifier(t), pginbox.WithErrorHandler(func(_ context.Context, err error) { got = append(got, err) }))
+	d := webhooktest.Deliveries(1)[0]
+	assert.Equal(t, http.StatusInternalServerError, d.Send(h))
+	require.Len(t, got, 1)
+	assert.ErrorContains(t, got[0], "storing delivery")
+}

@@ -133,8 +133,13 @@ type Worker struct {
 	// MaxAttempts.
 	Timeout time.Duration
 	// Logger receives the failures of callbacks (Warn) and of the database
-	// (Error); nil logs nothing. It never gets a body.
+	// (Error, unless OnError is set); nil logs nothing. It never gets a body.
 	Logger *slog.Logger
+	// OnError, when set, is given each failure of the database that Run
+	// meets (claiming a delivery, recording its outcome) instead of the
+	// Logger: for a program that reports them itself. Run retries after
+	// PollInterval either way. It must not block.
+	OnError func(ctx context.Context, err error)
 	// Metrics, when not nil, counts the Worker's runs by outcome
 	// (processed, retried, failed), its deliveries in flight and its
 	// database errors (see NewMetrics). Give every Worker of the inbox the
@@ -206,12 +211,12 @@ func defaultBackoff(failures int) time.Duration {
 // when there is none or the database fails.
 func (w *Worker) loop(ctx context.Context) {
 	for ctx.Err() == nil {
-		found, err := w.processNext(ctx)
-		if err != nil {
-			w.Metrics.databaseError()
-			if w.Logger != nil {
-				w.Logger.ErrorContext(ctx, "pginbox: processing the inbox", "error", err.Error())
-			}
+		found, err := w.next(ctx)
+		switch {
+		case err != nil && w.OnError != nil:
+			w.OnError(ctx, err)
+		case err != nil && w.Logger != nil:
+			w.Logger.ErrorContext(ctx, "pginbox: processing the inbox", "error", err.Error())
 		}
 		if found && err == nil {
 			continue
@@ -222,6 +227,31 @@ func (w *Worker) loop(ctx context.Context) {
 		case <-time.After(w.PollInterval + jitter):
 		}
 	}
+}
+
+// ProcessNext processes the pending delivery due first, if there is one,
+// as each of Run's loops does: it claims it, runs the callback and records
+// the outcome, in one transaction that ctx ending does not cut short (a
+// delivery in progress is finished). It reports whether it found a
+// delivery; its error is the database's (a failure of the callback is
+// recorded as the delivery's, not returned), or the Worker's
+// misconfiguration. It is for a program that runs the Worker's loop under
+// its own scheduling and backoff instead of Run.
+func (w *Worker) ProcessNext(ctx context.Context) (found bool, err error) {
+	cfg, err := w.withDefaults()
+	if err != nil {
+		return false, err
+	}
+	return cfg.next(ctx)
+}
+
+// next is processNext, counting a database failure in the Metrics.
+func (w *Worker) next(ctx context.Context) (bool, error) {
+	found, err := w.processNext(ctx)
+	if err != nil {
+		w.Metrics.databaseError()
+	}
+	return found, err
 }
 
 // recordTimeout bounds claiming a delivery and recording its outcome, on

@@ -1,9 +1,11 @@
 package pginbox_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -364,4 +366,55 @@ func TestWorkerTimesOutcomeNotClaim(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ProcessNext is one step of Run's loops: it processes the delivery due
+// first and says whether there was one; a database failure is its error
+// (a callback's failure is the delivery's).
+func TestProcessNextIsOneStepOfTheLoop(t *testing.T) {
+	pool := newPool(t, newSchema(t), 2)
+	deliveries := webhooktest.Deliveries(2)
+	store(t, pool, deliveries...)
+	var seen []string
+	w := &pginbox.Worker{Pool: pool, Process: func(_ context.Context, d *webhooks.Delivery) error {
+		seen = append(seen, d.ID)
+		if len(seen) == 2 {
+			return errors.New("the callback's own failure")
+		}
+		return nil
+	}}
+	ctx := context.Background()
+	for range 2 {
+		found, err := w.ProcessNext(ctx)
+		require.NoError(t, err)
+		assert.True(t, found)
+	}
+	found, err := w.ProcessNext(ctx)
+	require.NoError(t, err)
+	assert.False(t, found, "none due: the failed one waits for its backoff")
+	assert.ElementsMatch(t, []string{deliveries[0].ID, deliveries[1].ID}, seen)
+
+	broken := &pginbox.Worker{Pool: newPool(t, emptySchema(t), 1), Process: w.Process} // no inbox table
+	_, err = broken.ProcessNext(ctx)
+	assert.ErrorContains(t, err, "claiming a delivery")
+	_, err = (&pginbox.Worker{Pool: pool}).ProcessNext(ctx)
+	assert.ErrorContains(t, err, "exactly one of", "misconfigured")
+}
+
+// With OnError, Run gives its database failures to it rather than to the
+// Logger.
+func TestWorkerGivesDatabaseFailuresToOnError(t *testing.T) {
+	var logs bytes.Buffer
+	failures := make(chan error, 100)
+	start(t, &pginbox.Worker{Pool: newPool(t, emptySchema(t), 1), PollInterval: 10 * time.Millisecond,
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+		OnError: func(_ context.Context, err error) { failures <- err },
+		Process: func(context.Context, *webhooks.Delivery) error { return nil }})
+	select {
+	case err := <-failures:
+		assert.ErrorContains(t, err, "claiming a delivery")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no failure reached OnError")
+	}
+	assert.NotContains(t, logs.String(), "processing the inbox")
 }

@@ -59,7 +59,18 @@ func main() {
 	log.SetPrefix("recordgen: ")
 	out := flag.String("o", "records_gen.go", "the file to write the records' methods to")
 	services := flag.String("services", "services_gen.go", "the file to write the services' methods to, when the package has any")
+	mirror := flag.String("mirror", "", "write tables_gen.go, the mirror's tables, from the //mirror:table records of the package in `DIR`")
 	flag.Parse()
+	if *mirror != "" {
+		src, err := generateMirror(*mirror, ".", "tables_gen.go")
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := os.WriteFile("tables_gen.go", src, 0o644); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	src, err := generate(".", *out)
 	if err != nil {
 		log.Fatal(err)
@@ -84,6 +95,7 @@ type pkg struct {
 	types   map[string]*ast.TypeSpec
 	dirs    map[string][]string        // directives by type name: "record", "lenient", ...
 	gens    map[string][]string        // //gen:service directives by type name: "service", "path=/x", ...
+	mirrors map[string][]string        // //mirror:table lines by type name, one string a line
 	methods map[string]map[string]bool // method names by receiver type
 	imports map[*ast.File]map[string]string
 	fileOf  map[string]*ast.File // the file declaring each type
@@ -161,7 +173,7 @@ func (l *loader) load(dir, skip string) (*pkg, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pkg{dir: dir, types: map[string]*ast.TypeSpec{}, dirs: map[string][]string{}, gens: map[string][]string{}, methods: map[string]map[string]bool{},
+	p := &pkg{dir: dir, types: map[string]*ast.TypeSpec{}, dirs: map[string][]string{}, gens: map[string][]string{}, mirrors: map[string][]string{}, methods: map[string]map[string]bool{},
 		imports: map[*ast.File]map[string]string{}, fileOf: map[string]*ast.File{}}
 	for _, e := range entries {
 		n := e.Name()
@@ -203,6 +215,9 @@ func (l *loader) load(dir, skip string) (*pkg, error) {
 							}
 							if rest, ok := strings.CutPrefix(c.Text, "//gen:"); ok {
 								p.gens[ts.Name.Name] = append(p.gens[ts.Name.Name], strings.Fields(rest)...)
+							}
+							if rest, ok := strings.CutPrefix(c.Text, "//mirror:table "); ok {
+								p.mirrors[ts.Name.Name] = append(p.mirrors[ts.Name.Name], rest)
 							}
 						}
 					}

@@ -2,10 +2,11 @@ package pgmirror
 
 import (
 	"context"
-	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
 )
@@ -63,23 +64,6 @@ func targets(e webhooks.Event) []target {
 	return nil
 }
 
-// requestFetchSQL asks for records ($1 resources, $2 ids) to be fetched
-// after the coalescing window ($3) for the business $6, for the delivery
-// $4 stored for the business $5 (the inbox's key, whose index the lookup
-// uses; "" for Handler's deliveries): the request is dated
-// when the Handler received the delivery (the start of the event's lag),
-// and due a window later. A record already waiting keeps its
-// earliest request and due time and counts one more request, so that a
-// fetcher working on it sees that it must fetch it again.
-const requestFetchSQL = `INSERT INTO mirror_pending_fetch AS p (business, resource, id, due_at, requested_at)
-SELECT $6, u.resource, u.id, r.at + $3::interval, r.at
-FROM unnest($1::text[], $2::text[]) AS u(resource, id),
-     (SELECT coalesce(min(received_at), now()) AS at FROM ` + pginbox.TableName + ` WHERE business = $5 AND delivery_id = $4) AS r
-ORDER BY 1, 2
-ON CONFLICT (business, resource, id) DO UPDATE
-SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at),
-    requested_at = least(p.requested_at, EXCLUDED.requested_at)`
-
 // enqueue is the pginbox Worker's ProcessTx: it records the fetches the
 // delivery's event calls for in the delivery's own transaction, so that the
 // delivery is marked processed exactly when its fetches are requested.
@@ -104,8 +88,37 @@ func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) e
 		}
 		resources, ids = append(resources, t.resource), append(ids, t.id)
 	}
-	if _, err := tx.Exec(ctx, requestFetchSQL, resources, ids, m.cfg.CoalesceWindow, d.ID, d.Business, business); err != nil {
-		return fmt.Errorf("pgmirror: requesting fetches for delivery %s: %w", d.ID, err)
+	return m.store.Tx(tx).RequestFetches(ctx, business, resources, ids, m.cfg.CoalesceWindow, d.ID, d.Business)
+}
+
+// inboxWorker is the pginbox Worker whose ProcessNext the Workers' loops
+// step: it turns each stored delivery into requests to fetch.
+func (m *Mirror) inboxWorker() *pginbox.Worker {
+	return &pginbox.Worker{
+		Pool:         m.store.Pool(),
+		Metrics:      m.inbox,
+		ProcessTx:    m.enqueue,
+		PollInterval: m.cfg.PollInterval,
+		// Recording a delivery's fetches is one insert: a failure is the
+		// database's, worth trying again soon.
+		Backoff: func(failures int) time.Duration { return backoff(failures, maxBackoff, nil) },
+		Logger:  m.log,
 	}
-	return nil
+}
+
+// workStep is the step of one Workers' loop: it processes the delivery due
+// first, and looks again at once when it found one, else after
+// PollInterval. pginbox's errors are the database's: they enter the mirror
+// here, as *store.Error.
+func workStep(w *pginbox.Worker, poll time.Duration) step {
+	return func(ctx context.Context) (time.Duration, error) {
+		found, err := w.ProcessNext(ctx)
+		switch {
+		case err != nil:
+			return 0, &store.Error{Op: "processing the webhook inbox", Err: err}
+		case !found:
+			return jitter(poll), nil
+		}
+		return 0, nil
+	}
 }

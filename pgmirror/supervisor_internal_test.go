@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,14 +72,14 @@ func TestASleepEndsWhenTheDependencyIsBack(t *testing.T) {
 	d := newDependency("PostgreSQL", slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	start := time.Now()
-	assert.True(t, d.sleep(ctx, 10*time.Millisecond))
+	assert.True(t, d.sleep(ctx, 10*time.Millisecond, nil))
 	assert.GreaterOrEqual(t, time.Since(start), 10*time.Millisecond, "up: the whole wait")
 
 	d.failed(ctx, errors.New("refused"))
 	woke := make(chan time.Duration, 1)
 	go func() {
 		start := time.Now()
-		d.sleep(ctx, time.Minute)
+		d.sleep(ctx, time.Minute, nil)
 		woke <- time.Since(start)
 	}()
 	select {
@@ -95,69 +93,29 @@ func TestASleepEndsWhenTheDependencyIsBack(t *testing.T) {
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	d.failed(ctx, errors.New("refused again"))
-	assert.False(t, d.sleep(cancelled, time.Minute), "ctx ended")
+	assert.False(t, d.sleep(cancelled, time.Minute, nil), "ctx ended")
 }
 
-// The wait doubles from about a second to about 30 seconds, never in step
-// across loops.
-func TestRetryWaitGrowsToAboutThirtySeconds(t *testing.T) {
+// The wait doubles from about a second to its cap, never in step across
+// loops, and is at least what a Retry-After asks.
+func TestBackoffGrowsToItsCapAndHonoursRetryAfter(t *testing.T) {
 	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 5: 16 * time.Second, 6: 30 * time.Second, 100: 30 * time.Second} {
 		for range 20 {
-			got := retryWait(n)
+			got := backoff(n, maxBackoff, nil)
 			assert.InDelta(t, float64(want), float64(got), float64(want)/10+1, "after %d failures", n)
 		}
 	}
+	assert.InDelta(t, float64(maxRecordBackoff), float64(backoff(100, maxRecordBackoff, nil)), float64(maxRecordBackoff)/10+1)
 	seen := map[time.Duration]bool{}
 	for range 20 {
-		seen[retryWait(6)] = true
+		seen[backoff(6, maxBackoff, nil)] = true
 	}
 	assert.Greater(t, len(seen), 1, "jittered")
-}
-
-func TestUnreachable(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, connectErr := pgx.Connect(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=2")
-	require.Error(t, connectErr)
-	for name, c := range map[string]struct {
-		err  error
-		want bool
-	}{
-		"connection refused":  {connectErr, true},
-		"shutting down":       {&pgconn.PgError{Code: "57P01"}, true},
-		"starting up":         {fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "57P03"}), true},
-		"connection failure":  {&pgconn.PgError{Code: "08006"}, true},
-		"too many clients":    {&pgconn.PgError{Code: "53300"}, true},
-		"a deadline":          {context.DeadlineExceeded, true},
-		"a unique violation":  {&pgconn.PgError{Code: "23505"}, false},
-		"a wrong password":    {&pgconn.PgError{Code: "28P01"}, false},
-		"an undefined table":  {&pgconn.PgError{Code: "42P01"}, false},
-		"the caller stopping": {context.Canceled, false},
-		"none":                {nil, false},
-	} {
-		assert.Equal(t, c.want, unreachable(c.err), name)
-	}
+	asked := &apiError{kind: apiTransient, retryAfter: time.Minute, err: errors.New("429")}
+	assert.Equal(t, time.Minute, backoff(1, maxBackoff, fmt.Errorf("listing: %w", asked)), "Retry-After raises the wait")
 }
 
 func TestOneLine(t *testing.T) {
 	err := errors.New("failed to connect to `user=u database=d`:\n\t127.0.0.1:1 (localhost): refused\n\t[::1]:1 (localhost): refused")
 	assert.Equal(t, "failed to connect to `user=u database=d`: 127.0.0.1:1 (localhost): refused [::1]:1 (localhost): refused", oneLine(err))
-}
-
-// pginbox logs the database's failures at Error: those go to the
-// dependency, with their error; its other records go to the log.
-func TestErrorsToRoutesErrorRecords(t *testing.T) {
-	var out lockedBuffer
-	var got []string
-	log := slog.New(&errorsTo{Handler: slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}),
-		failed: func(_ context.Context, err error) { got = append(got, err.Error()) }})
-	log = log.With("worker", 1)
-	log.Error("pginbox: processing the inbox", "error", "connection refused")
-	log.Error("no error attribute")
-	log.Warn("pginbox: delivery failed", "error", "a callback's")
-	log.Info("below the level")
-	assert.Equal(t, []string{"connection refused", "no error attribute"}, got)
-	lines := out.lines()
-	require.Len(t, lines, 1)
-	assert.Contains(t, lines[0], `msg="pginbox: delivery failed" worker=1 error="a callback's"`)
 }

@@ -1,4 +1,4 @@
-package pgmirror
+package store
 
 import (
 	"regexp"
@@ -15,7 +15,7 @@ import (
 // business (its placeholder row, in a mirror that never backfilled, is no
 // business's).
 func TestMigrationsOnlyAdd(t *testing.T) {
-	ms, err := migrations()
+	ms, err := Migrations()
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
 	comment := regexp.MustCompile(`--[^\n]*`)
@@ -23,8 +23,8 @@ func TestMigrationsOnlyAdd(t *testing.T) {
 	replaced := regexp.MustCompile(`(?i)\bDROP\s+(CONSTRAINT\s+\w+|INDEX\s+\w+|DEFAULT|COLUMN\s+singleton)\b|` +
 		`DELETE FROM mirror_reconcile WHERE last_started_at IS NULL AND last_finished_at IS NULL`) // an empty placeholder
 	for i, m := range ms {
-		assert.Equal(t, i+1, m.version)
-		sql := replaced.ReplaceAllString(comment.ReplaceAllString(m.sql, ""), "")
-		assert.False(t, destructive.MatchString(sql), "migration %s drops, deletes or renames: %s", m.name, destructive.FindString(sql))
+		assert.Equal(t, i+1, m.Version)
+		sql := replaced.ReplaceAllString(comment.ReplaceAllString(m.SQL, ""), "")
+		assert.False(t, destructive.MatchString(sql), "migration %s drops, deletes or renames: %s", m.Name, destructive.FindString(sql))
 	}
 }

@@ -1,0 +1,198 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// mirror_backfill: each resource's backfill checkpoint per business, and
+// the number of its last walk (walk_seq).
+
+// A Backfill is a resource's row of mirror_backfill.
+type Backfill struct {
+	Pass, NextPage int
+	Tail           bool  // the pass is a closing pass from the last page
+	RowsAtStart    int64 // the table's rows when the pass began
+	Listed         int64
+	Completed      bool
+}
+
+const (
+	createBackfillSQL = `INSERT INTO @.mirror_backfill (business, resource) VALUES ($1, $2) ON CONFLICT DO NOTHING`
+	loadBackfillSQL   = `SELECT pass, next_page, tail, rows_at_start, listed, completed_at IS NOT NULL
+FROM @.mirror_backfill WHERE business = $1 AND resource = $2`
+	passSQL = `UPDATE @.mirror_backfill SET pass = $3, next_page = $4, tail = $5, rows_at_start = $6, updated_at = now()
+WHERE business = $1 AND resource = $2`
+	checkpointSQL = `UPDATE @.mirror_backfill SET next_page = $3, listed = listed + $4, updated_at = now()
+WHERE business = $1 AND resource = $2 RETURNING listed`
+	completeBackfillSQL = `UPDATE @.mirror_backfill SET completed_at = now(), updated_at = now(), total = $3
+WHERE business = $1 AND resource = $2`
+	backfilledSQL = `SELECT count(*) FROM @.mirror_backfill WHERE business = $1 AND completed_at IS NOT NULL`
+	// beginWalkSQL records that a walk numbered $3 begins: its number stands
+	// for every row of the resource for the never-older rule (it lists them
+	// all; see migrations/0004), and the confirmations of single fetches
+	// older than it are no longer needed.
+	beginWalkSQL = `WITH walk AS (
+	UPDATE @.mirror_backfill SET walk_seq = greatest(walk_seq, $3) WHERE business = $1 AND resource = $2
+)
+DELETE FROM @.mirror_confirmed WHERE business = $1 AND resource = $2 AND seq < $3`
+	backfillProgressSQL = `SELECT resource, sum(listed)::bigint, sum(coalesce(total, 0))::bigint, bool_and(completed_at IS NOT NULL)
+FROM @.mirror_backfill GROUP BY resource`
+)
+
+// LoadBackfill returns the checkpoint of resource, creating it when its
+// backfill never started.
+func (s *Store) LoadBackfill(ctx context.Context, business, resource string) (Backfill, error) {
+	var b Backfill
+	op := "reading the backfill checkpoint of " + resource
+	if _, err := exec(ctx, s.pool, op, s.q(createBackfillSQL), business, resource); err != nil {
+		return b, err
+	}
+	err := scan(ctx, s.pool, op, s.q(loadBackfillSQL), []any{business, resource},
+		&b.Pass, &b.NextPage, &b.Tail, &b.RowsAtStart, &b.Listed, &b.Completed)
+	return b, err
+}
+
+// StartPass records that a closing pass of the backfill of resource begins.
+func (s *Store) StartPass(ctx context.Context, business, resource string, b Backfill) error {
+	_, err := exec(ctx, s.pool, "checkpointing the backfill of "+resource, s.q(passSQL),
+		business, resource, b.Pass, b.NextPage, b.Tail, b.RowsAtStart)
+	return err
+}
+
+// Checkpoint moves the backfill of resource on to page next, n records
+// more, in the transaction writing them, and returns the records listed so
+// far.
+func (tx *Tx) Checkpoint(ctx context.Context, business, resource string, next, n int) (listed int64, err error) {
+	err = scan(ctx, tx.tx, "checkpointing the backfill of "+resource, tx.s.q(checkpointSQL), []any{business, resource, next, n}, &listed)
+	return listed, err
+}
+
+// CompleteBackfill marks the backfill of resource complete, the service
+// counting total records.
+func (s *Store) CompleteBackfill(ctx context.Context, business, resource string, total int) error {
+	_, err := exec(ctx, s.pool, "completing the backfill of "+resource, s.q(completeBackfillSQL), business, resource, total)
+	return err
+}
+
+// Backfilled counts the resources of business whose backfill is complete.
+func (s *Store) Backfilled(ctx context.Context, business string) (int, error) {
+	var n int
+	err := scan(ctx, s.pool, "reading the backfill's state", s.q(backfilledSQL), []any{business}, &n)
+	return n, err
+}
+
+// BeginWalk records that a walk of resource numbered seq begins (see
+// beginWalkSQL).
+func (s *Store) BeginWalk(ctx context.Context, business, resource string, seq int64) error {
+	_, err := exec(ctx, s.pool, "beginning a walk of "+resource, s.q(beginWalkSQL), business, resource, seq)
+	return err
+}
+
+// A Progress is a resource's backfill summed over the businesses.
+type Progress struct {
+	Listed, Total int64
+	Complete      bool
+}
+
+// BackfillProgress returns each resource's backfill, summed over the
+// businesses.
+func (s *Store) BackfillProgress(ctx context.Context) (map[string]Progress, error) {
+	type row struct {
+		resource string
+		p        Progress
+	}
+	rows, err := collect(ctx, s.pool, "reading the backfill's progress", s.q(backfillProgressSQL), nil, func(r pgx.CollectableRow) (row, error) {
+		var x row
+		return x, r.Scan(&x.resource, &x.p.Listed, &x.p.Total, &x.p.Complete)
+	})
+	out := make(map[string]Progress, len(rows))
+	for _, x := range rows {
+		out[x.resource] = x.p
+	}
+	return out, err
+}
+
+// mirror_reconcile: each business's reconciliations.
+
+const (
+	// reconcileDueSQL makes the first reconciliation of business $1 due an
+	// interval after now, less $2.
+	reconcileDueSQL = `INSERT INTO @.mirror_reconcile (business, last_finished_at) VALUES ($1, now() - $2::interval)
+ON CONFLICT (business) DO UPDATE SET last_finished_at = coalesce(mirror_reconcile.last_finished_at, EXCLUDED.last_finished_at)`
+	isDueSQL = `SELECT (SELECT count(*) FROM @.mirror_backfill WHERE business = $1 AND completed_at IS NOT NULL) = $3
+AND coalesce((SELECT last_finished_at <= now() - $2::interval FROM @.mirror_reconcile WHERE business = $1), false)`
+	startReconcileSQL = `INSERT INTO @.mirror_reconcile (business, last_started_at) VALUES ($1, now())
+ON CONFLICT (business) DO UPDATE SET last_started_at = now()`
+	finishReconcileSQL = `UPDATE @.mirror_reconcile SET last_finished_at = now(), last_corrected = $2 WHERE business = $1`
+)
+
+// MakeReconcileDue makes the first reconciliation of business due an
+// interval from now less spread, unless one is due already.
+func (s *Store) MakeReconcileDue(ctx context.Context, business string, spread time.Duration) error {
+	_, err := exec(ctx, s.pool, "scheduling the first reconciliation", s.q(reconcileDueSQL), business, spread)
+	return err
+}
+
+// ReconcileDue reports whether the backfill of business's resources (of
+// resources) is complete and interval has passed since its last
+// reconciliation ended.
+func (s *Store) ReconcileDue(ctx context.Context, business string, interval time.Duration, resources int) (bool, error) {
+	var due bool
+	err := scan(ctx, s.pool, "reading the reconciler's state", s.q(isDueSQL), []any{business, interval, resources}, &due)
+	return due, err
+}
+
+// StartReconcile records that a reconciliation of business begins.
+func (s *Store) StartReconcile(ctx context.Context, business string) error {
+	_, err := exec(ctx, s.pool, "starting a reconciliation", s.q(startReconcileSQL), business)
+	return err
+}
+
+// FinishReconcile records that a reconciliation of business ended, with
+// its corrections by resource (a JSON object).
+func (s *Store) FinishReconcile(ctx context.Context, business string, corrected []byte) error {
+	_, err := exec(ctx, s.pool, "finishing a reconciliation", s.q(finishReconcileSQL), business, corrected)
+	return err
+}
+
+// A WalkState is a business's walks as the database holds them.
+type WalkState struct {
+	Backfilled bool
+	Reconcile  time.Time     // when its next reconciliation is due; zero before its backfill ends
+	Paused     time.Duration // how long it stays paused; 0 when it is not
+}
+
+const walkStatesSQL = `SELECT b.name,
+	(SELECT count(*) FROM @.mirror_backfill AS f WHERE f.business = b.name AND f.completed_at IS NOT NULL) = $2,
+	(SELECT r.last_finished_at + $3::interval FROM @.mirror_reconcile AS r WHERE r.business = b.name),
+	coalesce((SELECT greatest(extract(epoch FROM p.paused_until - now()), 0) FROM @.mirror_budgets AS p WHERE p.business = b.name), 0)::float8
+FROM unnest($1::text[]) AS b(name)`
+
+// WalkStates returns the walks of the businesses names, whose backfill is
+// of resources resources and whose reconciliations come every interval.
+func (s *Store) WalkStates(ctx context.Context, names []string, resources int, interval time.Duration) (map[string]WalkState, error) {
+	type row struct {
+		name string
+		st   WalkState
+	}
+	rows, err := collect(ctx, s.pool, "reading the businesses' walks", s.q(walkStatesSQL), []any{names, resources, interval},
+		func(r pgx.CollectableRow) (row, error) {
+			var x row
+			var due *time.Time
+			var paused float64
+			err := r.Scan(&x.name, &x.st.Backfilled, &due, &paused)
+			if due != nil {
+				x.st.Reconcile = *due
+			}
+			x.st.Paused = time.Duration(paused * float64(time.Second))
+			return x, err
+		})
+	out := make(map[string]WalkState, len(rows))
+	for _, x := range rows {
+		out[x.name] = x.st
+	}
+	return out, err
+}

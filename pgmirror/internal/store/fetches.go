@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
+)
+
+// mirror_pending_fetch: the records events named, waiting to be fetched;
+// mirror_fetch_seq numbers the fetches; mirror_event_lag keeps the event
+// lag of the records written in the last hour.
+
+const (
+	nextSeqSQL = `SELECT nextval('@.mirror_fetch_seq')`
+
+	// claimSQL leases up to $2 of the due records that no other fetcher
+	// holds, of the businesses $3 (not paused), taking turns: each
+	// business's earliest due first, then each one's second, and so on, at
+	// most $4 of one business. A lease ($1) lets another fetcher take the
+	// record over once expired. It also takes each fetch's sequence number,
+	// before the request is sent.
+	claimSQL = `UPDATE @.mirror_pending_fetch AS p
+SET lease_until = now() + $1::interval, attempts = p.attempts + 1
+FROM (SELECT business, resource, id FROM (
+        SELECT d.business, d.resource, d.id, d.due_at, row_number() OVER (PARTITION BY d.business ORDER BY d.due_at) AS turn
+        FROM (SELECT DISTINCT business FROM @.mirror_pending_fetch WHERE business = ANY($3::text[]) AND due_at <= now()) AS b
+        CROSS JOIN LATERAL (
+            SELECT f.business, f.resource, f.id, f.due_at FROM @.mirror_pending_fetch AS f
+            WHERE f.business = b.business AND f.due_at <= now() AND (f.lease_until IS NULL OR f.lease_until <= now())
+              AND NOT EXISTS (SELECT 1 FROM @.mirror_budgets AS g WHERE g.business = b.business AND g.paused_until > now())
+            ORDER BY f.due_at
+            LIMIT $4
+            FOR UPDATE SKIP LOCKED) AS d) AS ranked
+      ORDER BY turn, due_at
+      LIMIT $2) AS due
+WHERE p.business = due.business AND p.resource = due.resource AND p.id = due.id
+RETURNING p.business, p.resource, p.id, p.request_seq, p.attempts, p.not_found, nextval('@.mirror_fetch_seq'),
+	extract(epoch FROM now() - p.requested_at)::float8`
+
+	// doneSQL removes a fetched record's request, unless another request
+	// came in while it was fetched ($4, the request_seq it was claimed
+	// with).
+	doneSQL = `DELETE FROM @.mirror_pending_fetch WHERE business = $1 AND resource = $2 AND id = $3 AND request_seq = $4`
+
+	// againSQL makes a record asked for again during its fetch due after
+	// the coalescing window ($4).
+	againSQL = `UPDATE @.mirror_pending_fetch
+SET lease_until = NULL, attempts = 0, not_found = 0, last_error = NULL, requested_at = now(), due_at = now() + $4::interval
+WHERE business = $1 AND resource = $2 AND id = $3`
+
+	// retrySQL records a failed fetch: $4 the error, $5 1 for a 404, $6 the
+	// wait.
+	retrySQL = `UPDATE @.mirror_pending_fetch
+SET lease_until = NULL, last_error = $4, not_found = not_found + $5, due_at = now() + $6::interval
+WHERE business = $1 AND resource = $2 AND id = $3`
+
+	// releaseSQL gives a record back untried, as a fetcher stops.
+	releaseSQL = `UPDATE @.mirror_pending_fetch SET lease_until = NULL, attempts = greatest(attempts - 1, 0)
+WHERE business = $1 AND resource = $2 AND id = $3`
+
+	dropSQL = `DELETE FROM @.mirror_pending_fetch WHERE business = $1 AND resource = $2 AND id = $3`
+
+	// requestSQL asks for records ($2 resources, $3 ids) of business $1 to
+	// be fetched after the coalescing window ($4), for the delivery $5
+	// stored for the business $6 (the inbox's key, whose index the lookup
+	// uses; "" for a Handler's deliveries): the request is dated when the
+	// Handler received the delivery (the start of the event's lag), and due
+	// a window later. A record already waiting keeps its earliest request
+	// and due time and counts one more request, so that a fetcher working
+	// on it sees that it must fetch it again.
+	requestSQL = `INSERT INTO @.mirror_pending_fetch AS p (business, resource, id, due_at, requested_at)
+SELECT $1, u.resource, u.id, r.at + $4::interval, r.at
+FROM unnest($2::text[], $3::text[]) AS u(resource, id),
+     (SELECT coalesce(min(received_at), now()) AS at FROM @.` + pginbox.TableName + ` WHERE business = $6 AND delivery_id = $5) AS r
+ORDER BY 2, 3
+ON CONFLICT (business, resource, id) DO UPDATE
+SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at),
+    requested_at = least(p.requested_at, EXCLUDED.requested_at)`
+
+	lagSQL      = `INSERT INTO @.mirror_event_lag (business, resource, lag_seconds) VALUES ($1, $2, $3)`
+	pruneLagSQL = `DELETE FROM @.mirror_event_lag WHERE written_at < now() - $1::interval`
+)
+
+// NextSeq takes the next fetch sequence number.
+func (s *Store) NextSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := scan(ctx, s.pool, "taking a fetch sequence number", s.q(nextSeqSQL), nil, &seq)
+	return seq, err
+}
+
+// A Claim is a leased request to fetch a record.
+type Claim struct {
+	Business, Resource, ID string
+	RequestSeq             int64
+	Attempts, NotFound     int
+	Seq                    int64 // the fetch's sequence number
+	// Waited is how long ago, by the database's clock, the record was first
+	// asked for (the delivery naming it was received) when it was claimed,
+	// at Claimed by the replica's clock: the two give the event's lag
+	// without comparing the clocks.
+	Waited  time.Duration
+	Claimed time.Time
+}
+
+// Claim leases up to n due requests of the businesses, at most perBusiness
+// of each, for lease (see claimSQL).
+func (s *Store) Claim(ctx context.Context, lease time.Duration, n int, businesses []string, perBusiness int) ([]Claim, error) {
+	return collect(ctx, s.pool, "claiming records to fetch", s.q(claimSQL), []any{lease, n, businesses, perBusiness},
+		func(r pgx.CollectableRow) (Claim, error) {
+			var c Claim
+			var waited float64
+			err := r.Scan(&c.Business, &c.Resource, &c.ID, &c.RequestSeq, &c.Attempts, &c.NotFound, &c.Seq, &waited)
+			c.Waited, c.Claimed = time.Duration(waited*float64(time.Second)), time.Now()
+			return c, err
+		})
+}
+
+// Fetched settles the request of a record fetched and written in tx with
+// its event lag: it is removed, or, when another request came in during
+// the fetch, made due again after window.
+func (tx *Tx) Fetched(ctx context.Context, c Claim, lag time.Duration, window time.Duration) error {
+	const op = "settling a fetch"
+	if _, err := exec(ctx, tx.tx, op, tx.s.q(lagSQL), c.Business, c.Resource, lag.Seconds()); err != nil {
+		return err
+	}
+	return settle(ctx, tx.s, tx.tx, c, window)
+}
+
+// Drop removes the request of a record that cannot be fetched, or, when
+// another request came in during the fetch, makes it due again after
+// window.
+func (s *Store) Drop(ctx context.Context, c Claim, window time.Duration) error {
+	return settle(ctx, s, s.pool, c, window)
+}
+
+func settle(ctx context.Context, s *Store, q querier, c Claim, window time.Duration) error {
+	const op = "settling a fetch"
+	n, err := exec(ctx, q, op, s.q(doneSQL), c.Business, c.Resource, c.ID, c.RequestSeq)
+	if err != nil || n == 1 {
+		return err
+	}
+	_, err = exec(ctx, q, op, s.q(againSQL), c.Business, c.Resource, c.ID, window)
+	return err
+}
+
+// Retry records a failed fetch (reason, a 404 or not) and makes the record
+// due again after wait.
+func (s *Store) Retry(ctx context.Context, c Claim, reason string, notFound bool, wait time.Duration) error {
+	nf := 0
+	if notFound {
+		nf = 1
+	}
+	_, err := exec(ctx, s.pool, "recording a failed fetch", s.q(retrySQL), c.Business, c.Resource, c.ID, clip(reason), nf, wait)
+	return err
+}
+
+// Release gives a claimed record back untried.
+func (s *Store) Release(ctx context.Context, c Claim) error {
+	_, err := exec(ctx, s.pool, "giving back a record to fetch", s.q(releaseSQL), c.Business, c.Resource, c.ID)
+	return err
+}
+
+// Forget removes the request of a record this version cannot fetch.
+func (s *Store) Forget(ctx context.Context, c Claim) error {
+	_, err := exec(ctx, s.pool, "dropping a request to fetch", s.q(dropSQL), c.Business, c.Resource, c.ID)
+	return err
+}
+
+// RequestFetches asks in tx for the records (resources[i], ids[i]) of
+// business to be fetched after window, for the delivery deliveryID the
+// inbox stored under inboxBusiness (see requestSQL).
+func (tx *Tx) RequestFetches(ctx context.Context, business string, resources, ids []string, window time.Duration, deliveryID, inboxBusiness string) error {
+	_, err := exec(ctx, tx.tx, "requesting fetches for delivery "+deliveryID, tx.s.q(requestSQL),
+		business, resources, ids, window, deliveryID, inboxBusiness)
+	return err
+}
+
+// PruneLag deletes the event lags older than window.
+func (s *Store) PruneLag(ctx context.Context, window time.Duration) error {
+	_, err := exec(ctx, s.pool, "deleting old event lags", s.q(pruneLagSQL), window)
+	return err
+}

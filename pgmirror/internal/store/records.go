@@ -1,0 +1,423 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A Type is the PostgreSQL type of a mirror column, and says which Go value
+// a Row holds for it: *string for Text, Numeric (exact decimal text) and
+// Date (YYYY-MM-DD), *time.Time for Timestamp, *bool for Bool, *int32 for
+// Int. A nil value is NULL.
+type Type int
+
+// The column types.
+const (
+	Text Type = iota
+	Numeric
+	Date
+	Timestamp
+	Bool
+	Int
+)
+
+// SQL is the type's name as information_schema.columns.data_type says it.
+func (t Type) SQL() string {
+	return [...]string{"text", "numeric", "date", "timestamp with time zone", "boolean", "integer"}[t]
+}
+
+// arrayType is the type of the array parameter carrying a column's values.
+func (t Type) arrayType() string {
+	switch t {
+	case Timestamp:
+		return "timestamptz[]"
+	case Bool:
+		return "boolean[]"
+	case Int:
+		return "integer[]"
+	}
+	return "text[]" // numeric and date travel as exact text, cast in SQL
+}
+
+// cast is the SQL cast from the array element to the column's type.
+func (t Type) cast() string {
+	switch t {
+	case Numeric:
+		return "::numeric"
+	case Date:
+		return "::date"
+	}
+	return ""
+}
+
+// A Column is a typed column of a mirror table.
+type Column struct {
+	Name string
+	Type Type
+}
+
+// A Table is a mirror table. For a record table, Columns are the typed
+// columns after business and id (raw and the mirror_ columns follow them);
+// for a lines table, Parent names the column holding the parent's id, and
+// Columns follow it, position first.
+type Table struct {
+	Name    string
+	Parent  string
+	Columns []Column
+}
+
+// A Row is one record ready to write: its typed values, its raw JSON, its
+// version and its lines.
+type Row struct {
+	ID string
+	// Version is the service's version of the record, coalesce(updated_at,
+	// created_at); nil when the record has neither.
+	Version *time.Time
+	Values  []any // one per table column, see Type
+	Raw     []byte
+	Lines   [][]any // one per line, one value per lines column
+}
+
+// columnArray returns the values of column col of rows as the typed slice
+// pgx encodes into the column's array parameter.
+func columnArray(typ Type, rows [][]any, col int) any {
+	switch typ {
+	case Timestamp:
+		return collectValues[*time.Time](rows, col)
+	case Bool:
+		return collectValues[*bool](rows, col)
+	case Int:
+		return collectValues[*int32](rows, col)
+	}
+	return collectValues[*string](rows, col)
+}
+
+// collectValues returns column col of rows as a []T; a value of another
+// type (nil included) becomes the zero T, a NULL.
+func collectValues[T any](rows [][]any, col int) []T {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i], _ = r[col].(T)
+	}
+	return out
+}
+
+// The statements below write records given as arrays: $1 the ids, then one
+// array per column, then the raw JSON, the versions, the fetch sequence
+// number and the business (see recordArgs).
+
+// confirmedSeq is the SQL of a row's fetch number for the never-older
+// rule: the highest of the fetch that wrote it and of the fetches that
+// confirmed it without writing (migrations/0004): the last walk of the
+// resource (resource names the resource's parameter) and a single fetch's
+// confirmation.
+func confirmedSeq(resource, business string) string {
+	return `greatest(t.mirror_fetch_seq,
+	(SELECT walk_seq FROM @.mirror_backfill WHERE business = ` + business + ` AND resource = ` + resource + `),
+	(SELECT seq FROM @.mirror_confirmed AS c WHERE c.business = ` + business + ` AND c.resource = ` + resource + ` AND c.id = t.id))`
+}
+
+// toWriteSQL reads, writing and locking nothing, what the records given as
+// $1 ids, $2 raw JSON, $3 versions and $4 the fetch sequence number, of the
+// resource $5 of business $6, would do to their rows: write those without a
+// row (new: true), and those not older than their row ((version, fetch
+// number) compared as a pair, see confirmedSeq) whose content differs or
+// whose row is marked deleted (new: false); confirm those newer than their
+// row whose content is the same (new: NULL).
+func (t *Table) toWriteSQL() string {
+	pair := `(coalesce(u.version, '-infinity'), $4::bigint)`
+	rowPair := `(t.mirror_version, ` + confirmedSeq("$5", "$6") + `)`
+	differs := `(t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)`
+	return `SELECT u.id, CASE WHEN t.id IS NULL THEN true WHEN ` + differs + ` THEN false END
+FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(id, raw, version)
+LEFT JOIN @.` + t.Name + ` AS t ON t.business = $6 AND t.id = u.id
+WHERE t.id IS NULL OR (` + differs + ` AND ` + pair + ` >= ` + rowPair + `) OR (NOT ` + differs + ` AND ` + pair + ` > ` + rowPair + `)`
+}
+
+// source is the FROM item unnesting the arrays of recordArgs, and the
+// typed values it selects, in column order (business first).
+func (t *Table) source() (from string, values []string) {
+	names := []string{"id"}
+	params := []string{"$1::text[]"}
+	values = []string{t.businessParam(), "u.id"}
+	for i, c := range t.Columns {
+		names = append(names, c.Name)
+		params = append(params, fmt.Sprintf("$%d::%s", i+2, c.Type.arrayType()))
+		values = append(values, "u."+c.Name+c.Type.cast())
+	}
+	n := len(t.Columns) + 2
+	params = append(params, fmt.Sprintf("$%d::text[]", n), fmt.Sprintf("$%d::timestamptz[]", n+1))
+	values = append(values, "u.raw::jsonb", "coalesce(u.version, '-infinity')", fmt.Sprintf("$%d::bigint", n+2), "now()", "now()")
+	from = `unnest(` + strings.Join(params, ", ") + `) AS u(` + strings.Join(names, ", ") + `, raw, version)`
+	return from, values
+}
+
+// businessParam is the parameter of the business in the statements of a
+// record table, after recordArgs's seq.
+func (t *Table) businessParam() string { return fmt.Sprintf("$%d::text", len(t.Columns)+5) }
+
+// columnNames are the columns recordArgs fills, in order, business first.
+func (t *Table) columnNames() []string {
+	names := []string{"business", "id"}
+	for _, c := range t.Columns {
+		names = append(names, c.Name)
+	}
+	return append(names, "raw", "mirror_version", "mirror_fetch_seq", "mirror_synced_at", "mirror_changed_at")
+}
+
+// insertSQL inserts the records given as arrays, in id order, unless a row
+// with the id exists (another transaction inserted it meanwhile), and
+// returns the ids inserted.
+func (t *Table) insertSQL() string {
+	from, values := t.source()
+	return `INSERT INTO @.` + t.Name + ` (` + strings.Join(t.columnNames(), ", ") + `)
+SELECT ` + strings.Join(values, ", ") + `
+FROM ` + from + `
+ORDER BY u.id
+ON CONFLICT (business, id) DO NOTHING
+RETURNING id`
+}
+
+// updateSQL writes the records given as arrays (and, after the business,
+// the resource's name) over their rows, when they are not older than the
+// row ((version, fetch number) compared as a pair, see confirmedSeq) and
+// their content differs or the row is marked deleted (the mark is then
+// cleared). It locks the rows in id order first, and returns for each row
+// written its id, its JSON as it was (text) and whether it was marked
+// deleted.
+func (t *Table) updateSQL() string {
+	from, values := t.source()
+	names := t.columnNames()
+	var sets []string
+	for i, name := range names[2:] { // not the key
+		sets = append(sets, name+" = "+values[i+2])
+	}
+	sets = append(sets, "mirror_deleted_at = NULL")
+	return `UPDATE @.` + t.Name + ` AS t SET ` + strings.Join(sets, ", ") + `
+FROM ` + from + `,
+     (SELECT id, raw, mirror_deleted_at FROM @.` + t.Name + ` WHERE business = ` + t.businessParam() + ` AND id = ANY($1::text[])
+      ORDER BY id FOR UPDATE) AS old
+WHERE t.business = ` + t.businessParam() + ` AND t.id = u.id AND old.id = u.id
+  AND (coalesce(u.version, '-infinity'), $` + fmt.Sprint(len(t.Columns)+4) + `::bigint) >= (t.mirror_version, ` +
+		confirmedSeq(fmt.Sprintf("$%d", len(t.Columns)+6), t.businessParam()) + `)
+  AND (t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)
+RETURNING t.id, old.raw::text, old.mirror_deleted_at IS NOT NULL`
+}
+
+// deleteLinesSQL deletes the lines of the parents $1 of business $2.
+func (t *Table) deleteLinesSQL() string {
+	return `DELETE FROM @.` + t.Name + ` WHERE business = $2 AND ` + t.Parent + ` = ANY($1::text[])`
+}
+
+// insertLinesSQL inserts lines given as arrays: $1 the parents' ids, then
+// one array per column, then the business.
+func (t *Table) insertLinesSQL() string {
+	names := []string{t.Parent}
+	params := []string{"$1::text[]"}
+	selects := []string{"u." + t.Parent}
+	for i, c := range t.Columns {
+		names = append(names, c.Name)
+		params = append(params, fmt.Sprintf("$%d::%s", i+2, c.Type.arrayType()))
+		selects = append(selects, "u."+c.Name+c.Type.cast())
+	}
+	list := strings.Join(names, ", ")
+	return `INSERT INTO @.` + t.Name + ` (business, ` + list + `)
+SELECT ` + fmt.Sprintf("$%d::text", len(t.Columns)+2) + `, ` + strings.Join(selects, ", ") + `
+FROM unnest(` + strings.Join(params, ", ") + `) AS u(` + list + `)`
+}
+
+// recordArgs are the arguments of the table's write statements for rows:
+// the ids, an array per column, the raw JSON, the versions, seq and the
+// business.
+func (t *Table) recordArgs(rows []Row, seq int64, business string) []any {
+	ids := make([]string, len(rows))
+	versions := make([]*time.Time, len(rows))
+	raws := make([]string, len(rows))
+	values := make([][]any, len(rows))
+	for i, r := range rows {
+		ids[i], versions[i], raws[i], values[i] = r.ID, r.Version, string(r.Raw), r.Values
+	}
+	args := []any{ids}
+	for i, c := range t.Columns {
+		args = append(args, columnArray(c.Type, values, i))
+	}
+	return append(args, raws, versions, seq, business)
+}
+
+// A Decision is what writing a record would do to its row (ToWrite).
+type Decision int
+
+// The decisions of ToWrite.
+const (
+	Insert  Decision = iota // no row: insert it
+	Update                  // not older than its row, and its content differs (or the row is marked deleted)
+	Confirm                 // newer than its row, with the same content: record the fetch, write nothing
+)
+
+// ToWrite returns, for the records of rows that change something, what
+// writing them fetched with seq would do (see toWriteSQL): rows is sorted
+// by id, without repeats. It writes and locks nothing.
+func (tx *Tx) ToWrite(ctx context.Context, t *Table, resource, business string, rows []Row, seq int64) (map[string]Decision, error) {
+	ids := make([]string, len(rows))
+	raws := make([]string, len(rows))
+	versions := make([]*time.Time, len(rows))
+	for i, r := range rows {
+		ids[i], raws[i], versions[i] = r.ID, string(r.Raw), r.Version
+	}
+	type decided struct {
+		id  string
+		new *bool
+	}
+	out, err := collect(ctx, tx.tx, "comparing "+resource, tx.s.q(t.toWriteSQL()), []any{ids, raws, versions, seq, resource, business},
+		func(r pgx.CollectableRow) (decided, error) {
+			var d decided
+			return d, r.Scan(&d.id, &d.new)
+		})
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]Decision, len(out))
+	for _, d := range out {
+		switch {
+		case d.new == nil:
+			m[d.id] = Confirm
+		case *d.new:
+			m[d.id] = Insert
+		default:
+			m[d.id] = Update
+		}
+	}
+	return m, nil
+}
+
+// confirmSQL records that the fetch $3 found the records $2 of the
+// resource $1 of business $4 unchanged.
+const confirmSQL = `INSERT INTO @.mirror_confirmed (business, resource, id, seq)
+SELECT $4, $1, id, $3 FROM unnest($2::text[]) AS id ORDER BY id
+ON CONFLICT (business, resource, id) DO UPDATE SET seq = greatest(mirror_confirmed.seq, EXCLUDED.seq)`
+
+// Confirm records that the fetch seq found the records ids of resource
+// unchanged (mirror_confirmed), leaving their rows alone.
+func (tx *Tx) Confirm(ctx context.Context, resource, business string, ids []string, seq int64) error {
+	_, err := exec(ctx, tx.tx, "confirming "+resource, tx.s.q(confirmSQL), resource, ids, seq, business)
+	return err
+}
+
+// Insert inserts rows (sorted by id) fetched with seq, unless another
+// transaction inserted one meanwhile, and returns the ids inserted, sorted.
+func (tx *Tx) Insert(ctx context.Context, t *Table, business string, rows []Row, seq int64) ([]string, error) {
+	ids, err := collect(ctx, tx.tx, "writing "+t.Name, tx.s.q(t.insertSQL()), t.recordArgs(rows, seq, business), pgx.RowTo[string])
+	slices.Sort(ids)
+	return ids, err
+}
+
+// An Updated is a row Update wrote: its JSON before (text), and whether it
+// was marked deleted.
+type Updated struct {
+	ID         string
+	Old        string
+	WasDeleted bool
+}
+
+// Update writes rows (sorted by id) of resource fetched with seq over
+// their rows, when not older and their content differs (see updateSQL).
+func (tx *Tx) Update(ctx context.Context, t *Table, resource, business string, rows []Row, seq int64) ([]Updated, error) {
+	return collect(ctx, tx.tx, "writing "+t.Name, tx.s.q(t.updateSQL()), append(t.recordArgs(rows, seq, business), resource),
+		func(r pgx.CollectableRow) (Updated, error) {
+			var u Updated
+			return u, r.Scan(&u.ID, &u.Old, &u.WasDeleted)
+		})
+}
+
+// ReplaceLines replaces the lines of the parents written (sorted ids) with
+// those of rows.
+func (tx *Tx) ReplaceLines(ctx context.Context, lt *Table, business string, rows []Row, written []string) error {
+	op := "writing " + lt.Name
+	if _, err := exec(ctx, tx.tx, op, tx.s.q(lt.deleteLinesSQL()), written, business); err != nil {
+		return err
+	}
+	var parents []string
+	var lines [][]any
+	for _, r := range rows {
+		if _, ok := slices.BinarySearch(written, r.ID); !ok {
+			continue
+		}
+		for _, l := range r.Lines {
+			parents = append(parents, r.ID)
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	args := []any{parents}
+	for i, c := range lt.Columns {
+		args = append(args, columnArray(c.Type, lines, i))
+	}
+	_, err := exec(ctx, tx.tx, op, tx.s.q(lt.insertLinesSQL()), append(args, business)...)
+	return err
+}
+
+// markDeletedSQL marks deleted the rows $1 of business $3 not marked and
+// not written by a fetch since $2 began, locking them in id order first,
+// and returns their ids.
+const markDeletedSQL = `UPDATE @.%[1]s AS t
+SET mirror_deleted_at = now(), mirror_changed_at = now(), mirror_fetch_seq = $2
+FROM (SELECT id FROM @.%[1]s WHERE business = $3 AND id = ANY($1::text[]) ORDER BY id FOR UPDATE) AS locked
+WHERE t.business = $3 AND t.id = locked.id AND t.mirror_deleted_at IS NULL AND t.mirror_fetch_seq < $2
+RETURNING t.id`
+
+// MarkDeleted marks deleted the rows ids of t that no fetch wrote since
+// the fetch seq began, and returns the ids it marked.
+func (tx *Tx) MarkDeleted(ctx context.Context, t *Table, business string, ids []string, seq int64) ([]string, error) {
+	return collect(ctx, tx.tx, "marking "+t.Name+" deleted", tx.s.q(fmt.Sprintf(markDeletedSQL, t.Name)), []any{ids, seq, business}, pgx.RowTo[string])
+}
+
+// CountLive counts the rows of t of business not marked deleted.
+func (s *Store) CountLive(ctx context.Context, t *Table, business string) (int64, error) {
+	var n int64
+	err := scan(ctx, s.pool, "counting "+t.Name, s.q(`SELECT count(*) FROM @.`+t.Name+` WHERE business = $1 AND mirror_deleted_at IS NULL`),
+		[]any{business}, &n)
+	return n, err
+}
+
+// LiveBefore returns how many rows of t of business are not marked
+// deleted, and the ids of those of them last written by a fetch before seq.
+func (s *Store) LiveBefore(ctx context.Context, t *Table, business string, seq int64) (live int, ids []string, err error) {
+	err = scan(ctx, s.pool, "reading the rows of "+t.Name,
+		s.q(`SELECT count(*), coalesce(array_agg(id ORDER BY id) FILTER (WHERE mirror_fetch_seq < $1), '{}')
+		FROM @.`+t.Name+` WHERE business = $2 AND mirror_deleted_at IS NULL`), []any{seq, business}, &live, &ids)
+	return live, ids, err
+}
+
+// SampleLive returns how many rows of t of business are not marked
+// deleted, and the ids of n of them at random.
+func (s *Store) SampleLive(ctx context.Context, t *Table, business string, n int) (live int, sample []string, err error) {
+	err = scan(ctx, s.pool, "reading the rows of "+t.Name,
+		s.q(`SELECT (SELECT count(*) FROM @.`+t.Name+` WHERE business = $2 AND mirror_deleted_at IS NULL),
+		coalesce((SELECT array_agg(id) FROM (SELECT id FROM @.`+t.Name+` WHERE business = $2 AND mirror_deleted_at IS NULL
+			ORDER BY random() LIMIT $1) AS s), '{}')`), []any{n, business}, &live, &sample)
+	return live, sample, err
+}
+
+// LiveIDs returns the ids of the rows of t of business not marked deleted.
+func (s *Store) LiveIDs(ctx context.Context, t *Table, business string) ([]string, error) {
+	var ids []string
+	err := scan(ctx, s.pool, "reading the rows of "+t.Name,
+		s.q(`SELECT coalesce(array_agg(id), '{}') FROM @.`+t.Name+` WHERE business = $1 AND mirror_deleted_at IS NULL`), []any{business}, &ids)
+	return ids, err
+}
+
+// TableColumns returns the columns of table in the schema, in order, as
+// "name data_type" (information_schema's type names; see Type.SQL): for a
+// test that the tables the records generate are the migrated ones.
+func (s *Store) TableColumns(ctx context.Context, table string) ([]string, error) {
+	return collect(ctx, s.pool, "reading the columns of "+table,
+		`SELECT column_name || ' ' || data_type FROM information_schema.columns
+		WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, []any{s.schema, table}, pgx.RowTo[string])
+}
