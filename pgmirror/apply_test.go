@@ -47,6 +47,7 @@ func at(d time.Duration) *time.Time {
 }
 
 func TestNewerUpdatedAtWinsWhateverTheFetchOrder(t *testing.T) {
+	t.Parallel()
 	m, count := newRuleMirror(t)
 	ctx := context.Background()
 	written, err := m.ApplyForTest(ctx, 2, invoice(at(time.Minute), "newer", 3))
@@ -61,6 +62,7 @@ func TestNewerUpdatedAtWinsWhateverTheFetchOrder(t *testing.T) {
 }
 
 func TestEqualUpdatedAtIsDecidedByFetchOrder(t *testing.T) {
+	t.Parallel()
 	m, count := newRuleMirror(t)
 	ctx := context.Background()
 	same := at(time.Second) // two changes in the same second: the trap of whole-second timestamps
@@ -79,6 +81,7 @@ func TestEqualUpdatedAtIsDecidedByFetchOrder(t *testing.T) {
 }
 
 func TestARecordWithoutTimestampsIsDecidedByFetchOrder(t *testing.T) {
+	t.Parallel()
 	m, count := newRuleMirror(t)
 	ctx := context.Background()
 	tc := func(name string) *invoicing.TaxCode {
@@ -98,6 +101,7 @@ func TestARecordWithoutTimestampsIsDecidedByFetchOrder(t *testing.T) {
 // fetch still in flight with other content cannot win: neither one older
 // than the write, nor one between the write and the confirmation.
 func TestAnUnchangedRecordIsNotWrittenYetCounts(t *testing.T) {
+	t.Parallel()
 	m, count := newRuleMirror(t)
 	ctx := context.Background()
 	v := at(time.Second)
@@ -130,6 +134,7 @@ func TestAnUnchangedRecordIsNotWrittenYetCounts(t *testing.T) {
 // A page drift can list a record twice in one batch: the later copy wins
 // and the batch does not fail.
 func TestARecordTwiceInABatchIsWrittenOnce(t *testing.T) {
+	t.Parallel()
 	m, count := newRuleMirror(t)
 	written, err := m.ApplyForTest(context.Background(), 1, invoice(nil, "first copy", 1), invoice(nil, "second copy", 4))
 	require.NoError(t, err)

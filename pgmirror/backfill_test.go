@@ -23,6 +23,7 @@ import (
 // A backfill copies every record of every resource, lines and raw JSON
 // included, and records each resource's backfill as complete.
 func TestBackfillCopiesEveryRecord(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 640, quotes: 230, bills: 120, clients: 150, suppliers: 30, items: 40, bankTransactions: 260},
 		rand.New(rand.NewPCG(1, 2)))
@@ -55,6 +56,7 @@ func listPages(reqs []invoicingtest.Request, path string) []int {
 // it asks for page 6 of the invoices) goes on from its checkpoint in a new
 // Mirror: the pages written before are not asked for again.
 func TestAStoppedBackfillGoesOnFromItsCheckpoint(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 1200, clients: 10}, rand.New(rand.NewPCG(5, 6)))
 	schema := newSchemaName()
@@ -95,6 +97,7 @@ func TestAStoppedBackfillGoesOnFromItsCheckpoint(t *testing.T) {
 // Two replicas backfilling at once share the work: every page of every
 // list is asked for once.
 func TestTwoReplicasBackfillEachPageOnce(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 800, quotes: 300, clients: 150, bankTransactions: 250}, rand.New(rand.NewPCG(7, 8)))
 	schema := newSchemaName()
@@ -124,6 +127,7 @@ func TestTwoReplicasBackfillEachPageOnce(t *testing.T) {
 // 429s and 5xx beyond what the SDK's own retries absorb make the backfill
 // wait and go on; they do not end it.
 func TestBackfillGoesOnThroughRateLimitsAndServerErrors(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 300}, rand.New(rand.NewPCG(9, 10)))
 	schema := newSchemaName()

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -94,11 +95,11 @@ func (mm *multiMirror) replica(t testing.TB, f *fleet) string {
 
 // add adds the fleet's business b to the mirror, and subscribes b's
 // webhooks to the mirror's URL for it.
-func (mm *multiMirror) add(t testing.TB, b *fleetBusiness, budget float64) {
+func (mm *multiMirror) add(t testing.TB, b *fleetBusiness, budget float64) *invoicingtest.WebhookEndpoint {
 	t.Helper()
 	require.NoError(t, mm.Businesses().Add(context.Background(), pgmirror.BusinessConfig{
 		Name: b.Name, APIKey: b.Key, WebhookSecrets: []string{secretOf(b.Name)}, Budget: budget}))
-	b.Subscribe(mm.URL+"/webhooks/"+b.Name, secretOf(b.Name))
+	return b.Subscribe(mm.URL+"/webhooks/"+b.Name, secretOf(b.Name))
 }
 
 // requireBusinessEqual fails t unless the mirror's rows of b equal b's
@@ -128,6 +129,7 @@ func waitBusinessBackfilled(t testing.TB, mm *multiMirror, business string, time
 // restart, removed (their rows kept, their URL 404), dropped, and their
 // sealing key rotated.
 func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFleet(t, 3, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, 30) }))
 	acme, globex, initech := f.Businesses[0], f.Businesses[1], f.Businesses[2]
@@ -135,7 +137,7 @@ func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
 	keys := keyring(t, k1)
 	mm := newMultiMirror(t, f, keys, nil)
 	mm.add(t, acme, 0)
-	mm.add(t, globex, 0)
+	globexHooks := mm.add(t, globex, 0)
 	run(t, mm.Mirror)
 	other := mm.replica(t, f) // a second replica: changes reach it too, without a restart
 	waitBusinessBackfilled(t, mm, acme.Name, 30*time.Second)
@@ -187,8 +189,15 @@ func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
 				"globex's URL answers 404 on " + url
 		})
 	}
-	createInvoice(t, businessClient(t, f, globex), invoicing.InvoiceStatusDraft, 1)
-	time.Sleep(300 * time.Millisecond)
+	inv = createInvoice(t, businessClient(t, f, globex), invoicing.InvoiceStatusDraft, 1)
+	waitUntil(t, 10*time.Second, func() (bool, string) { // its event is refused, so nothing can come of it
+		for _, d := range globexHooks.Deliveries() {
+			if strings.Contains(string(d.Body), inv.ID) && len(d.Attempts) > 0 {
+				return d.Attempts[0].StatusCode == http.StatusNotFound, "the event of the invoice answered 404"
+			}
+		}
+		return false, "the event of the invoice delivered"
+	})
 	assert.Equal(t, rows, count(t, mm.DB, `SELECT count(*) FROM invoices WHERE business = $1`, globex.Name), "kept, and nothing new")
 	assert.ErrorIs(t, mm.Businesses().Drop(ctx, acme.Name), pgmirror.ErrBusinessNotRemoved)
 	require.NoError(t, mm.Businesses().Drop(ctx, globex.Name))
@@ -257,6 +266,7 @@ func postSigned(t testing.TB, url, secret string, body []byte, at time.Time) int
 // invoicing-mirror businesses manages businesses, and never prints a key,
 // a secret or the keyring, whatever it is asked and however it fails.
 func TestTheBusinessesCommandPrintsNoSecret(t *testing.T) {
+	t.Parallel()
 	schema := newSchemaName()
 	apiKey, secret := "sk_live_that_must_not_show_"+strings.Repeat("7", 20), strings.Repeat("a1", 32)
 	out, code := runCommand(t, nil, "businesses", "keygen", "k1")
@@ -312,6 +322,7 @@ func TestTheBusinessesCommandPrintsNoSecret(t *testing.T) {
 // its name fixes: none waits on a round that saw all of its resources
 // complete, none deadlocks on the pool.
 func TestReplicasOfManyBusinessesBackfillAndReconcileEach(t *testing.T) {
+	t.Parallel()
 	const n = 6
 	f := newFleet(t, n, withFleetLatency(5*time.Millisecond, 0), withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, 120) }))
 	edit := func(c *pgmirror.Config) {

@@ -139,6 +139,7 @@ func requireFeedReplays(t testing.TB, m *pgmirror.Mirror, db *pgxpool.Pool) map[
 // resumes after a seq; the feed replayed from empty equals the tables; the
 // Mirror counted what it wrote.
 func TestTheChangeFeed(t *testing.T) {
+	t.Parallel()
 	srv, clock := newFake(t)
 	c := srv.Client()
 	inv := createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 2)
@@ -239,6 +240,7 @@ func TestTheChangeFeed(t *testing.T) {
 // told (ErrChangesPruned), one resuming after the last deleted is not. A
 // negative retention keeps everything; DisableChangeFeed writes nothing.
 func TestChangeRetention(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	ctx := context.Background()
 	for name, c := range map[string]struct {

@@ -14,6 +14,7 @@ import (
 // difference: each statement below spoils one thing in an exact mirror, and
 // the comparison must report it (and only it).
 func TestComparisonSeesEveryDifference(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 30, quotes: 10, bills: 5, clients: 3, suppliers: 2, items: 2, bankTransactions: 3}, rand.New(rand.NewPCG(3, 4)))
 	schema := newSchemaName()

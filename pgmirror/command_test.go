@@ -16,6 +16,7 @@ import (
 // the secrets it was given: the API key, the webhook secret, the database
 // password (PostgreSQL's trust authentication accepts any).
 func TestTheCommandBackfillsOnceAndPrintsNoSecret(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 2500, quotes: 200, clients: 20}, rand.New(rand.NewPCG(21, 22)))
 	schema := newSchemaName()

@@ -45,6 +45,7 @@ func withoutRecords(t testing.TB, srv *invoicingtest.Server, key string, ids []s
 // reconciliation, logged and in the change feed; listed again, they are
 // unmarked.
 func TestDeletedRecordsAreMarkedAndUnmarked(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	ids := seed(t, srv, sizes{invoices: 40, quotes: 5}, rand.New(rand.NewPCG(2, 3)))
 	schema := newSchemaName()
@@ -98,6 +99,7 @@ func TestDeletedRecordsAreMarkedAndUnmarked(t *testing.T) {
 // AllowMassDeletion, the old rows are marked deleted and the new ones
 // written.
 func TestMostRecordsVanishingStopsTheMirror(t *testing.T) {
+	t.Parallel()
 	first, _ := newFake(t)
 	seed(t, first, sizes{invoices: 60}, rand.New(rand.NewPCG(4, 5)))
 	schema := newSchemaName()
@@ -136,6 +138,7 @@ func TestMostRecordsVanishingStopsTheMirror(t *testing.T) {
 // business's events asked for; with AllowMassDeletion it starts and
 // writes them.
 func TestRunStopsAtStartupWhenAnotherBusinessIsBehindTheKey(t *testing.T) {
+	t.Parallel()
 	first, _ := newFake(t)
 	seed(t, first, sizes{invoices: 60}, rand.New(rand.NewPCG(4, 5)))
 	schema := newSchemaName()

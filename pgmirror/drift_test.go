@@ -136,6 +136,7 @@ func serviceRecordsRaw(srv *invoicingtest.Server, path, key string) []json.RawMe
 // this list), then a whole walk. No webhook is involved: the walk alone is
 // complete.
 func TestABackfillSeesPageDriftAndClosesTheGap(t *testing.T) {
+	t.Parallel()
 	srv, clock := newFake(t)
 	seed(t, srv, sizes{invoices: 400}, rand.New(rand.NewPCG(11, 12)))
 	target, err := url.Parse(srv.URL)

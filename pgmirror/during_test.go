@@ -28,6 +28,7 @@ import (
 // changed without an event after the walk passed it is the events' and the
 // reconciler's to bring.)
 func TestABackfillMissesNoRecordCreatedOrChangedDuringIt(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	ids := seed(t, srv, sizes{invoices: 1000, quotes: 200, bills: 50}, rand.New(rand.NewPCG(23, 24)))
 	mut := newMutator(srv, ids)

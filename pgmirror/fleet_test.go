@@ -73,6 +73,9 @@ type fleet struct {
 	pipes  map[string]*fleetListener // by host name of Server.URL
 	base   time.Duration             // latency added to every request
 	jitter time.Duration             // and a uniform extra in [0, jitter]
+	// abandoned counts the requests whose client went away during the
+	// latency: their Server never saw them.
+	abandoned atomic.Int64
 
 	mu    sync.RWMutex
 	byKey map[string]*fleetBusiness // every key the router passes on
@@ -292,6 +295,7 @@ func (f *fleet) serve(w http.ResponseWriter, r *http.Request) {
 		b.mu.Unlock()
 	}
 	if !f.wait(r.Context()) {
+		f.abandoned.Add(1)
 		return
 	}
 	switch {
@@ -758,6 +762,7 @@ func fleetGet(t testing.TB, f *fleet, path, key string) (int, string, string) {
 }
 
 func TestFleetRoutesByKey(t *testing.T) {
+	t.Parallel()
 	sizes := map[string]int{"biz0000": 5, "biz0001": 8}
 	f := newFleet(t, 2, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, sizes[b.Name]) }))
 	a, b := f.Business("biz0000"), f.Business("biz0001")
@@ -823,6 +828,7 @@ func TestFleetRoutesByKey(t *testing.T) {
 }
 
 func TestFleetNewKey(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t, 2)
 	b := f.Business("biz0001")
 	status, _, _ := fleetGet(t, f, "/invoices", b.Srv.ReadOnlyKey)
@@ -847,6 +853,7 @@ func TestFleetNewKey(t *testing.T) {
 }
 
 func TestFleetFailThroughSDK(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t, 2)
 	f.Fail("biz0000", http.StatusTooManyRequests)
 	c, err := invoicing.NewClient(f.URL, f.Businesses[1].Key, invoicing.WithMaxRetries(0))
@@ -864,6 +871,7 @@ func TestFleetFailThroughSDK(t *testing.T) {
 }
 
 func TestFleetSubscribe(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t, 2, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, 4) }))
 	type delivery struct {
 		path   string
@@ -914,6 +922,7 @@ func TestFleetSubscribe(t *testing.T) {
 }
 
 func TestFleetLatency(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t, 1, withFleetLatency(40*time.Millisecond, 0))
 	start := time.Now()
 	status, _, _ := fleetGet(t, f, "/invoices", "sk_test_unknown")
@@ -940,11 +949,12 @@ func TestFleetLatency(t *testing.T) {
 	require.Eventually(t, func() bool { return f.Requests("biz0000") == 2 }, 5*time.Second, time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
-	time.Sleep(60 * time.Millisecond)
+	waitUntil(t, 5*time.Second, func() (bool, string) { return f.abandoned.Load() == 1, "the router to give the request up" })
 	require.Len(t, f.Businesses[0].Srv.Requests(), 1)
 }
 
 func TestSeedBusiness(t *testing.T) {
+	t.Parallel()
 	const n = 40
 	f := newFleet(t, 2, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, n) }))
 	again := newFleet(t, 1, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, n) }))
@@ -990,6 +1000,7 @@ func TestSeedBusiness(t *testing.T) {
 }
 
 func TestFleetSharedClock(t *testing.T) {
+	t.Parallel()
 	clock := invoicingtest.NewFakeClock(fleetStart.Add(time.Hour))
 	f := newFleet(t, 2, withFleetClock(clock))
 	require.Same(t, clock, f.Clock)
@@ -1008,6 +1019,7 @@ func TestFleetSharedClock(t *testing.T) {
 // with 64 concurrent calls and logs the request rate the fake sustained. It
 // runs only with PGMIRROR_SCALE=1.
 func TestFleetScale(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || os.Getenv("PGMIRROR_SCALE") != "1" {
 		t.Skip("set PGMIRROR_SCALE=1 (and no -short) to build 1,000 businesses")
 	}

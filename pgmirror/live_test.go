@@ -86,6 +86,7 @@ func createBill(t testing.TB, c *invoicing.Client) *invoicing.Bill {
 // the deliveries are processed, the mirror equals the service without any
 // reconciliation.
 func TestEveryEventFetchesItsRecords(t *testing.T) {
+	t.Parallel()
 	srv, clock := newFake(t)
 	schema := newSchemaName()
 	m := openMirror(t, testConfig(sdkClient(srv), schema))
@@ -138,6 +139,7 @@ func TestEveryEventFetchesItsRecords(t *testing.T) {
 // The Workers turn the deliveries into requests first; the fetchers run
 // only afterwards, so that the test does not race the coalescing window.
 func TestABurstOfEventsCausesOneFetch(t *testing.T) {
+	t.Parallel()
 	srv, clock := newFake(t)
 	schema := newSchemaName()
 	cfg := testConfig(sdkClient(srv), schema)
@@ -208,21 +210,12 @@ func getHook(collection string, fn func(id string)) invoicing.Middleware {
 	}
 }
 
-// pollUntil is waitUntil for goroutines other than the test's: it reports
-// whether cond came true within timeout.
-func pollUntil(timeout time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return false
-}
 
 // An event that comes in while its record is being fetched makes the
 // record be fetched again: the fetch in flight may have read the record
 // before the change.
 func TestAnEventDuringAFetchFetchesAgain(t *testing.T) {
+	t.Parallel()
 	srv, clock := newFake(t)
 	schema := newSchemaName()
 	db := adminPool(t, schema)
@@ -232,10 +225,10 @@ func TestAnEventDuringAFetchFetchesAgain(t *testing.T) {
 		once.Do(func() { // the first fetch has its answer: now the invoice changes and its event comes in
 			notes := "changed during the fetch"
 			if srv.UpdateInvoice(id, invoicingtest.InvoiceUpdate{Notes: &notes}) == nil {
-				bumped = pollUntil(10*time.Second, func() bool {
+				bumped, _ = poll(10*time.Second, func() (bool, string) {
 					var n int
 					err := db.QueryRow(context.Background(), `SELECT request_seq FROM mirror_pending_fetch WHERE id = $1`, id).Scan(&n)
-					return err == nil && n == 2
+					return err == nil && n == 2, "the second request"
 				})
 			}
 		})
@@ -258,6 +251,7 @@ func TestAnEventDuringAFetchFetchesAgain(t *testing.T) {
 // state with the same updated_at (the fake's clock stands still, as two
 // changes in one second do), does not roll the row back.
 func TestALateFetchCannotRollARowBack(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	inv := createInvoice(t, srv.Client(), invoicing.InvoiceStatusDraft, 1)
 	schema := newSchemaName()
@@ -301,6 +295,7 @@ func TestALateFetchCannotRollARowBack(t *testing.T) {
 // nothing; it may not be readable yet) is tried three times, then the
 // request is dropped with a warning.
 func TestARecordTheServiceDoesNotShowIsDroppedWithAWarning(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	schema := newSchemaName()
 	cfg := testConfig(sdkClient(srv), schema)

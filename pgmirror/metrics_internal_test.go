@@ -11,6 +11,7 @@ import (
 
 // Pauses that overlap count once: the counter is the time paused.
 func TestPausesCountTheTimePaused(t *testing.T) {
+	t.Parallel()
 	x := NewMetrics()
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	x.pause("10", now)                                                                // 0-10 s
@@ -24,6 +25,7 @@ func TestPausesCountTheTimePaused(t *testing.T) {
 
 // Without a Config.Metrics, the mirror's observations are no-ops.
 func TestNilMetricsObserveNothing(t *testing.T) {
+	t.Parallel()
 	var x *Metrics
 	x.observeLag(Invoices, 1)
 	x.detach(nil)

@@ -35,6 +35,7 @@ var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 // on an address of its own, by route template and never by id; /readyz answers 503 while
 // the backfill is not complete and 200 after, /healthz 200 throughout.
 func TestTheCommandServesMetricsAndReadiness(t *testing.T) {
+	t.Parallel()
 	srv := invoicingtest.NewTestServer(t) // the wall clock: the process verifies deliveries with it
 	seed(t, srv, sizes{invoices: 120, clients: 5}, rand.New(rand.NewPCG(41, 42)))
 	srv.InjectFault(invoicingtest.Fault{Status: 503, Method: "GET", Path: "/invoices", Count: 1_000_000})

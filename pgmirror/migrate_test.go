@@ -17,6 +17,7 @@ import (
 // each migration is applied once, and the schema holds the mirror's tables
 // and the inbox table.
 func TestMigrateIsIdempotentAndSafeForReplicasAtOnce(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	schema := newSchemaName()
 	var mirrors []*pgmirror.Mirror
@@ -47,6 +48,7 @@ func TestMigrateIsIdempotentAndSafeForReplicasAtOnce(t *testing.T) {
 
 // Migrating again keeps every row.
 func TestMigrateKeepsTheData(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 50}, rand.New(rand.NewPCG(13, 14)))
 	schema := newSchemaName()
@@ -58,6 +60,7 @@ func TestMigrateKeepsTheData(t *testing.T) {
 
 // A schema migrated by a newer version of the package is refused, not used.
 func TestMigrateRefusesANewerSchema(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	schema := newSchemaName()
 	m := openMirror(t, testConfig(sdkClient(srv), schema))
@@ -72,6 +75,7 @@ func TestMigrateRefusesANewerSchema(t *testing.T) {
 // field added to a record without its migration, or a migration without
 // its field, fails here.
 func TestTheRecordsTablesAreTheMigratedTables(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	m := openMirror(t, testConfig(sdkClient(srv), newSchemaName()))
 	tables := pgmirror.TablesForTest()

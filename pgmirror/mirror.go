@@ -229,7 +229,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 	m.runFetchers(sup)
 	m.runWalks(sup, true)
 	if m.cfg.Keys != nil {
-		sup.loop("watching the businesses", nil, m.watchBusinesses())
+		sup.loop("watching the businesses", nil, m.watchBusinesses)
 	}
 	return sup.wait()
 }

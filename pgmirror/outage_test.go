@@ -17,13 +17,21 @@ import (
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
-// outage is how long PostgreSQL stays down in the outage test: the
-// issue's 30 seconds, or 5 with -short.
+// outage and hang are how long PostgreSQL stays down, then hung, in the
+// outage test: the 30 and 15 seconds, or 5 and 12 with -short (a
+// hang must outlast the 10 seconds the fetchers wait for a claim).
 func outage() time.Duration {
 	if testing.Short() {
 		return 5 * time.Second
 	}
 	return 30 * time.Second
+}
+
+func hang() time.Duration {
+	if testing.Short() {
+		return 12 * time.Second
+	}
+	return 15 * time.Second
 }
 
 // An idle replica (backfill complete, webhook endpoint served) whose
@@ -40,6 +48,7 @@ func outage() time.Duration {
 // every second. Each logs the same two lines, and no warning or error
 // until its backfill completes or its reconciliations go on.
 func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
+	t.Parallel()
 	pg, err := testservers.StartPostgres()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pg.Close() })
@@ -138,7 +147,8 @@ func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
 		}
 	}
 
-	// Hung for 15 seconds: the fetchers give up waiting after 10.
+	// Hung for 15 seconds (12 with -short): the fetchers give up waiting
+	// after 10.
 	start = time.Now()
 	require.NoError(t, pg.Pause())
 	scrapeStart = time.Now()
@@ -146,14 +156,14 @@ func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 200, status)
 	assert.Less(t, time.Since(scrapeStart), 5*time.Second, "the scrape's queries are bounded")
-	time.Sleep(time.Until(start.Add(15 * time.Second)))
+	time.Sleep(time.Until(start.Add(hang())))
 	require.NoError(t, pg.Resume())
 	mirrored(createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1).ID, 45*time.Second)
 	hangLines := p.since(start)
 
-	t.Logf("log lines: %d during the %v outage, %d until the mirror was current again (an event %v after PostgreSQL was started); %d over the 15s hang and its recovery; "+
+	t.Logf("log lines: %d during the %v outage, %d until the mirror was current again (an event %v after PostgreSQL was started); %d over the %v hang and its recovery; "+
 		"%d from a backfilling process and %d from one reconciling every second, from the kill to their line saying PostgreSQL is back",
-		len(during), outage(), len(outageLines), recovered.Round(time.Millisecond), len(hangLines), otherLines["backfilling"], otherLines["reconciling"])
+		len(during), outage(), len(outageLines), recovered.Round(time.Millisecond), len(hangLines), hang(), otherLines["backfilling"], otherLines["reconciling"])
 	if path := os.Getenv("PGMIRROR_OUTAGE_LOG"); path != "" {
 		require.NoError(t, os.WriteFile(path, []byte(strings.Join(outageLines, "\n")+"\n--- hang\n"+strings.Join(hangLines, "\n")+"\n"), 0o644))
 	}

@@ -410,14 +410,17 @@ func waitMidBackfill(t *testing.T, db *pgxpool.Pool, schema, business string) st
 }
 
 func TestProofInOneProcess(t *testing.T) {
+	t.Parallel()
 	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 1, seed: 18}.run(t)
 }
 
 func TestProofWithThreeProcessesOneKilled(t *testing.T) {
+	t.Parallel()
 	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 3, processes: true, kill: true, seed: 19}.run(t)
 }
 
 func TestProofWithPostgresRestarted(t *testing.T) {
+	t.Parallel()
 	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 2, processes: true, restartPostgres: true, seed: 20}.run(t)
 }
 
@@ -425,13 +428,16 @@ func TestProofWithPostgresRestarted(t *testing.T) {
 // its own service, no row of one under another, each one's change feed
 // complete.
 func TestProofOfFiveBusinessesInOneProcess(t *testing.T) {
+	t.Parallel()
 	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 1, businesses: 5, seed: 25}.run(t)
 }
 
 func TestProofOfFiveBusinessesWithThreeProcessesOneKilled(t *testing.T) {
+	t.Parallel()
 	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 3, processes: true, kill: true, businesses: 5, seed: 26}.run(t)
 }
 
 func TestProofOfFiveBusinessesWithPostgresRestarted(t *testing.T) {
+	t.Parallel()
 	proof{invoices: 5000, quotes: 1000, mutations: 2000, replicas: 2, processes: true, restartPostgres: true, businesses: 5, seed: 27}.run(t)
 }

@@ -29,6 +29,7 @@ import (
 // result, the OnReconciled hook and the log, and deletes the processed
 // deliveries past their retention; a second one finds nothing to correct.
 func TestReconcileCorrectsChangesThatRaiseNoEvent(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	c := srv.Client()
 	overdue, voided := createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 2), createInvoice(t, c, invoicing.InvoiceStatusDraft, 1)
@@ -103,6 +104,7 @@ func TestReconcileCorrectsChangesThatRaiseNoEvent(t *testing.T) {
 // interleaved) and together respect the interval, counted from the end of
 // the last run by any replica to the start of the next.
 func TestReplicasReconcileOneAtATimeAtTheInterval(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	schema := newSchemaName()
 	const interval = 300 * time.Millisecond
@@ -197,6 +199,7 @@ func openNamedMirror(t testing.TB, cfg pgmirror.Config, app string) *pgmirror.Mi
 // reconciliation correcting 10 invoices: 10 tuples updated in invoices,
 // their lines deleted and inserted again.
 func TestAnUnchangedReconciliationWritesNothing(t *testing.T) {
+	t.Parallel()
 	invoices := 20_000
 	if testing.Short() || raceDetector {
 		invoices = 4_000
@@ -274,10 +277,12 @@ func minus(a, b tupleCounts) tupleCounts {
 	return tupleCounts{a.ins - b.ins, a.upd - b.upd, a.del - b.del}
 }
 
-// While the service answers every request with a 503, a reconciler that
-// looks every 100 ms logs one line when the service goes and one when it
-// is back, not a line per failure, and reconciles once it is back.
+// While the service answers every request with a 503, for three tries of
+// a reconciler that looks every 100 ms, it logs one line when the service
+// goes and one when it is back, not a line per failure, and reconciles
+// once it is back.
 func TestAnAPIOutageDuringReconciliationIsQuiet(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 30}, rand.New(rand.NewPCG(11, 12))) // enough for the check against another business
 	cfg := testConfig(sdkClient(srv), newSchemaName())
@@ -293,7 +298,19 @@ func TestAnAPIOutageDuringReconciliationIsQuiet(t *testing.T) {
 	srv.FailNext(1_000_000, http.StatusServiceUnavailable)
 	done := make(chan error, 1)
 	go func() { done <- m.RunReconciler(ctx) }()
-	time.Sleep(5 * time.Second)
+	// An outage long enough for three tries of the reconciler (a second,
+	// then two, apart): each begins with the check of a sample of 8
+	// invoices, each Get 4 attempts (the SDK retries 3 times).
+	const perTry = 8 * 4
+	waitUntil(t, time.Minute, func() (bool, string) {
+		n := 0
+		for _, r := range srv.Requests() {
+			if r.Fault {
+				n++
+			}
+		}
+		return n >= 3*perTry, fmt.Sprintf("%d requests failed, %d a try", n, perTry)
+	})
 	srv.ClearFaults()
 	away := logs.String()[before:]
 	waitUntil(t, 40*time.Second, func() (bool, string) {
@@ -304,7 +321,7 @@ func TestAnAPIOutageDuringReconciliationIsQuiet(t *testing.T) {
 
 	all := strings.Split(strings.TrimSpace(logs.String()[before:]), "\n")
 	lines := strings.Split(strings.TrimSpace(away), "\n")
-	t.Logf("%d log lines over the 5s outage", len(lines))
+	t.Logf("%d log lines over the outage", len(lines))
 	assert.Equal(t, []string{`msg="pgmirror: the API is not answering; retrying with backoff until it does"`}, msgs(lines), "%s", away)
 	assert.Equal(t, 1, strings.Count(logs.String(), `msg="pgmirror: the API answers again"`))
 	for _, l := range all {

@@ -15,6 +15,7 @@ import (
 // table's records gone (another business behind the key), instead of
 // going on.
 func TestRunStopsWhenMostRecordsVanish(t *testing.T) {
+	t.Parallel()
 	first, _ := newFake(t)
 	seed(t, first, sizes{invoices: 40}, rand.New(rand.NewPCG(71, 72)))
 	schema := newSchemaName()

@@ -70,6 +70,7 @@ const (
 // PGMIRROR_SCALE_BUSINESSES and PGMIRROR_SCALE_WALKERS change the number
 // of businesses (1,000) and each process's --walkers (8).
 func TestScaleManyBusinesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || os.Getenv("PGMIRROR_SCALE") != "1" {
 		t.Skip("set PGMIRROR_SCALE=1 (and no -short) to mirror 1,000 businesses on three invoicing-mirror processes")
 	}

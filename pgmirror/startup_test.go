@@ -26,6 +26,7 @@ func schemaExists(t testing.TB, schema string) bool {
 // --once mode and in serve mode alike, says what to check, and leaves no
 // schema behind.
 func TestAWrongKeyOrBaseURLLeavesNoSchema(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	secret := strings.Repeat("5e", 32)
 	for name, c := range map[string]struct {
@@ -56,6 +57,7 @@ func TestAWrongKeyOrBaseURLLeavesNoSchema(t *testing.T) {
 // --once does not wait for an API it cannot reach: it exits 1 at once,
 // without creating the schema.
 func TestOnceExitsWhenTheAPIIsUnreachable(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
@@ -74,6 +76,7 @@ func TestOnceExitsWhenTheAPIIsUnreachable(t *testing.T) {
 // --once stops at its --timeout, exits 1 and says so; what it wrote is
 // kept, and the next run goes on from there.
 func TestOnceStopsAtItsTimeout(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 300, clients: 5}, rand.New(rand.NewPCG(31, 32)))
 	// Every invoice list fails: the backfill retries until the deadline.
@@ -100,6 +103,7 @@ func TestOnceStopsAtItsTimeout(t *testing.T) {
 // starts when it comes; --once exits 1 at once, on one line without the
 // password.
 func TestStartupWaitsForTheDatabase(t *testing.T) {
+	t.Parallel()
 	pg, err := testservers.StartPostgres()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pg.Close() })

@@ -19,6 +19,7 @@ import (
 // ReadStatus tells each resource's phase and rows, the pending work and the
 // event lag of the records events named, from the tables alone.
 func TestReadStatusTellsPhasesRowsAndLag(t *testing.T) {
+	t.Parallel()
 	srv, clock := newFake(t)
 	schema := newSchemaName()
 	db := adminPool(t, schema)
@@ -69,6 +70,7 @@ func TestReadStatusTellsPhasesRowsAndLag(t *testing.T) {
 // one with each reason, and 2 when it cannot tell: no mirror in the
 // schema, or a database it cannot reach (whose password it never prints).
 func TestTheStatusCommandIsAHealthProbe(t *testing.T) {
+	t.Parallel()
 	srv, _ := newFake(t)
 	seed(t, srv, sizes{invoices: 40, clients: 5}, rand.New(rand.NewPCG(51, 52)))
 	schema := newSchemaName()

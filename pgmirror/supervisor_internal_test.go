@@ -36,6 +36,7 @@ func (l *lockedBuffer) lines() []string {
 // However many loops fail, and however often, an outage is two lines: one
 // when it starts, with the first error, and one when it ends.
 func TestADependencyLogsItsTransitionsOnly(t *testing.T) {
+	t.Parallel()
 	var out lockedBuffer
 	d := newDependency("PostgreSQL", slog.New(slog.NewTextHandler(&out, nil)))
 	ctx := context.Background()
@@ -69,6 +70,7 @@ func TestADependencyLogsItsTransitionsOnly(t *testing.T) {
 // A loop waiting after a failure wakes up when another finds the
 // dependency back, and not before.
 func TestASleepEndsWhenTheDependencyIsBack(t *testing.T) {
+	t.Parallel()
 	d := newDependency("PostgreSQL", slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	start := time.Now()
@@ -99,6 +101,7 @@ func TestASleepEndsWhenTheDependencyIsBack(t *testing.T) {
 // The wait doubles from about a second to its cap, never in step across
 // loops, and is at least what a Retry-After asks.
 func TestBackoffGrowsToItsCapAndHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 5: 16 * time.Second, 6: 30 * time.Second, 100: 30 * time.Second} {
 		for range 20 {
 			got := backoff(n, maxBackoff, nil)
@@ -116,6 +119,7 @@ func TestBackoffGrowsToItsCapAndHonoursRetryAfter(t *testing.T) {
 }
 
 func TestOneLine(t *testing.T) {
+	t.Parallel()
 	err := errors.New("failed to connect to `user=u database=d`:\n\t127.0.0.1:1 (localhost): refused\n\t[::1]:1 (localhost): refused")
 	assert.Equal(t, "failed to connect to `user=u database=d`: 127.0.0.1:1 (localhost): refused [::1]:1 (localhost): refused", oneLine(err))
 }

@@ -235,34 +235,23 @@ func sealPlace(business, field string) []byte {
 }
 
 // watchBusinesses is the step of the loop that keeps the served businesses
-// current (with Config.Keys): it reloads them when Businesses notifies a
-// change (LISTEN), and every minute in case a notification was missed
-// (while the database was away). It holds a listening connection across
-// steps; a failure gives it back.
-func (m *Mirror) watchBusinesses() step {
-	var l *store.Listener
-	var unhook func() bool // stops the Close that ctx's end would make
-	return func(ctx context.Context) (time.Duration, error) {
-		if l == nil {
-			var err error
-			if l, err = m.store.Listen(ctx, store.BusinessesChannel(m.cfg.Schema)); err != nil {
-				return 0, err
-			}
-			unhook = context.AfterFunc(ctx, l.Close)
-		}
-		err := m.loadBusinesses(ctx)
-		if err == nil {
-			wctx, cancel := context.WithTimeout(ctx, time.Minute)
-			err = l.Wait(wctx)
-			cancel()
-			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				err = nil
-			}
-		}
-		if err != nil && unhook() {
-			l.Close()
-			l = nil
-		}
+// current (with Config.Keys): it listens for Businesses' notifications,
+// reloads the businesses, and waits for a notification, at most a minute
+// (in case one was missed while the database was away). Each step listens
+// before it loads, so that no change is missed between two steps.
+func (m *Mirror) watchBusinesses(ctx context.Context) (time.Duration, error) {
+	l, err := m.store.Listen(ctx, store.BusinessesChannel(m.cfg.Schema))
+	if err != nil {
 		return 0, err
 	}
+	defer l.Close()
+	if err := m.loadBusinesses(ctx); err != nil {
+		return 0, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := l.Wait(wctx); err != nil && !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return 0, err
+	}
+	return 0, nil
 }

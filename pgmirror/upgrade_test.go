@@ -28,6 +28,7 @@ var mirrorTables = []string{
 // of the business the migration names, nothing lost; the upgraded mirror
 // is exact, needs no new backfill, and keeps going on events.
 func TestASingleBusinessMirrorUpgradesInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, clock := newFake(t)
 	seed(t, srv, sizes{invoices: 60}, rand.New(rand.NewPCG(25, 1)))

@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
 # The tests of every module of the repository: the SDK and the nested
 # modules go.work joins to it. It first installs what the tests need and
-# the machine lacks (scripts/install-deps.sh), then runs them with the race
-# detector. Extra arguments go to go test, e.g. scripts/test.sh -run Webhook.
+# the machine lacks (scripts/install-deps.sh), then runs them in two steps:
+#
+#  1. every test of every module with the race detector, -short (pgmirror's
+#     fault proofs and its PostgreSQL outage at a reduced size), four tests
+#     of a package at once (pgmirror's, each in a schema of its own, mostly
+#     wait on their replicas and the fake service);
+#  2. pgmirror's fault proofs and outage test at full size, without the
+#     race detector (their replicas are separate processes, built without
+#     it anyway).
+#
+# Extra arguments go to the first step's go test, and skip the second, e.g.
+# scripts/test.sh -run Webhook.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-exec go test -race -count=1 "$@" github.com/invoicing-api/invoicing-go/...
+go test -race -count=1 -short -parallel 4 "$@" github.com/invoicing-api/invoicing-go/...
+if [ $# -eq 0 ]; then
+  go test -count=1 -parallel 4 -run '^(TestProof|TestAnOutageOfPostgreSQL)' github.com/invoicing-api/invoicing-go/pgmirror
+fi

@@ -97,6 +97,9 @@ func (p *Postgres) Start() error {
 		"-D", p.dataDir(), "-p", strconv.Itoa(p.port), "-F",
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "unix_socket_directories=",
+		// The tests of a package share one server and run in parallel,
+		// each with its pools (and replicas' processes with theirs).
+		"-c", "max_connections=400",
 	}
 	proc, err := startProcess(filepath.Join(p.binDir, "postgres"), args, p.dir, filepath.Join(p.dir, "postgres.log"), p.cred, syscall.SIGQUIT)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 )
 
 func TestChangesUsageErrors(t *testing.T) {
+	t.Parallel()
 	dbURL := map[string]string{"DATABASE_URL": fullEnv["DATABASE_URL"]}
 	for name, c := range map[string]struct {
 		args []string
@@ -78,6 +79,7 @@ func decodeChanges(t *testing.T, lines []string) []pgmirror.Change {
 // end; --after resumes; --follow prints the changes written later, until
 // interrupted; changes deleted by retention make it exit 1.
 func TestChangesPrintsTheFeed(t *testing.T) {
+	t.Parallel()
 	pg, err := testservers.StartPostgres()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pg.Close() })
@@ -123,11 +125,11 @@ func TestChangesPrintsTheFeed(t *testing.T) {
 	go func() {
 		code <- run(fctx, []string{"changes", "--schema", schema, "--follow"}, vars, &followed, &errOut)
 	}()
-	waitFor(t, func() bool { return len(followed.lines()) == len(all) })
+	require.Eventually(t, func() bool { return len(followed.lines()) == len(all) }, 10*time.Second, 10*time.Millisecond)
 	srv.AddClient(invoicingtest.Contact{Name: "Quiet client"})
 	_, err = m.Reconcile(ctx)
 	require.NoError(t, err)
-	waitFor(t, func() bool { return len(followed.lines()) == len(all)+1 })
+	require.Eventually(t, func() bool { return len(followed.lines()) == len(all)+1 }, 10*time.Second, 10*time.Millisecond)
 	last := decodeChanges(t, followed.lines())[len(all)]
 	assert.Equal(t, pgmirror.Clients, last.Resource)
 	assert.Equal(t, pgmirror.CauseReconciliation, last.Cause)
@@ -147,15 +149,3 @@ func TestChangesPrintsTheFeed(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-// waitFor polls cond for up to 10 seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -13,6 +13,7 @@ import (
 // Every record is one line, without escaped line breaks: pgx's connection
 // errors name each address on a line of its own.
 func TestEveryLogRecordIsOneReadableLine(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	log := newLogger(&out, slog.LevelInfo)
 	err := errors.New("failed to connect to `user=u database=d`:\n\t127.0.0.1:5432 (localhost): refused\n\t[::1]:5432 (localhost): refused")

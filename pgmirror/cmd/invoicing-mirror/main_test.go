@@ -23,6 +23,7 @@ var fullEnv = map[string]string{
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct {
 		args []string
 		drop string
@@ -60,6 +61,7 @@ func TestUsageErrors(t *testing.T) {
 // between the mistake and the pointer to --help, and not with the whole
 // help.
 func TestFlagMistakesShowThatFlagsUsage(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -87,6 +89,7 @@ func TestFlagMistakesShowThatFlagsUsage(t *testing.T) {
 
 // --help prints the whole help, and exits 0.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	assert.Equal(t, exitOK, run(context.Background(), []string{"--help"}, nil, &out, &out))
 	assert.True(t, strings.HasPrefix(out.String(), "Usage: invoicing-mirror [flags]\n"), out.String())
@@ -97,6 +100,7 @@ func TestHelp(t *testing.T) {
 
 // --once needs no webhook secret.
 func TestOnceNeedsNoWebhookSecret(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{}
 	for k, v := range fullEnv {
 		vars[k] = v
@@ -113,6 +117,7 @@ func TestOnceNeedsNoWebhookSecret(t *testing.T) {
 // --once exits 1 at once when the API cannot be reached; serving, the
 // command waits for it, with one line, until it is stopped.
 func TestFailuresPrintNoSecret(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct {
 		args  []string
 		dbURL string

@@ -14,6 +14,7 @@ import (
 // A line at most a second, and only when records were written since the
 // last: a walk starting again after a failure adds none.
 func TestProgressWritesALineWhenRecordsWereWritten(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	p := newProgress(&out)
 	aSecondLater := func() { p.written = p.written.Add(-time.Second) }

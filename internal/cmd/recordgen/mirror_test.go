@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pgmirror's tables_gen.go is what the generator writes from the SDK's
+// records as they are now (CI also runs go generate and fails on a
+// difference).
+func TestTheMirrorsTablesAreCurrent(t *testing.T) {
+	want, err := generateMirror("../../..", "../../../pgmirror", "tables_gen.go")
+	require.NoError(t, err)
+	got, err := os.ReadFile("../../../pgmirror/tables_gen.go")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "pgmirror/tables_gen.go is stale: run go generate in pgmirror")
+}
+
+// A mirrored record whose field has no column type, or whose directive is
+// incomplete or names no service, is an error: never a table that silently
+// lacks a column.
+func TestAMirroredRecordThatCannotBeATableIsAnError(t *testing.T) {
+	const service = "//gen:service path=/things key=things record=R noun=thing list=P get\ntype ThingService struct{}\n\ntype P struct{}\n\n" +
+		"type Client struct {\n\tThings *ThingService\n}\n\n"
+	for name, c := range map[string]struct{ directive, field string }{
+		"valid (the control)": {"//mirror:table name=things order=1", "S string `json:\"s\"`"},
+		"a slice of strings": {"//mirror:table name=things order=1", "S []string `json:\"s\"`"},
+		"a map":              {"//mirror:table name=things order=1", "M map[string]jsontext.Value `json:\"m\"`"},
+		"no order":           {"//mirror:table name=things", "S string `json:\"s\"`"},
+		"no service":         {"//mirror:table name=others order=1", "S string `json:\"s\"`"},
+		"lines without them": {"//mirror:table name=things order=1 lines=thing_lines parent=thing_id", "S string `json:\"s\"`"},
+		"an unknown field":   {"//mirror:table name=things order=1 colour=red", "S string `json:\"s\"`"},
+		"updated alone":      {"//mirror:table name=things order=1", "U *time.Time `json:\"updated_at\"`"},
+	} {
+		root := t.TempDir()
+		dir := filepath.Join(root, "p")
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		src := "package p\n\nimport (\n\t\"time\"\n\n\t\"github.com/go-json-experiment/json/jsontext\"\n\n\t\"github.com/invoicing-api/invoicing-go/internal/codec\"\n)\n\n" +
+			"var _ time.Time\nvar _ jsontext.Value\n\n" + service +
+			"//codec:extra\ntype Extra map[string]any\n\n//codec:record\n" + c.directive + "\ntype R struct {\n\tID string `json:\"id\"`\n\t" + c.field +
+			"\n\tE Extra `json:\",embed\"`\n\tmeta codec.Meta\n}\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("module github.com/invoicing-api/invoicing-go/internal/x\n"), 0o644))
+		out := filepath.Join(root, "m")
+		require.NoError(t, os.MkdirAll(out, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(out, "m.go"), []byte("package m\n"), 0o644))
+		got, err := generateMirror(dir, out, "tables_gen.go")
+		if name == "valid (the control)" {
+			require.NoError(t, err)
+			assert.Contains(t, string(got), `{Name: "s", Type: store.Text}`)
+			assert.Contains(t, string(got), "func rRow(v *invoicing.R) store.Row")
+			continue
+		}
+		assert.Error(t, err, name)
+	}
+}
