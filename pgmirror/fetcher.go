@@ -42,18 +42,24 @@ type fetchers struct {
 
 // fetchStep is the step of the loop that fetches the records events asked
 // for, once their coalescing window has passed (see RunFetchers): it
-// claims due requests, as many as there are idle fetchers, and starts
-// their fetches; the loop looks again every PollInterval, or as soon as a
-// fetch ends. Alone, a business has every fetcher; among others, a half, a
-// third, and at most a quarter, so that its backlog leaves fetchers to the
-// others. It returns the channel that wakes the loop.
-func (m *Mirror) fetchStep(sup *supervisor) (step, <-chan struct{}) {
+// waits for an idle fetcher if none is, claims due requests, as many as
+// there are idle fetchers, and starts their fetches; the loop looks again
+// at once when the claim filled every idle fetcher, else after
+// PollInterval. Alone, a business has every fetcher; among others, a half,
+// a third, and at most a quarter, so that its backlog leaves fetchers to
+// the others. Every step claims (a step that did not reach the database
+// would tell the supervisor that it answers).
+func (m *Mirror) fetchStep(sup *supervisor) step {
 	f := &fetchers{busy: make(chan struct{}, m.cfg.Fetchers), freed: make(chan struct{}, 1), inFlight: map[string]int{}}
 	return func(ctx context.Context) (time.Duration, error) {
-		idle := cap(f.busy) - len(f.busy)
-		if idle == 0 {
-			return time.Hour, nil // until a fetch ends
+		for len(f.busy) == cap(f.busy) {
+			select {
+			case <-f.freed:
+			case <-ctx.Done():
+				return 0, nil
+			}
 		}
+		idle := cap(f.busy) - len(f.busy)
 		ts := m.tenants.all()
 		perBusiness := max(1, m.cfg.Fetchers/min(max(len(ts), 1), 4))
 		var eligible []string
@@ -64,9 +70,6 @@ func (m *Mirror) fetchStep(sup *supervisor) (step, <-chan struct{}) {
 			}
 		}
 		f.mu.Unlock()
-		if len(eligible) == 0 {
-			return time.Hour, nil
-		}
 		cctx, cancel := context.WithTimeout(ctx, pingTimeout)
 		claims, err := m.store.Claim(cctx, m.cfg.FetchLease, idle, eligible, perBusiness)
 		cancel()
@@ -98,7 +101,7 @@ func (m *Mirror) fetchStep(sup *supervisor) (step, <-chan struct{}) {
 			return jitter(m.cfg.PollInterval), nil
 		}
 		return 0, nil
-	}, f.freed
+	}
 }
 
 // fetch fetches a claimed record and writes it with the never-older rule,

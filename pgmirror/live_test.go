@@ -210,7 +210,6 @@ func getHook(collection string, fn func(id string)) invoicing.Middleware {
 	}
 }
 
-
 // An event that comes in while its record is being fetched makes the
 // record be fetched again: the fetch in flight may have read the record
 // before the change.

@@ -273,8 +273,7 @@ func (m *Mirror) RunFetchers(ctx context.Context) {
 }
 
 func (m *Mirror) runFetchers(sup *supervisor) {
-	fetches, wake := m.fetchStep(sup)
-	sup.loop("claiming records to fetch", wake, fetches)
+	sup.loop("claiming records to fetch", nil, m.fetchStep(sup))
 }
 
 // RunReconciler runs the businesses' walks until ctx ends: the backfill of

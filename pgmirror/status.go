@@ -182,16 +182,6 @@ func ReadStatus(ctx context.Context, db *pgxpool.Pool, schema string) (*Status, 
 	return s, nil
 }
 
-// resource returns the status of the resource named name, or nil.
-func (s *Status) resource(name string) *ResourceStatus {
-	for i := range s.Resources {
-		if s.Resources[i].Name == name {
-			return &s.Resources[i]
-		}
-	}
-	return nil
-}
-
 // Problems returns what makes the mirror degraded, one sentence each, or
 // nil when it is healthy. The mirror is degraded when
 //   - a resource's backfill is not complete (the tables are not whole yet);

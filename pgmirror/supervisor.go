@@ -117,7 +117,7 @@ func (s *supervisor) do(fn func(ctx context.Context) error) {
 	})
 }
 
-// stop stops every loop, for err: Wait returns it.
+// stop stops every loop, for err: wait returns it.
 func (s *supervisor) stop(err error) { s.cancel(err) }
 
 // wait waits until every loop and piece of work has returned, and returns

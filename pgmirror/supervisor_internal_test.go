@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 )
 
 // lockedBuffer is a log destination safe for concurrent writes.
@@ -122,4 +125,71 @@ func TestOneLine(t *testing.T) {
 	t.Parallel()
 	err := errors.New("failed to connect to `user=u database=d`:\n\t127.0.0.1:1 (localhost): refused\n\t[::1]:1 (localhost): refused")
 	assert.Equal(t, "failed to connect to `user=u database=d`: 127.0.0.1:1 (localhost): refused [::1]:1 (localhost): refused", oneLine(err))
+}
+
+// failed decides every failure in one place: the database away is its
+// dependency's (one line), the service failing a business's calls its
+// API's, with the backoff raised to a Retry-After; a refusal stops the
+// mirror for Config.Client's business and pauses another (logged at Error);
+// a failure of no dependency is logged at Error each time.
+func TestFailedDecidesEachFailure(t *testing.T) {
+	var out lockedBuffer
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	m := &Mirror{log: log, db: newDependency("PostgreSQL", log), tenants: newTenants()} // not migrated: a pause is not recorded
+	alone, other := m.newTenant("default", 10), m.newTenant("acme", 10)
+	alone.stops = true
+	ctx := context.Background()
+	away := &store.Error{Op: "claiming records to fetch", Err: &pgconn.PgError{Code: "57P01"}}
+	statement := &store.Error{Op: "writing invoices", Err: &pgconn.PgError{Code: "23505"}}
+	transient := &apiError{kind: apiTransient, retryAfter: 45 * time.Second, err: errors.New("429 Too Many Requests")}
+	refused := &apiError{kind: apiRefused, err: errors.New("401 Unauthorized")}
+	paused := &apiError{kind: apiPaused, until: time.Now().Add(time.Hour), err: errors.New("paused")}
+
+	wait, stop := m.failed(ctx, nil, "claiming", fmt.Errorf("wrapped: %w", away), 1)
+	assert.NoError(t, stop)
+	assert.InDelta(t, float64(time.Second), float64(wait), float64(time.Second)/10+1)
+	m.failed(ctx, nil, "claiming", away, 2)
+	assert.False(t, m.db.up())
+
+	wait, stop = m.failed(ctx, other, "fetching", transient, 1)
+	assert.NoError(t, stop)
+	assert.Equal(t, 45*time.Second, wait, "the Retry-After")
+	assert.False(t, other.api.up())
+	wait, _ = m.failed(ctx, other, "fetching", paused, 1)
+	assert.InDelta(t, float64(time.Hour), float64(wait), float64(time.Second), "until the pause ends")
+
+	_, stop = m.failed(ctx, alone, "backfill", refused, 1)
+	assert.ErrorIs(t, stop, refused, "Config.Client's business stops the mirror")
+	_, stop = m.failed(ctx, alone, "reconciliation", fmt.Errorf("%w: 30 of 40 invoices", ErrMassDeletion), 1)
+	assert.ErrorIs(t, stop, ErrMassDeletion)
+	wait, stop = m.failed(ctx, other, "backfill", refused, 1)
+	assert.NoError(t, stop, "another business is paused instead")
+	assert.Equal(t, refusedPause, wait)
+
+	_, stop = m.failed(ctx, nil, "starting", stopWith(errors.New("wrong password")), 1)
+	assert.ErrorContains(t, stop, "wrong password")
+	m.failed(ctx, nil, "writing", statement, 3)
+	m.failed(ctx, nil, "writing", statement, 4)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	wait, stop = m.failed(cancelled, other, "fetching", refused, 1)
+	assert.Zero(t, wait)
+	assert.NoError(t, stop, "nothing to decide once ctx ended")
+
+	lines := out.lines()
+	assert.Equal(t, 1, countLines(lines, `level=WARN msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`))
+	assert.Equal(t, 1, countLines(lines, `level=WARN msg="pgmirror: the API is not answering; retrying with backoff until it does" business=acme`))
+	assert.Equal(t, 1, countLines(lines, `level=ERROR msg="pgmirror: the service refused a business's requests; the business is paused" business=acme for=15m0s`))
+	assert.Equal(t, 2, countLines(lines, `level=ERROR msg="pgmirror: writing failed; trying again"`), "each time")
+	assert.Len(t, lines, 5, "%q", lines)
+}
+
+func countLines(lines []string, s string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			n++
+		}
+	}
+	return n
 }

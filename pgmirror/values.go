@@ -21,8 +21,6 @@ func strOrNull(s string) *string {
 	return &s
 }
 
-func strPtr(s *string) *string { return s }
-
 // num writes a decimal exactly, keeping the scale the service sent (110.00
 // stays 110.00).
 func num(d decimal.Decimal) *string {
