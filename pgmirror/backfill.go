@@ -76,8 +76,13 @@ func (t *tenant) backfillRound(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	// The backfill was a full listing: the first reconciliation is due an
-	// interval from now, less the business's spread.
-	return true, t.m.store.MakeReconcileDue(ctx, t.name, t.spread())
+	// interval from now, less the business's spread; the first complete
+	// copy is announced once.
+	first, err := t.m.store.CompleteCopy(ctx, t.name, t.spread())
+	if first {
+		t.log.InfoContext(ctx, "pgmirror: business ready: its first complete copy is done")
+	}
+	return err == nil, err
 }
 
 // backfilled reports whether the backfill of every resource of the

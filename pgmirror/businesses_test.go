@@ -353,3 +353,46 @@ func TestReplicasOfManyBusinessesBackfillAndReconcileEach(t *testing.T) {
 	// The first reconciliations were not all due at once.
 	assert.Greater(t, count(t, mm.DB, `SELECT count(DISTINCT date_trunc('second', last_started_at)) FROM mirror_reconcile`), 1)
 }
+
+// invoicing-mirror --once tells the truth: with three businesses, one
+// whose key the service refuses, it names each on a line (two copied, one
+// not, and why) and exits 3; once the key is good, a second run reconciles
+// them all and exits 0. The flags of businesses add may follow the name.
+func TestOnceNamesEachBusinessAndExitsNonZeroOnAPartialCopy(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, 3, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, 20) }))
+	schema := newSchemaName()
+	out, code := runCommand(t, nil, "businesses", "keygen", "k1")
+	require.Zero(t, code, out)
+	keys := pgmirror.EnvKeys + "=" + strings.TrimSpace(out)
+	for _, b := range f.Businesses {
+		env := append(commandEnv(f.URL, b.Key, secretOf(b.Name), postgresOf(schema).URL), keys)
+		out, code := runCommand(t, env, "businesses", "add", b.Name, "--schema", schema)
+		require.Zero(t, code, out)
+	}
+	refused := f.Businesses[1]
+	f.Fail(refused.Name, 401)
+	env := append(commandEnv(f.URL, "unused", "", postgresOf(schema).URL), keys)
+	out, code = runCommand(t, env, "--once", "--schema", schema)
+	assert.Equal(t, 3, code, "%s", out)
+	for _, b := range f.Businesses {
+		want := `invoicing-mirror: business ` + b.Name + `: copied (`
+		if b == refused {
+			want = `invoicing-mirror: business ` + b.Name + `: not copied: paused until `
+		}
+		assert.Contains(t, out, want, "%s", out)
+	}
+	assert.Contains(t, out, "the service refused the business's requests")
+
+	f.Fail(refused.Name, 0)
+	env2 := append(commandEnv(f.URL, refused.Key, secretOf(refused.Name), postgresOf(schema).URL), keys)
+	out, code = runCommand(t, env2, "businesses", "add", "--schema", schema, refused.Name) // a new key ends the pause
+	require.Zero(t, code, out)
+	out, code = runCommand(t, env, "--once", "--schema", schema)
+	assert.Equal(t, 0, code, "%s", out)
+	assert.Equal(t, 3, strings.Count(out, ": copied ("), "%s", out)
+	out, code = runCommand(t, env, "--once", "--schema", schema) // backfilled: a reconciliation of each
+	assert.Equal(t, 0, code, "%s", out)
+	assert.Contains(t, out, "reconciling once")
+	assert.Equal(t, 3, strings.Count(out, ": copied ("), "%s", out)
+}

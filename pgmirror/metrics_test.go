@@ -56,15 +56,21 @@ func TestTheCommandServesMetricsAndReadiness(t *testing.T) {
 	waitUntil(t, 30*time.Second, func() (bool, string) {
 		return sample(scrape(), `invoicing_mirror_api_requests_total{route="GET /invoices",status="503"}`) > 0, "a 503 counted"
 	})
-	status, body, err := get(p.base + "/readyz")
-	require.NoError(t, err)
-	assert.Equal(t, 503, status, body)
-	status, _, err = get(p.base + "/healthz")
+	for _, path := range []string{"/readyz", "/readyz?business=default"} {
+		status, body, err := get(p.base + path)
+		require.NoError(t, err)
+		assert.Equal(t, 503, status, "%s: %s", path, body)
+	}
+	status, _, err := get(p.base + "/healthz")
 	require.NoError(t, err)
 	assert.Equal(t, 200, status)
+	status, _, err = get(p.base + "/readyz?business=nobody")
+	require.NoError(t, err)
+	assert.Equal(t, 404, status, "a business the mirror does not know")
 
 	srv.ClearFaults()
 	waitStatus(t, p.base+"/readyz", 200, time.Minute)
+	waitStatus(t, p.base+"/readyz?business=default", 200, time.Minute)
 
 	// An event whose fetch meets a 429 asking for a one-second pause.
 	srv.InjectFault(invoicingtest.Fault{Status: 429, RetryAfter: time.Second, Method: "GET", Path: "/invoices/*"})

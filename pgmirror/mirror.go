@@ -438,6 +438,24 @@ func (m *Mirror) BackfillDone(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// Ready reports whether business has had its first complete copy (every
+// resource backfilled once: announced by the log line "pgmirror: business
+// ready" and a NOTIFY on pgmirror_ready_SCHEMA with its name). A business
+// stays ready: a later backfill of a resource added, or a resync, does not
+// make it unready. business "" asks for every business served
+// (BackfillDone). It returns ErrNoSuchBusiness for a business the mirror
+// neither serves nor holds a complete copy of.
+func (m *Mirror) Ready(ctx context.Context, business string) (bool, error) {
+	if business == "" {
+		return m.BackfillDone(ctx)
+	}
+	ready, err := m.store.Ready(ctx, business)
+	if err == nil && !ready && m.tenants.named(business) == nil {
+		err = fmt.Errorf("%w: %s", ErrNoSuchBusiness, business)
+	}
+	return ready, err
+}
+
 // Migrate creates the schema (Config.Schema) and brings its tables to
 // SchemaVersion, then creates pginbox's inbox table in it, all in one
 // transaction (see MigrateSchema); with Config.Keys it then loads the

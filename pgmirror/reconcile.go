@@ -49,8 +49,19 @@ func (m *Mirror) Reconcile(ctx context.Context) (map[string]int, error) {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, m.prune(ctx))
+	errs = append(errs, m.Prune(ctx))
 	return total, errors.Join(errs...)
+}
+
+// ReconcileBusiness is Reconcile for the business named business alone
+// (it deletes nothing past its retention: see Prune). It returns
+// ErrNoSuchBusiness for a business the mirror does not serve.
+func (m *Mirror) ReconcileBusiness(ctx context.Context, business string) (map[string]int, error) {
+	t := m.tenants.named(business)
+	if t == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoSuchBusiness, business)
+	}
+	return t.reconcileNow(ctx)
 }
 
 // reconcileNow reconciles the business, after any reconciliation of it
@@ -174,10 +185,11 @@ func (t *tenant) reconcileResource(ctx context.Context, res *resource) (listed, 
 	return listed, corrected + n, err
 }
 
-// prune deletes what is past its retention: the processed deliveries older
-// than InboxRetention, the changes older than ChangeRetention, the event
-// lags older than lagWindow.
-func (m *Mirror) prune(ctx context.Context) error {
+// Prune deletes what is past its retention: the processed deliveries older
+// than Config.InboxRetention, the changes older than Config.ChangeRetention,
+// and the event lags of the status older than an hour. Run does it every
+// minute, and Reconcile once; call it after ReconcileBusiness.
+func (m *Mirror) Prune(ctx context.Context) error {
 	if m.cfg.InboxRetention >= 0 {
 		n, err := m.store.PruneInbox(ctx, m.cfg.InboxRetention)
 		if err != nil {
@@ -206,7 +218,7 @@ const pruneEvery = time.Minute
 
 // pruneStep is the step of the loop that prunes every pruneEvery.
 func (m *Mirror) pruneStep(ctx context.Context) (time.Duration, error) {
-	return jitter(pruneEvery), m.prune(ctx)
+	return jitter(pruneEvery), m.Prune(ctx)
 }
 
 // Deletion marks: a row whose record the service no longer lists is kept,

@@ -20,8 +20,24 @@ const (
 	// PhaseBackfilled: the backfill is complete; events keep the table
 	// current, and the reconciler re-lists it every ReconcileInterval.
 	PhaseBackfilled = "backfilled"
-	// PhaseReconciling: a reconciliation is walking the resource now.
+	// PhaseReconciling: a reconciliation is walking the resource (or the
+	// business) now.
 	PhaseReconciling = "reconciling"
+)
+
+// Phases of a business in a Status (besides PhaseBackfilling and
+// PhaseReconciling), as the view mirror_status gives them.
+const (
+	// PhaseReady: the business's first complete copy is done (every
+	// resource backfilled); events keep it current, and reconciliations
+	// re-list it.
+	PhaseReady = "ready"
+	// PhasePaused: the service refused the business's key or kept failing
+	// its calls; no replica calls it until the pause ends.
+	PhasePaused = "paused"
+	// PhaseRemoved: the business was removed (Businesses.Remove); its rows
+	// are kept.
+	PhaseRemoved = "removed"
 )
 
 // ErrNotMigrated is returned by ReadStatus for a schema that does not hold
@@ -44,9 +60,10 @@ type Status struct {
 	// (0 when none waits).
 	InboxPending int64
 	InboxOldest  time.Duration
-	// ReconcileStarted and ReconcileFinished are the start and the end of
-	// the last reconciliation; Reconciling is true while a replica
-	// reconciles.
+	// ReconcileFinished is the oldest of the businesses' last
+	// reconciliation ends (zero while one has none), ReconcileStarted the
+	// latest of their starts: not one reconciliation's bounds (see
+	// BusinessStatus). Reconciling is true while a replica reconciles.
 	ReconcileStarted, ReconcileFinished time.Time
 	Reconciling                         bool
 	// Lagged is the number of records written because an event named them
@@ -55,20 +72,39 @@ type Status struct {
 	Lagged int64
 	LagP99 time.Duration
 	// Businesses are the businesses the mirror holds rows for or serves,
-	// by name. The figures above are their sums (ReconcileFinished: the
-	// oldest of theirs, ReconcileStarted the latest).
+	// by name, as the view mirror_status shows them. The figures above are
+	// their sums.
 	Businesses []BusinessStatus
 }
 
-// BusinessStatus is the state of one business of a Status.
+// BusinessStatus is the state of one business of a Status: a row of the
+// view mirror_status.
 type BusinessStatus struct {
 	Name string
+	// Phase is PhaseBackfilling (no complete copy yet), PhaseReady,
+	// PhaseReconciling, PhasePaused or PhaseRemoved.
+	Phase string
+	// Rows is the number of its rows over every record table, Deleted how
+	// many of them are marked deleted.
+	Rows, Deleted int64
 	// Backfilled counts the resources whose backfill is complete (of
-	// len(Resources())).
-	Backfilled int
-	// ReconcileFinished is the end of its last reconciliation (zero when
-	// none finished).
-	ReconcileFinished time.Time
+	// len(Resources())); BackfillListed the records its backfill's walks
+	// wrote (a page read again counts again), BackfillTotal the service's
+	// counts when they began.
+	Backfilled                    int
+	BackfillListed, BackfillTotal int64
+	// ReadyAt is when its first complete copy ended (zero before).
+	ReadyAt time.Time
+	// ReconcileStarted and ReconcileFinished are the start of its last
+	// reconciliation and the end of its last finished one: a start after
+	// the end is a reconciliation running, or cut short. The end is the
+	// backfill's until a reconciliation finished. Corrected counts the rows
+	// the last one corrected, by resource.
+	ReconcileStarted, ReconcileFinished time.Time
+	Corrected                           map[string]int
+	// ResyncAt is when a resync was asked for that no replica has made
+	// yet (zero when none waits; see Mirror.Resync).
+	ResyncAt time.Time
 	// Paused is true from the moment the service refused the business's
 	// key or kept failing its calls until one of its calls succeeds again,
 	// PauseReason why; no replica calls the service for it until
@@ -79,8 +115,10 @@ type BusinessStatus struct {
 	// Removed is true for a business removed from the mirror's businesses
 	// (Businesses.Remove) whose rows are kept.
 	Removed bool
-	// PendingFetches is the number of its records waiting to be fetched.
+	// PendingFetches is the number of its records waiting to be fetched,
+	// OldestPending how long ago the oldest was first asked for.
 	PendingFetches int64
+	OldestPending  time.Duration
 	// Lagged and LagP99 are its share of Status.Lagged and Status.LagP99.
 	Lagged int64
 	LagP99 time.Duration
@@ -121,6 +159,24 @@ type ResourceStatus struct {
 // when it does not answer. It counts every table's rows: on tables of
 // millions of rows that takes a while, so give ctx a deadline to suit.
 func ReadStatus(ctx context.Context, db *pgxpool.Pool, schema string) (*Status, error) {
+	return ReadBusinessStatus(ctx, db, schema, "")
+}
+
+// ReadBusinessStatus is ReadStatus for one business: its rows, backfill,
+// reconciliations, queues and lag, in Resources and the totals, and its
+// line alone in Businesses (none when the mirror holds nothing of it).
+// business "" reads every business, as ReadStatus does.
+func ReadBusinessStatus(ctx context.Context, db *pgxpool.Pool, schema, business string) (*Status, error) {
+	return readStatus(ctx, store.New(db, schema), business)
+}
+
+// Status is ReadBusinessStatus of the Mirror's schema, through its pool.
+func (m *Mirror) Status(ctx context.Context, business string) (*Status, error) {
+	return readStatus(ctx, m.store, business)
+}
+
+func readStatus(ctx context.Context, db *store.Store, business string) (*Status, error) {
+	schema := db.Schema()
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores", schema)
 	}
@@ -128,7 +184,7 @@ func ReadStatus(ctx context.Context, db *pgxpool.Pool, schema string) (*Status, 
 	for i, res := range allResources {
 		tables[i] = res.table.Name
 	}
-	st, err := store.New(db, schema).ReadStatus(ctx, tables, lagWindow)
+	st, err := db.ReadStatus(ctx, tables, lagWindow, business)
 	if err != nil {
 		if errors.Is(err, ErrNotMigrated) {
 			return nil, err
@@ -169,13 +225,18 @@ func ReadStatus(ctx context.Context, db *pgxpool.Pool, schema string) (*Status, 
 		s.Resources = append(s.Resources, r)
 	}
 	for _, b := range st.Businesses {
-		bs := BusinessStatus{Name: b.Name, Backfilled: b.Backfilled, PauseReason: b.PauseReason, Removed: b.Removed,
-			PendingFetches: b.PendingFetches, Lagged: b.Lag.Count, LagP99: b.Lag.P99}
-		if b.ReconcileFinished != nil {
-			bs.ReconcileFinished = *b.ReconcileFinished
+		bs := BusinessStatus{Name: b.Name, Phase: b.Phase, Rows: b.Rows, Deleted: b.Deleted, Backfilled: b.Backfilled,
+			BackfillListed: b.BackfillListed, BackfillTotal: b.BackfillTotal, ReadyAt: value(b.ReadyAt),
+			ReconcileStarted: value(b.ReconcileStarted), ReconcileFinished: value(b.ReconcileFinished), ResyncAt: value(b.ResyncAt),
+			Paused: b.PausedUntil != nil, PausedUntil: value(b.PausedUntil), Removed: b.RemovedAt != nil,
+			PendingFetches: b.PendingFetches, OldestPending: b.OldestPending, Lagged: b.Lag.Count, LagP99: b.Lag.P99}
+		if b.PauseReason != nil {
+			bs.PauseReason = *b.PauseReason
 		}
-		if b.PausedUntil != nil {
-			bs.Paused, bs.PausedUntil = true, *b.PausedUntil
+		if b.Corrected != nil {
+			if err := json.Unmarshal(b.Corrected, &bs.Corrected); err != nil {
+				return nil, fmt.Errorf("pgmirror: reading mirror_reconcile.last_corrected: %w", err)
+			}
 		}
 		s.Businesses = append(s.Businesses, bs)
 	}
@@ -185,9 +246,9 @@ func ReadStatus(ctx context.Context, db *pgxpool.Pool, schema string) (*Status, 
 // Problems returns what makes the mirror degraded, one sentence each, or
 // nil when it is healthy. The mirror is degraded when
 //   - a resource's backfill is not complete (the tables are not whole yet);
-//   - no reconciliation has finished in the last two reconcileIntervals
-//     (counted from the backfill's end when none ever did), so changes that
-//     raise no event may be missing;
+//   - a business has had no reconciliation finish in the last two
+//     reconcileIntervals (counted from its first complete copy when none
+//     ever did), so changes that raise no event may be missing;
 //   - the oldest delivery waiting in the inbox, or the oldest record
 //     waiting to be fetched, has waited longer than maxLag;
 //   - the event lag's 99th percentile over the last hour exceeds maxLag;
@@ -198,13 +259,9 @@ func ReadStatus(ctx context.Context, db *pgxpool.Pool, schema string) (*Status, 
 // their events changed.
 func (s *Status) Problems(maxLag, reconcileInterval time.Duration) []string {
 	var out, backfilling []string
-	var backfilled time.Time
 	for _, r := range s.Resources {
 		if r.Phase == PhaseBackfilling {
 			backfilling = append(backfilling, r.Name)
-		}
-		if r.BackfillCompleted.After(backfilled) {
-			backfilled = r.BackfillCompleted
 		}
 		if r.OldestPending > maxLag {
 			out = append(out, fmt.Sprintf("%d %s wait to be fetched, the oldest for %v (more than %v)",
@@ -213,9 +270,15 @@ func (s *Status) Problems(maxLag, reconcileInterval time.Duration) []string {
 	}
 	if len(backfilling) > 0 {
 		out = append([]string{"the backfill is not complete: " + strings.Join(backfilling, ", ")}, out...)
-	} else if since := later(s.ReconcileFinished, backfilled); s.At.Sub(since) > 2*reconcileInterval {
-		out = append(out, fmt.Sprintf("no reconciliation has finished for %v (the interval is %v)",
-			s.At.Sub(since).Round(time.Second), reconcileInterval))
+	}
+	for _, b := range s.Businesses {
+		if b.ReadyAt.IsZero() || b.Paused || b.Removed {
+			continue
+		}
+		if since := later(b.ReconcileFinished, b.ReadyAt); s.At.Sub(since) > 2*reconcileInterval {
+			out = append(out, fmt.Sprintf("business %s: no reconciliation has finished for %v (the interval is %v)",
+				b.Name, s.At.Sub(since).Round(time.Second), reconcileInterval))
+		}
 	}
 	if s.InboxOldest > maxLag {
 		out = append(out, fmt.Sprintf("%d webhook deliveries wait in the inbox, the oldest for %v (more than %v)",
@@ -231,4 +294,12 @@ func (s *Status) Problems(maxLag, reconcileInterval time.Duration) []string {
 			s.LagP99.Round(time.Millisecond), maxLag))
 	}
 	return out
+}
+
+// value is *t, or the zero time for nil.
+func value(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }

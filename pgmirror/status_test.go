@@ -2,6 +2,8 @@ package pgmirror_test
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"regexp"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -90,7 +93,27 @@ func TestTheStatusCommandIsAHealthProbe(t *testing.T) {
 	assert.Equal(t, 0, code, "%s", out)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^invoices +backfilled +40 +0 +20\d\d-`), out)
 	assert.Contains(t, out, "\nreconciliation: none yet; the first is due a --reconcile-interval after 20")
+	assert.Regexp(t, regexp.MustCompile(`(?m)^default +ready +70 +10/10, 70/70 records +none; due an interval after 20`), out)
 	assert.Contains(t, out, "\nhealthy\n")
+	out, code = status("--json", "--business", "default")
+	require.Equal(t, 0, code, "%s", out)
+	var js struct {
+		Healthy    bool
+		Businesses []struct {
+			Name, Phase string
+			Rows        int64
+			ReadyAt     *time.Time `json:"ready_at"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &js), out)
+	assert.True(t, js.Healthy)
+	require.Len(t, js.Businesses, 1)
+	assert.Equal(t, "ready", js.Businesses[0].Phase)
+	assert.Equal(t, int64(70), js.Businesses[0].Rows)
+	assert.NotNil(t, js.Businesses[0].ReadyAt)
+	out, code = status("--business", "nobody")
+	assert.Equal(t, 2, code, "%s", out)
+	assert.Contains(t, out, `the mirror holds no business "nobody"`)
 
 	db := adminPool(t, schema)
 	_, err := db.Exec(context.Background(), `INSERT INTO mirror_pending_fetch (business, resource, id, due_at, requested_at)
@@ -121,4 +144,83 @@ func TestTheStatusCommandIsAHealthProbe(t *testing.T) {
 	assert.Contains(t, out, "invoicing-mirror status: ")
 	assert.Equal(t, 1, strings.Count(strings.TrimSpace(out), "\n")+1, "one line: %s", out)
 	assert.NotContains(t, out, password)
+}
+
+// Each business has its line, the same in SQL (the view mirror_status) and
+// in ReadBusinessStatus: a ready one, one paused with its reason. A
+// business's first complete copy is announced once, by a NOTIFY naming it
+// and a log line, and Ready tells it.
+func TestEachBusinessHasItsStatusAndItsReadiness(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFleet(t, 2, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, 30) }))
+	acme, globex := f.Businesses[0], f.Businesses[1]
+	f.Fail(globex.Name, 401)
+	var logs syncBuffer
+	mm := newMultiMirror(t, f, keyring(t, newKeyText(t, "k1")), func(c *pgmirror.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	ready, err := pgx.Connect(ctx, postgresOf(mm.Schema).URL)
+	require.NoError(t, err)
+	t.Cleanup(func() { ready.Close(context.Background()) })
+	_, err = ready.Exec(ctx, `LISTEN "pgmirror_ready_`+mm.Schema+`"`)
+	require.NoError(t, err)
+	mm.add(t, acme, 0)
+	mm.add(t, globex, 0)
+	_, err = mm.Ready(ctx, "nobody")
+	assert.ErrorIs(t, err, pgmirror.ErrNoSuchBusiness)
+	run(t, mm.Mirror)
+
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	n, err := ready.WaitForNotification(wctx)
+	require.NoError(t, err)
+	assert.Equal(t, acme.Name, n.Payload, "acme's first complete copy")
+	ok, err := mm.Ready(ctx, acme.Name)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = mm.Ready(ctx, globex.Name)
+	require.NoError(t, err)
+	assert.False(t, ok, "globex is refused")
+	assert.Equal(t, 1, strings.Count(logs.String(), `msg="pgmirror: business ready: its first complete copy is done" business=`+acme.Name))
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		return count(t, mm.DB, `SELECT count(*) FROM mirror_status WHERE business = $1 AND phase = 'paused'`, globex.Name) == 1, "globex paused"
+	})
+
+	st, err := pgmirror.ReadStatus(ctx, mm.DB, mm.Schema)
+	require.NoError(t, err)
+	require.Len(t, st.Businesses, 2)
+	a, g := st.Businesses[0], st.Businesses[1]
+	assert.Equal(t, pgmirror.PhaseReady, a.Phase)
+	assert.Equal(t, len(pgmirror.Resources()), a.Backfilled)
+	rowsOf := 0
+	for _, res := range pgmirror.Resources() {
+		rowsOf += count(t, mm.DB, `SELECT count(*) FROM `+res+` WHERE business = $1`, acme.Name)
+	}
+	assert.Equal(t, int64(rowsOf), a.Rows)
+	assert.False(t, a.ReadyAt.IsZero())
+	assert.False(t, a.ReconcileFinished.After(a.ReadyAt), "the first reconciliation is due within an interval of the complete copy (spread)")
+	assert.True(t, a.ReconcileStarted.IsZero(), "none yet")
+	assert.Equal(t, pgmirror.PhasePaused, g.Phase)
+	assert.Contains(t, g.PauseReason, "refused")
+	assert.True(t, g.ReadyAt.IsZero())
+
+	var phase string
+	var rows int64
+	var backfilled int
+	require.NoError(t, mm.DB.QueryRow(ctx, `SELECT phase, rows, backfilled_resources FROM mirror_status WHERE business = $1`, acme.Name).
+		Scan(&phase, &rows, &backfilled))
+	assert.Equal(t, []any{a.Phase, a.Rows, a.Backfilled}, []any{phase, rows, backfilled}, "the view says what the package says")
+
+	one, err := pgmirror.ReadBusinessStatus(ctx, mm.DB, mm.Schema, acme.Name)
+	require.NoError(t, err)
+	require.Len(t, one.Businesses, 1)
+	assert.Equal(t, acme.Name, one.Businesses[0].Name)
+	var invoices int64
+	for _, r := range one.Resources {
+		if r.Name == pgmirror.Invoices {
+			invoices = r.Rows
+		}
+	}
+	assert.Equal(t, int64(30), invoices, "acme's rows only")
 }

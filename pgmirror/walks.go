@@ -76,7 +76,7 @@ func (w *walker) step(ctx context.Context) (time.Duration, error) {
 	// a person; a pause the business waits out by itself is waited for.
 	backfilled := len(w.busy) == 0 && !slices.ContainsFunc(ts, func(t *tenant) bool {
 		st := states[t.name]
-		return !st.Backfilled && st.Paused <= maxBackoff
+		return (!st.Backfilled || st.Reconcile.IsZero()) && st.Paused <= maxBackoff
 	})
 	w.mu.Unlock()
 	if backfilled && w.backfillOnly {
@@ -187,9 +187,6 @@ func (t *tenant) walk(ctx context.Context, backfill bool) (rest time.Duration, s
 		done, err = t.backfillRound(ctx)
 		if !done {
 			rest = jitter(backfillRound)
-		}
-		if err == nil && done {
-			t.log.InfoContext(ctx, "pgmirror: business backfilled")
 		}
 	} else {
 		err = t.reconcileIfDue(ctx)

@@ -17,12 +17,15 @@ import (
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
-const businessesUsage = `Usage: invoicing-mirror businesses add NAME [--budget N]
-       invoicing-mirror businesses list
-       invoicing-mirror businesses remove NAME
-       invoicing-mirror businesses drop NAME
-       invoicing-mirror businesses reseal
+const businessesUsage = `Usage: invoicing-mirror businesses add [flags] NAME [flags]
+       invoicing-mirror businesses list [flags]
+       invoicing-mirror businesses remove [flags] NAME
+       invoicing-mirror businesses drop [flags] NAME
+       invoicing-mirror businesses reseal [flags]
        invoicing-mirror businesses keygen ID
+
+The command comes first; its flags (--schema, --budget) go before or after
+NAME.
 
 Manages the businesses one mirror serves (an accounting practice's clients,
 a platform's customers), in the database at DATABASE_URL. Replicas started
@@ -35,7 +38,10 @@ change within seconds, without a restart.
           while a secret rotates, the old one, separated by commas), and its
           budget in requests per second (default 10, summed over the
           replicas). Adding a business again replaces its key, secrets and
-          budget (a rotation); a removed business is served again.
+          budget (a rotation); a removed business is served again; and add
+          ends the business's pause at once. (A business whose key the
+          service refuses, 401 or 403, is paused 15 minutes, then one call
+          tries again; one whose records mostly vanished, 24 hours.)
   list    prints each business: budget, secrets, the key id its values are
           sealed with, and whether it is removed or paused (never a key or
           a secret).
@@ -44,11 +50,16 @@ change within seconds, without a restart.
   reseal  seals every value again with the first key of INVOICING_MIRROR_KEYS:
           the middle step of a key rotation (put the new key first, reseal,
           then drop the old key).
-  keygen  prints a new key ID:base64 to add to INVOICING_MIRROR_KEYS.
+  keygen  prints a new key, one line ID:base64 (32 random bytes), to put in
+          INVOICING_MIRROR_KEYS: first to seal with it, after the others to
+          open only.
 
 API keys and webhook secrets are stored sealed (AES-256-GCM) with the keys
 of INVOICING_MIRROR_KEYS (ID:base64key[,ID:base64key...]; the first seals),
 read only from the environment, and never printed.
+
+Exit status: 0 done; 1 the database failed or the business is unknown or
+not removed (drop); 2 a usage mistake (a missing NAME, an unset variable).
 
 Flags:
 `
@@ -76,25 +87,34 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 		return exitOK
 	}
 	verb := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, businessesUsage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return exitOK
+	// Flags before and after the arguments: each Parse stops at an
+	// argument, which is kept, and goes on after it.
+	var positional []string
+	for rest := args[1:]; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stderr, businessesUsage)
+				fs.SetOutput(stderr)
+				fs.PrintDefaults()
+				return exitOK
+			}
+			return fail("%s\nRun 'invoicing-mirror businesses --help' for every flag.", cliflag.Explain(fs, err))
 		}
-		return fail("%s\nRun 'invoicing-mirror businesses --help' for every flag.", cliflag.Explain(fs, err))
+		if fs.NArg() == 0 {
+			break
+		}
+		positional, rest = append(positional, fs.Arg(0)), fs.Args()[1:]
 	}
 	var name string
 	switch verb {
 	case "add", "remove", "drop", "keygen":
-		if fs.NArg() != 1 {
-			return fail("%s takes one NAME (flags first)", verb)
+		if len(positional) != 1 {
+			return fail("%s takes one NAME", verb)
 		}
-		name = fs.Arg(0)
+		name = positional[0]
 	case "list", "reseal":
-		if fs.NArg() != 0 {
-			return fail("unexpected argument %q", fs.Arg(0))
+		if len(positional) != 0 {
+			return fail("unexpected argument %q", positional[0])
 		}
 	default:
 		return fail("unknown command %q (add, list, remove, drop, reseal or keygen)", verb)

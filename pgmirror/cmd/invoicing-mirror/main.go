@@ -67,14 +67,26 @@ Configuration comes from the environment (never printed):
                             INVOICING_API_KEY and INVOICING_WEBHOOK_SECRET are then not
                             used, and each business's webhook endpoint is --path/NAME.
 
+With --once it ends with a line per business: copied, or not and why
+(paused, refused, its backfill not complete).
+
+Exit status:
+  0  done (with --once: every business completely copied, or reconciled)
+  1  a failure stopped it: the API or the database unreachable or
+     refusing the connection, a failed migration, --timeout passed, the key
+     of INVOICING_API_KEY refused or most of a table's records gone
+  2  a usage mistake
+  3  with --once: a business not completely copied (each named, and why)
+
 Flags:
 `
 
 // Exit statuses.
 const (
-	exitOK    = 0
-	exitError = 1
-	exitUsage = 2
+	exitOK         = 0
+	exitError      = 1
+	exitUsage      = 2
+	exitIncomplete = 3
 )
 
 // noClientKey is the Client's own API key with INVOICING_MIRROR_KEYS: a
@@ -175,7 +187,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	log := newLogger(stderr, o.logLevel)
-	if err := mirror(ctx, o, getenv, log, stderr); err != nil {
+	if err := mirror(ctx, o, getenv, log, stderr); errors.Is(err, errIncomplete) {
+		return exitIncomplete
+	} else if err != nil {
 		log.Error("invoicing-mirror: stopped", "error", err)
 		return exitError
 	}
@@ -232,7 +246,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 		defer stop()
 	}
 	if o.once {
-		return once(ctx, m, keys != nil, o.timeout, progress, log)
+		return once(ctx, m, keys != nil, o.timeout, progress, log, stderr)
 	}
 	return serve(ctx, m, o, getenv, log)
 }
@@ -287,44 +301,97 @@ func serve(ctx context.Context, m *pgmirror.Mirror, o options, getenv func(strin
 	return err
 }
 
+// errIncomplete is once's error when a business was not completely
+// copied: each is named on a line of its own.
+var errIncomplete = errors.New("a business was not completely copied")
+
 // once brings the copy up to date and returns: it checks the API key and
 // base URL (before it creates anything), migrates, then backfills what was
 // never backfilled (resuming a stopped backfill) or, when everything was,
-// re-lists everything once; all within timeout.
-func once(ctx context.Context, m *pgmirror.Mirror, multi bool, timeout time.Duration, progress *progress, log *slog.Logger) error {
+// re-lists everything once; all within timeout. It then writes a line per
+// business, and returns errIncomplete when one was not completely copied.
+func once(ctx context.Context, m *pgmirror.Mirror, multi bool, timeout time.Duration, progress *progress, log *slog.Logger, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := onceSteps(ctx, m, multi, progress, log)
+	failed, err := onceSteps(ctx, m, multi, progress, log)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("not done within --timeout %v; what was written is kept, and the next run goes on from there", timeout)
 	}
-	return err
-}
-
-func onceSteps(ctx context.Context, m *pgmirror.Mirror, multi bool, progress *progress, log *slog.Logger) error {
-	if !multi { // with businesses, they are known once migrated
-		if err := m.CheckAPI(ctx); err != nil { // before anything is created
-			return err
-		}
+	if err != nil {
+		return err // the run itself failed: nothing to say per business
 	}
-	if err := m.Migrate(ctx); err != nil {
-		return err
-	}
-	done, err := m.BackfillDone(ctx)
+	st, err := m.Status(ctx, "")
 	if err != nil {
 		return err
 	}
-	if done {
-		log.Info("invoicing-mirror: already backfilled; reconciling once")
-		_, err := m.Reconcile(ctx)
-		return err
+	incomplete := false
+	for _, b := range st.Businesses {
+		if b.Removed {
+			continue
+		}
+		line := "copied"
+		switch {
+		case failed[b.Name] != nil:
+			line = "not reconciled: " + oneLine(failed[b.Name])
+		case b.Paused:
+			line = fmt.Sprintf("not copied: paused until %s: %s", stamp(b.PausedUntil), b.PauseReason)
+		case b.ReadyAt.IsZero():
+			line = fmt.Sprintf("not copied: %d of %d resources backfilled", b.Backfilled, len(st.Resources))
+		}
+		if line != "copied" {
+			incomplete = true
+		}
+		fmt.Fprintf(out, "invoicing-mirror: business %s: %s (%d rows)\n", b.Name, line, b.Rows)
 	}
-	if err := m.Backfill(ctx); err != nil {
-		return err
+	if incomplete {
+		return errIncomplete
 	}
-	progress.finish()
-	log.Info("invoicing-mirror: backfill complete")
 	return nil
+}
+
+// onceSteps runs --once's steps, and returns the businesses whose
+// reconciliation failed, by name (a backfill's failures are in the
+// status), and an error that stopped the run.
+func onceSteps(ctx context.Context, m *pgmirror.Mirror, multi bool, progress *progress, log *slog.Logger) (map[string]error, error) {
+	if !multi { // with businesses, they are known once migrated
+		if err := m.CheckAPI(ctx); err != nil { // before anything is created
+			return nil, err
+		}
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	done, err := m.BackfillDone(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !done {
+		if err := m.Backfill(ctx); err != nil {
+			return nil, err
+		}
+		progress.finish()
+		log.Info("invoicing-mirror: backfill complete")
+		return nil, nil
+	}
+	log.Info("invoicing-mirror: already backfilled; reconciling once")
+	if !multi {
+		_, err := m.Reconcile(ctx)
+		return nil, err
+	}
+	st, err := m.Status(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	failed := map[string]error{}
+	for _, b := range st.Businesses {
+		if b.Removed {
+			continue
+		}
+		if _, err := m.ReconcileBusiness(ctx, b.Name); err != nil {
+			failed[b.Name] = err
+		}
+	}
+	return failed, m.Prune(ctx)
 }
 
 // describe names the database without its password.

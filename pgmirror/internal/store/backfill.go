@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -122,18 +123,51 @@ const (
 	// interval after now, less $2.
 	reconcileDueSQL = `INSERT INTO @.mirror_reconcile (business, last_finished_at) VALUES ($1, now() - $2::interval)
 ON CONFLICT (business) DO UPDATE SET last_finished_at = coalesce(mirror_reconcile.last_finished_at, EXCLUDED.last_finished_at)`
-	isDueSQL = `SELECT (SELECT count(*) FROM @.mirror_backfill WHERE business = $1 AND completed_at IS NOT NULL) = $3
+	// readySQL records business $1's first complete copy, once: a
+	// transaction that finds it recorded meanwhile (it waits for the row)
+	// updates nothing.
+	readySQL   = `UPDATE @.mirror_reconcile SET ready_at = now() WHERE business = $1 AND ready_at IS NULL`
+	isReadySQL = `SELECT ready_at IS NOT NULL FROM @.mirror_reconcile WHERE business = $1`
+	isDueSQL   = `SELECT (SELECT count(*) FROM @.mirror_backfill WHERE business = $1 AND completed_at IS NOT NULL) = $3
 AND coalesce((SELECT last_finished_at <= now() - $2::interval FROM @.mirror_reconcile WHERE business = $1), false)`
 	startReconcileSQL = `INSERT INTO @.mirror_reconcile (business, last_started_at) VALUES ($1, now())
 ON CONFLICT (business) DO UPDATE SET last_started_at = now()`
 	finishReconcileSQL = `UPDATE @.mirror_reconcile SET last_finished_at = now(), last_corrected = $2 WHERE business = $1`
 )
 
-// MakeReconcileDue makes the first reconciliation of business due an
-// interval from now less spread, unless one is due already.
-func (s *Store) MakeReconcileDue(ctx context.Context, business string, spread time.Duration) error {
-	_, err := exec(ctx, s.pool, "scheduling the first reconciliation", s.q(reconcileDueSQL), business, spread)
-	return err
+// ReadyChannel is the channel notified, with the business's name, when a
+// business of the mirror in schema has its first complete copy.
+func ReadyChannel(schema string) string { return "pgmirror_ready_" + schema }
+
+// CompleteCopy records that every resource of business is backfilled:
+// its first reconciliation is due an interval from now less spread, unless
+// one is due already, and its first complete copy is recorded and notified
+// (ReadyChannel) once, when first reports true.
+func (s *Store) CompleteCopy(ctx context.Context, business string, spread time.Duration) (first bool, err error) {
+	const op = "recording a complete copy"
+	err = s.InTx(ctx, op, func(tx *Tx) error {
+		if _, err := exec(ctx, tx.tx, op, s.q(reconcileDueSQL), business, spread); err != nil {
+			return err
+		}
+		n, err := exec(ctx, tx.tx, op, s.q(readySQL), business)
+		if err != nil || n == 0 {
+			return err
+		}
+		first = true
+		_, err = exec(ctx, tx.tx, op, `SELECT pg_notify($1, $2)`, ReadyChannel(s.schema), business)
+		return err
+	})
+	return first, err
+}
+
+// Ready reports whether business has had its first complete copy.
+func (s *Store) Ready(ctx context.Context, business string) (bool, error) {
+	var ready bool
+	err := scan(ctx, s.pool, "reading whether a business is ready", s.q(isReadySQL), []any{business}, &ready)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return ready, err
 }
 
 // ReconcileDue reports whether the backfill of business's resources (of

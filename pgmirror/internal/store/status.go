@@ -18,10 +18,10 @@ import (
 // queuesSQL reads the inbox (its pending rows, through the workers' partial
 // index) and the pending fetches by resource.
 const queuesSQL = `SELECT NULL::text, count(*), coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
-FROM @.` + pginbox.TableName + ` WHERE status = 'pending'
+FROM @.` + pginbox.TableName + ` WHERE status = 'pending' AND ($1 = '' OR business = $1)
 UNION ALL
 SELECT resource, count(*), extract(epoch FROM now() - min(requested_at))::float8
-FROM @.mirror_pending_fetch GROUP BY resource`
+FROM @.mirror_pending_fetch WHERE $1 = '' OR business = $1 GROUP BY resource`
 
 // Queues is the work waiting in the database.
 type Queues struct {
@@ -37,16 +37,17 @@ type Pending struct {
 }
 
 // Queues reads the work waiting in the database.
-func (s *Store) Queues(ctx context.Context) (Queues, error) { return readQueues(ctx, s, s.pool) }
+func (s *Store) Queues(ctx context.Context) (Queues, error) { return readQueues(ctx, s, s.pool, "") }
 
-func readQueues(ctx context.Context, s *Store, q querier) (Queues, error) {
+// readQueues reads the work waiting, of business ("": of every business).
+func readQueues(ctx context.Context, s *Store, q querier, business string) (Queues, error) {
 	out := Queues{Fetches: map[string]Pending{}}
 	type row struct {
 		resource *string
 		n        int64
 		age      float64
 	}
-	rows, err := collect(ctx, q, "reading the queues", s.q(queuesSQL), nil, func(r pgx.CollectableRow) (row, error) {
+	rows, err := collect(ctx, q, "reading the queues", s.q(queuesSQL), []any{business}, func(r pgx.CollectableRow) (row, error) {
 		var x row
 		return x, r.Scan(&x.resource, &x.n, &x.age)
 	})
@@ -95,54 +96,52 @@ type Lag struct {
 	P99   time.Duration
 }
 
-// A BusinessState is one business's state.
+// A BusinessState is one business's state: a row of the view
+// mirror_status (migrations/0006).
 type BusinessState struct {
-	Name              string
-	Backfilled        int
-	ReconcileFinished *time.Time
-	PausedUntil       *time.Time // nil unless paused
-	PauseReason       string
-	Removed           bool
-	PendingFetches    int64
-	Lag               Lag
+	Name                                string
+	Phase                               string
+	Rows, Deleted                       int64
+	Backfilled                          int
+	BackfillListed, BackfillTotal       int64
+	ReadyAt                             *time.Time
+	ReconcileStarted, ReconcileFinished *time.Time
+	Corrected                           []byte // a JSON object, by resource
+	ResyncAt                            *time.Time
+	Lag                                 Lag
+	PendingFetches                      int64
+	OldestPending                       time.Duration
+	PausedUntil                         *time.Time // nil unless paused
+	PauseReason                         *string
+	RemovedAt                           *time.Time
 }
 
 const (
 	backfillSpansSQL = `SELECT resource, min(started_at),
-	CASE WHEN bool_and(completed_at IS NOT NULL) THEN max(completed_at) END FROM @.mirror_backfill GROUP BY resource`
-	// reconcileStateSQL reads the last reconciliation; one runs while a
-	// replica holds the advisory lock of a business's ($1 and the business).
-	reconcileStateSQL = `SELECT now(), max(last_started_at), CASE WHEN bool_and(last_finished_at IS NOT NULL) THEN min(last_finished_at) END,
+	CASE WHEN bool_and(completed_at IS NOT NULL) THEN max(completed_at) END FROM @.mirror_backfill
+WHERE $1 = '' OR business = $1 GROUP BY resource`
+	// reconcileStateSQL reads the reconciliations (of business $1, ""
+	// for all) from the view: the latest start, the oldest end, the
+	// corrections summed by resource, whether one runs.
+	reconcileStateSQL = `SELECT now(), max(reconcile_started_at),
+	CASE WHEN bool_and(reconcile_finished_at IS NOT NULL) THEN min(reconcile_finished_at) END,
 	(SELECT jsonb_object_agg(key, total) FROM (SELECT e.key, sum(e.value::int) AS total
-		FROM @.mirror_reconcile AS r, jsonb_each_text(r.last_corrected) AS e GROUP BY e.key) AS c),
-	EXISTS (SELECT 1 FROM pg_locks l, @.mirror_reconcile AS r,
-			LATERAL (SELECT hashtextextended($1 || r.business, 0) AS k) AS key
-		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-		AND l.classid = ((key.k >> 32) & 4294967295)::oid AND l.objid = (key.k & 4294967295)::oid)
-FROM @.mirror_reconcile`
+		FROM @.mirror_status AS r, jsonb_each_text(r.reconcile_corrected) AS e WHERE $1 = '' OR r.business = $1 GROUP BY e.key) AS c),
+	coalesce(bool_or(phase = 'reconciling'), false)
+FROM @.mirror_status WHERE (reconcile_started_at IS NOT NULL OR reconcile_finished_at IS NOT NULL) AND ($1 = '' OR business = $1)`
 	lagByResourceSQL = `SELECT resource, count(*), percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_seconds)
-FROM @.mirror_event_lag WHERE written_at > now() - $1::interval GROUP BY ROLLUP (resource)`
-	businessStatesSQL = `WITH names AS (
-	SELECT business AS name FROM @.mirror_backfill UNION SELECT name FROM @.mirror_businesses)
-SELECT n.name,
-	(SELECT count(*) FROM @.mirror_backfill AS f WHERE f.business = n.name AND f.completed_at IS NOT NULL),
-	(SELECT last_finished_at FROM @.mirror_reconcile AS r WHERE r.business = n.name),
-	(SELECT paused_until FROM @.mirror_budgets AS p WHERE p.business = n.name AND p.pause_reason IS NOT NULL),
-	coalesce((SELECT pause_reason FROM @.mirror_budgets AS p WHERE p.business = n.name), ''),
-	coalesce((SELECT removed_at IS NOT NULL FROM @.mirror_businesses AS b WHERE b.name = n.name), false),
-	(SELECT count(*) FROM @.mirror_pending_fetch AS q WHERE q.business = n.name),
-	(SELECT count(*) FROM @.mirror_event_lag AS l WHERE l.business = n.name AND l.written_at > now() - $1::interval),
-	(SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_seconds) FROM @.mirror_event_lag AS l
-		WHERE l.business = n.name AND l.written_at > now() - $1::interval)
-FROM names AS n ORDER BY n.name`
+FROM @.mirror_event_lag WHERE written_at > now() - $1::interval AND ($2 = '' OR business = $2) GROUP BY ROLLUP (resource)`
+	businessStatesSQL = `SELECT business, phase, rows, deleted, backfilled_resources, backfill_listed, backfill_total, ready_at,
+	reconcile_started_at, reconcile_finished_at, reconcile_corrected, resync_at, lagged, lag_p99_seconds, pending_fetches,
+	coalesce(oldest_pending_seconds, 0), paused_until, pause_reason, removed_at
+FROM @.mirror_status WHERE $1 = '' OR business = $1 ORDER BY business`
 )
 
 // ReadStatus reads the state of the mirror, whose record tables are
-// tables, in one read-only transaction; the event lag over lagWindow. It
-// returns an error wrapping ErrNotMigrated when the schema holds no mirror
-// at Version.
-func (s *Store) ReadStatus(ctx context.Context, tables []string, lagWindow time.Duration) (*Status, error) {
+// tables, of business ("": of every business), in one read-only
+// transaction; the event lag over lagWindow. It returns an error wrapping
+// ErrNotMigrated when the schema holds no mirror at Version.
+func (s *Store) ReadStatus(ctx context.Context, tables []string, lagWindow time.Duration, business string) (*Status, error) {
 	st := &Status{Rows: map[string]int64{}, Deleted: map[string]int64{}, Backfills: map[string]BackfillSpan{}, Lag: map[string]Lag{}}
 	const op = "reading the status"
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -154,13 +153,13 @@ func (s *Store) ReadStatus(ctx context.Context, tables []string, lagWindow time.
 			if i > 0 {
 				q.WriteString(" UNION ALL ")
 			}
-			fmt.Fprintf(&q, `SELECT %d, count(*), count(*) FILTER (WHERE mirror_deleted_at IS NOT NULL) FROM @.%s`, i, t)
+			fmt.Fprintf(&q, `SELECT %d, count(*), count(*) FILTER (WHERE mirror_deleted_at IS NOT NULL) FROM @.%s WHERE $1 = '' OR business = $1`, i, t)
 		}
 		type count struct {
 			i          int
 			n, deleted int64
 		}
-		counts, err := collect(ctx, tx, op, s.q(q.String()), nil, func(r pgx.CollectableRow) (count, error) {
+		counts, err := collect(ctx, tx, op, s.q(q.String()), []any{business}, func(r pgx.CollectableRow) (count, error) {
 			var c count
 			return c, r.Scan(&c.i, &c.n, &c.deleted)
 		})
@@ -174,7 +173,7 @@ func (s *Store) ReadStatus(ctx context.Context, tables []string, lagWindow time.
 			resource string
 			BackfillSpan
 		}
-		spans, err := collect(ctx, tx, op, s.q(backfillSpansSQL), nil, func(r pgx.CollectableRow) (span, error) {
+		spans, err := collect(ctx, tx, op, s.q(backfillSpansSQL), []any{business}, func(r pgx.CollectableRow) (span, error) {
 			var x span
 			return x, r.Scan(&x.resource, &x.Started, &x.Completed)
 		})
@@ -184,18 +183,18 @@ func (s *Store) ReadStatus(ctx context.Context, tables []string, lagWindow time.
 		for _, x := range spans {
 			st.Backfills[x.resource] = x.BackfillSpan
 		}
-		if err := scan(ctx, tx, op, s.q(reconcileStateSQL), []any{LockKey(s.schema, "reconcile:")},
+		if err := scan(ctx, tx, op, s.q(reconcileStateSQL), []any{business},
 			&st.At, &st.ReconcileStarted, &st.ReconcileFinished, &st.Corrected, &st.Reconciling); err != nil {
 			return err
 		}
-		if st.Queues, err = readQueues(ctx, s, tx); err != nil {
+		if st.Queues, err = readQueues(ctx, s, tx, business); err != nil {
 			return err
 		}
 		type lag struct {
 			resource *string
 			Lag
 		}
-		lags, err := collect(ctx, tx, op, s.q(lagByResourceSQL), []any{lagWindow}, func(r pgx.CollectableRow) (lag, error) {
+		lags, err := collect(ctx, tx, op, s.q(lagByResourceSQL), []any{lagWindow, business}, func(r pgx.CollectableRow) (lag, error) {
 			var x lag
 			var p99 *float64
 			err := r.Scan(&x.resource, &x.Count, &p99)
@@ -214,13 +213,17 @@ func (s *Store) ReadStatus(ctx context.Context, tables []string, lagWindow time.
 			}
 			st.Lag[name] = x.Lag
 		}
-		st.Businesses, err = collect(ctx, tx, op, s.q(businessStatesSQL), []any{lagWindow}, func(r pgx.CollectableRow) (BusinessState, error) {
+		st.Businesses, err = collect(ctx, tx, op, s.q(businessStatesSQL), []any{business}, func(r pgx.CollectableRow) (BusinessState, error) {
 			var b BusinessState
 			var p99 *float64
-			err := r.Scan(&b.Name, &b.Backfilled, &b.ReconcileFinished, &b.PausedUntil, &b.PauseReason, &b.Removed, &b.PendingFetches, &b.Lag.Count, &p99)
+			var oldest float64
+			err := r.Scan(&b.Name, &b.Phase, &b.Rows, &b.Deleted, &b.Backfilled, &b.BackfillListed, &b.BackfillTotal, &b.ReadyAt,
+				&b.ReconcileStarted, &b.ReconcileFinished, &b.Corrected, &b.ResyncAt, &b.Lag.Count, &p99, &b.PendingFetches, &oldest,
+				&b.PausedUntil, &b.PauseReason, &b.RemovedAt)
 			if p99 != nil {
 				b.Lag.P99 = time.Duration(*p99 * float64(time.Second))
 			}
+			b.OldestPending = time.Duration(oldest * float64(time.Second))
 			return b, err
 		})
 		return err
