@@ -46,6 +46,9 @@ var (
 	// ErrBusinessNotRemoved is Drop's error for a business still served:
 	// remove it first.
 	ErrBusinessNotRemoved = store.ErrBusinessNotRemoved
+	// ErrNotReady is Resync's error for a business without a complete copy
+	// yet: its backfill is walking it already.
+	ErrNotReady = store.ErrNotReady
 )
 
 // Businesses manages the businesses a mirror serves when they are data
@@ -196,6 +199,32 @@ func (b *Businesses) Drop(ctx context.Context, name string) error {
 	default:
 		return err
 	}
+}
+
+// Resync asks for a fresh walk of the business's resources (all of them
+// when none is named; see Resources): the first replica whose walks are
+// free makes it, within a second or so, as a reconciliation does (writing
+// what differs, marking deleted what the service no longer lists), then
+// the request is cleared; status shows it pending (ResyncAt) and running
+// (PhaseReconciling). Asked again before it is made, the walks add up. It
+// returns ErrNotReady for a business whose first complete copy is not done
+// (its backfill walks it), and an error for a resource that is not
+// mirrored.
+func (b *Businesses) Resync(ctx context.Context, name string, resources ...string) error {
+	for _, r := range resources {
+		if resourceNamed(r) == nil {
+			return fmt.Errorf("pgmirror: no resource %q (see Resources)", r)
+		}
+	}
+	if len(resources) == 0 {
+		resources = nil
+	}
+	if err := b.store.RequestResync(ctx, name, resources); errors.Is(err, ErrNotReady) {
+		return fmt.Errorf("%w: %s", ErrNotReady, name)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // List returns the businesses recorded, removed ones included, by name.

@@ -409,6 +409,28 @@ func (m *Mirror) CheckAPI(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// CheckBusinesses checks, without migrating or writing anything, each
+// business the mirror would serve: that its sealed API key and webhook
+// secrets open with Config.Keys (a business whose values do not open is
+// not served), and that the service answers one request with its key (as
+// CheckAPI). It returns each business's failure by name (nil: ready to
+// serve). The schema must be at SchemaVersion (ErrNotMigrated otherwise).
+func (m *Mirror) CheckBusinesses(ctx context.Context) (map[string]error, error) {
+	if err := m.load(ctx); err != nil {
+		return nil, err
+	}
+	out := map[string]error{}
+	m.tenants.loadMu.Lock()
+	for name, err := range m.tenants.unopened {
+		out[name] = err
+	}
+	m.tenants.loadMu.Unlock()
+	for _, t := range m.tenants.all() {
+		out[t.name] = t.checkAPI(ctx)
+	}
+	return out, nil
+}
+
 // checkAPI is CheckAPI for the business.
 func (t *tenant) checkAPI(ctx context.Context) error {
 	c := t.m.cfg.Client
@@ -454,6 +476,22 @@ func (m *Mirror) Ready(ctx context.Context, business string) (bool, error) {
 		err = fmt.Errorf("%w: %s", ErrNoSuchBusiness, business)
 	}
 	return ready, err
+}
+
+// load makes the Mirror ready to read a migrated schema without migrating
+// it: it checks that the schema is at SchemaVersion and, with Config.Keys,
+// loads the businesses (once).
+func (m *Mirror) load(ctx context.Context) error {
+	if m.migrated.Load() {
+		return nil
+	}
+	if err := m.store.CheckVersion(ctx); err != nil {
+		return err
+	}
+	if m.cfg.Keys != nil {
+		return m.loadBusinesses(ctx)
+	}
+	return nil
 }
 
 // Migrate creates the schema (Config.Schema) and brings its tables to

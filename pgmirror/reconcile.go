@@ -104,23 +104,39 @@ func (t *tenant) reconcileIfDue(ctx context.Context) error {
 // which goes on with another (see walk).
 var errReconciledElsewhere = errors.New("pgmirror: another replica is reconciling the business")
 
-// reconcile re-lists every resource; the caller holds the lock. A
-// resource's walk that fails for the database or the service, or that
-// finds most of its records gone, ends the reconciliation with its error
-// (it is due again); another failure is logged, and reported once the
-// other resources are reconciled.
+// reconcile re-lists every resource, or those of a resync asked for (see
+// Businesses.Resync); the caller holds the lock. A resource's walk that
+// fails for the database or the service, or that finds most of its
+// records gone, ends the reconciliation with its error (it is due again);
+// another failure is logged, and reported once the other resources are
+// reconciled. A reconciliation of every resource is recorded (its start,
+// end and corrections); a resync of some is not, and either clears the
+// resync it made.
 func (t *tenant) reconcile(ctx context.Context) (map[string]int, error) {
 	m := t.m
-	if err := m.store.StartReconcile(ctx, t.name); err != nil {
+	resync, err := m.store.PendingResync(ctx, t.name)
+	if err != nil {
 		return nil, err
+	}
+	resources := allResources
+	if resync != nil && resync.Resources != nil {
+		resources = slices.DeleteFunc(slices.Clone(allResources), func(r *resource) bool { return !slices.Contains(resync.Resources, r.name) })
+	}
+	full := len(resources) == len(allResources)
+	if full {
+		if err := m.store.StartReconcile(ctx, t.name); err != nil {
+			return nil, err
+		}
 	}
 	start := time.Now()
-	if err := t.guardTables(ctx); err != nil { // before anything is written
-		return nil, err
+	for _, res := range resources { // before anything is written
+		if err := t.guardTable(ctx, res); err != nil {
+			return nil, fmt.Errorf("pgmirror: checking that the service still shows the records of %s: %w", res.name, err)
+		}
 	}
-	corrected := make(map[string]int, len(allResources))
+	corrected := make(map[string]int, len(resources))
 	var errs []error
-	for _, res := range allResources {
+	for _, res := range resources {
 		listed, n, err := t.reconcileResource(ctx, res)
 		var dbErr *store.Error
 		switch {
@@ -141,11 +157,22 @@ func (t *tenant) reconcile(ctx context.Context) (map[string]int, error) {
 			m.cfg.OnReconciled(res.name, n)
 		}
 	}
-	report, _ := json.Marshal(corrected)
-	if err := m.store.FinishReconcile(ctx, t.name, report); err != nil {
-		errs = append(errs, err)
+	if full {
+		report, _ := json.Marshal(corrected)
+		if err := m.store.FinishReconcile(ctx, t.name, report); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	t.log.InfoContext(ctx, "pgmirror: reconciliation done", "took", time.Since(start).Round(time.Millisecond).String())
+	if resync != nil {
+		if err := m.store.ResyncDone(ctx, t.name, resync); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	what := "pgmirror: reconciliation done"
+	if resync != nil {
+		what = "pgmirror: resync done"
+	}
+	t.log.InfoContext(ctx, what, "took", time.Since(start).Round(time.Millisecond).String())
 	if err := errors.Join(errs...); err != nil {
 		return corrected, fmt.Errorf("pgmirror: reconciliation: %w", err)
 	}

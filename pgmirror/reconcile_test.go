@@ -342,3 +342,62 @@ func msgs(lines []string) []string {
 	}
 	return out
 }
+
+// A resync asked for (the package's Businesses.Resync, or the command)
+// walks the business on the running replica within a second or so, without
+// a restart: the changes that raised no event are corrected then, not an
+// interval later; a resync of one resource walks that one only, and does
+// not count as the business's reconciliation.
+func TestAResyncWalksTheBusinessNowOnARunningReplica(t *testing.T) {
+	t.Parallel()
+	srv, _ := newFake(t)
+	c := srv.Client()
+	overdue := createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1)
+	declined := createQuote(t, c, 1)
+	schema := newSchemaName()
+	cfg := testConfig(sdkClient(srv), schema)
+	var logs syncBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	m := openMirror(t, cfg)
+	db := adminPool(t, schema)
+	ctx := context.Background()
+	bs := pgmirror.NewBusinesses(db, schema, nil)
+	assert.ErrorIs(t, bs.Resync(ctx, pgmirror.DefaultBusiness), pgmirror.ErrNotReady, "not backfilled yet")
+	run(t, m)
+	waitBackfilled(t, db, 30*time.Second)
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		return count(t, db, `SELECT count(*) FROM mirror_status WHERE phase = 'ready'`) == 1, "the business ready"
+	})
+
+	// One resource: the quotes are walked; the invoice's change waits.
+	require.NoError(t, srv.UpdateInvoice(overdue.ID, invoicingtest.InvoiceUpdate{Status: invoicing.InvoiceStatusOverdue}))
+	require.NoError(t, srv.DeclineQuote(declined.ID))
+	assert.ErrorContains(t, bs.Resync(ctx, pgmirror.DefaultBusiness, "payments"), `no resource "payments"`)
+	asked := time.Now()
+	require.NoError(t, bs.Resync(ctx, pgmirror.DefaultBusiness, pgmirror.Quotes))
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		return count(t, db, `SELECT count(*) FROM quotes WHERE id = $1 AND status = 'declined'`, declined.ID) == 1, "the quote's walk"
+	})
+	t.Logf("a resync of one resource corrected it %v after it was asked for", time.Since(asked).Round(time.Millisecond))
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		return count(t, db, `SELECT count(*) FROM mirror_reconcile WHERE resync_at IS NULL`) == 1, "the resync cleared"
+	})
+	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM invoices WHERE id = $1 AND status = 'awaiting_payment'`, overdue.ID),
+		"the invoices were not walked")
+	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM mirror_reconcile WHERE last_started_at IS NULL`), "not a reconciliation")
+
+	// The whole business, through the command.
+	out, code := runCommand(t, commandEnv(srv.URL, "", "", postgresOf(schema).URL), "resync", "--schema", schema, "--business", pgmirror.DefaultBusiness)
+	require.Zero(t, code, out)
+	asked = time.Now()
+	var started time.Duration
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		if started == 0 && count(t, db, `SELECT count(*) FROM mirror_reconcile WHERE last_started_at IS NOT NULL`) == 1 {
+			started = time.Since(asked)
+		}
+		return count(t, db, `SELECT count(*) FROM invoices WHERE id = $1 AND status = 'overdue'`, overdue.ID) == 1, "the business's walk"
+	})
+	t.Logf("a resync of the business started %v after it was asked for", started.Round(time.Millisecond))
+	assert.Contains(t, logs.String(), `msg="pgmirror: resync done"`)
+	requireMirrorEqual(t, srv, schema)
+}

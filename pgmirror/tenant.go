@@ -93,13 +93,14 @@ type tenants struct {
 	list   []*tenant // sorted by name
 	// loadMu makes loads (Migrate's, the watcher's) one at a time; only
 	// they read and write these.
-	loadMu sync.Mutex
-	loaded map[string]time.Time // the updated_at each tenant was built from (with Config.Keys)
-	failed map[string]time.Time // businesses whose sealed values did not open, by updated_at: logged once
+	loadMu   sync.Mutex
+	loaded   map[string]time.Time // the updated_at each tenant was built from (with Config.Keys)
+	failed   map[string]time.Time // businesses whose sealed values did not open, by updated_at: logged once
+	unopened map[string]error     // and why, for CheckBusinesses
 }
 
 func newTenants() *tenants {
-	return &tenants{byName: map[string]*tenant{}, loaded: map[string]time.Time{}, failed: map[string]time.Time{}}
+	return &tenants{byName: map[string]*tenant{}, loaded: map[string]time.Time{}, failed: map[string]time.Time{}, unopened: map[string]error{}}
 }
 
 // set replaces the tenants with ts.
@@ -164,6 +165,11 @@ func (m *Mirror) loadBusinesses(ctx context.Context) error {
 	}
 	var next, ended []*tenant
 	var added, removed []string
+	for name := range s.unopened {
+		if !slices.ContainsFunc(all, func(b store.Sealed) bool { return b.Name == name }) {
+			delete(s.unopened, name) // removed
+		}
+	}
 	for _, b := range all {
 		old := s.named(b.Name)
 		if old != nil && s.loaded[b.Name].Equal(b.UpdatedAt) {
@@ -175,6 +181,7 @@ func (m *Mirror) loadBusinesses(ctx context.Context) error {
 		}
 		t, err := m.openTenant(b)
 		if err != nil {
+			s.unopened[b.Name] = err
 			if !s.failed[b.Name].Equal(b.UpdatedAt) {
 				s.failed[b.Name] = b.UpdatedAt
 				m.log.ErrorContext(ctx, "pgmirror: cannot open a business's sealed API key or webhook secrets; it is not served",
@@ -183,6 +190,7 @@ func (m *Mirror) loadBusinesses(ctx context.Context) error {
 			continue
 		}
 		delete(s.failed, b.Name)
+		delete(s.unopened, b.Name)
 		s.loaded[b.Name] = b.UpdatedAt
 		next = append(next, t)
 		added = append(added, b.Name)

@@ -38,6 +38,9 @@ const usage = `Usage: invoicing-mirror [flags]
        invoicing-mirror status [flags]       (see invoicing-mirror status --help)
        invoicing-mirror changes [flags]      (see invoicing-mirror changes --help)
        invoicing-mirror businesses COMMAND   (see invoicing-mirror businesses --help)
+       invoicing-mirror resync [flags]       (see invoicing-mirror resync --help)
+       invoicing-mirror verify [flags]       (see invoicing-mirror verify --help)
+       invoicing-mirror doctor [flags]       (see invoicing-mirror doctor --help)
 
 Keeps a PostgreSQL schema equal to the business's data on the Invoicing
 Service: invoices and their lines, quotes and their lines, items, clients,
@@ -130,6 +133,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if len(args) > 0 && args[0] == "businesses" {
 		return businesses(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "resync" {
+		return resync(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "verify" {
+		return verify(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "doctor" {
+		return doctor(ctx, args[1:], getenv, stdout, stderr)
 	}
 	var o options
 	fs := flag.NewFlagSet("invoicing-mirror", flag.ContinueOnError)

@@ -129,7 +129,15 @@ ON CONFLICT (business) DO UPDATE SET last_finished_at = coalesce(mirror_reconcil
 	readySQL   = `UPDATE @.mirror_reconcile SET ready_at = now() WHERE business = $1 AND ready_at IS NULL`
 	isReadySQL = `SELECT ready_at IS NOT NULL FROM @.mirror_reconcile WHERE business = $1`
 	isDueSQL   = `SELECT (SELECT count(*) FROM @.mirror_backfill WHERE business = $1 AND completed_at IS NOT NULL) = $3
-AND coalesce((SELECT last_finished_at <= now() - $2::interval FROM @.mirror_reconcile WHERE business = $1), false)`
+AND coalesce((SELECT last_finished_at <= now() - $2::interval OR resync_at IS NOT NULL FROM @.mirror_reconcile WHERE business = $1), false)`
+	// resyncSQL asks for a walk now of the resources $2 (NULL: every one)
+	// of business $1, on top of one asked for already.
+	resyncSQL = `UPDATE @.mirror_reconcile SET resync_at = now(),
+	resync_resources = CASE WHEN $2::text[] IS NULL OR (resync_at IS NOT NULL AND resync_resources IS NULL) THEN NULL
+		ELSE (SELECT array_agg(DISTINCT r ORDER BY r) FROM unnest(coalesce(resync_resources, '{}') || $2::text[]) AS r) END
+WHERE business = $1`
+	pendingResyncSQL  = `SELECT resync_at, resync_resources FROM @.mirror_reconcile WHERE business = $1`
+	doneResyncSQL     = `UPDATE @.mirror_reconcile SET resync_at = NULL, resync_resources = NULL WHERE business = $1 AND resync_at = $2`
 	startReconcileSQL = `INSERT INTO @.mirror_reconcile (business, last_started_at) VALUES ($1, now())
 ON CONFLICT (business) DO UPDATE SET last_started_at = now()`
 	finishReconcileSQL = `UPDATE @.mirror_reconcile SET last_finished_at = now(), last_corrected = $2 WHERE business = $1`
@@ -179,6 +187,44 @@ func (s *Store) ReconcileDue(ctx context.Context, business string, interval time
 	return due, err
 }
 
+// ErrNotReady is RequestResync's error for a business without a complete
+// copy: its backfill is walking it.
+var ErrNotReady = errors.New("pgmirror: the business has no complete copy yet (its backfill walks it)")
+
+// RequestResync asks for a walk of the resources of business (nil: every
+// resource) as soon as a replica can, on top of one asked for already.
+func (s *Store) RequestResync(ctx context.Context, business string, resources []string) error {
+	n, err := exec(ctx, s.pool, "asking for a resync", s.q(resyncSQL), business, resources)
+	if err == nil && n == 0 {
+		err = ErrNotReady
+	}
+	return err
+}
+
+// A Resync is a walk asked for (RequestResync).
+type Resync struct {
+	At        time.Time
+	Resources []string // nil: every resource
+}
+
+// PendingResync returns the resync asked for business, or nil.
+func (s *Store) PendingResync(ctx context.Context, business string) (*Resync, error) {
+	var at *time.Time
+	var resources []string
+	err := scan(ctx, s.pool, "reading the resync asked for", s.q(pendingResyncSQL), []any{business}, &at, &resources)
+	if errors.Is(err, pgx.ErrNoRows) || at == nil {
+		return nil, nil
+	}
+	return &Resync{At: *at, Resources: resources}, err
+}
+
+// ResyncDone clears the resync r of business, unless another was asked
+// for meanwhile.
+func (s *Store) ResyncDone(ctx context.Context, business string, r *Resync) error {
+	_, err := exec(ctx, s.pool, "clearing the resync asked for", s.q(doneResyncSQL), business, r.At)
+	return err
+}
+
 // StartReconcile records that a reconciliation of business begins.
 func (s *Store) StartReconcile(ctx context.Context, business string) error {
 	_, err := exec(ctx, s.pool, "starting a reconciliation", s.q(startReconcileSQL), business)
@@ -201,7 +247,7 @@ type WalkState struct {
 
 const walkStatesSQL = `SELECT b.name,
 	(SELECT count(*) FROM @.mirror_backfill AS f WHERE f.business = b.name AND f.completed_at IS NOT NULL) = $2,
-	(SELECT r.last_finished_at + $3::interval FROM @.mirror_reconcile AS r WHERE r.business = b.name),
+	(SELECT least(r.last_finished_at + $3::interval, r.resync_at) FROM @.mirror_reconcile AS r WHERE r.business = b.name),
 	coalesce((SELECT greatest(extract(epoch FROM p.paused_until - now()), 0) FROM @.mirror_budgets AS p WHERE p.business = b.name), 0)::float8
 FROM unnest($1::text[]) AS b(name)`
 

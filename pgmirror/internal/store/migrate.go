@@ -162,8 +162,11 @@ func apply(ctx context.Context, q pgx.Tx, m Migration) error {
 // mirror at Version.
 var ErrNotMigrated = errors.New("pgmirror: not a mirror at this program's schema version")
 
-// checkVersion returns an error wrapping ErrNotMigrated unless the schema
+// CheckVersion returns an error wrapping ErrNotMigrated unless the schema
 // is at Version.
+func (s *Store) CheckVersion(ctx context.Context) error { return s.checkVersion(ctx, s.pool) }
+
+// checkVersion is CheckVersion through q.
 func (s *Store) checkVersion(ctx context.Context, q querier) error {
 	var version int
 	err := q.QueryRow(ctx, s.q(`SELECT coalesce(max(version), 0) FROM @.mirror_migrations`)).Scan(&version)
@@ -174,7 +177,10 @@ func (s *Store) checkVersion(ctx context.Context, q querier) error {
 	if err != nil {
 		return fail("reading the schema's version", err)
 	}
-	if version != Version() {
+	switch {
+	case version > Version():
+		return fmt.Errorf("%w: schema %s is at version %d, newer than this program's %d: upgrade the program", ErrNotMigrated, s.schema, version, Version())
+	case version != Version():
 		return fmt.Errorf("%w: schema %s is at version %d, this program's is %d (a replica of this version migrates it)",
 			ErrNotMigrated, s.schema, version, Version())
 	}

@@ -421,3 +421,70 @@ func (s *Store) TableColumns(ctx context.Context, table string) ([]string, error
 		`SELECT column_name || ' ' || data_type FROM information_schema.columns
 		WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, []any{s.schema, table}, pgx.RowTo[string])
 }
+
+// A Mismatch is a record whose row differs from the service's copy
+// (Compare, Unlisted).
+type Mismatch struct {
+	ID string
+	// Missing: the service shows the record; the mirror has no row for it,
+	// or has it marked deleted. Extra: the mirror has a live row the
+	// service does not list (Unlisted). Otherwise both have it and Members
+	// are the members of its JSON that differ.
+	Missing, Extra bool
+	Members        []string
+	// Pending: an event asked for the record, and its fetch waits: the
+	// difference is in flight.
+	Pending bool
+}
+
+// compareSQL returns, for the records given as $1 ids and $2 JSON of the
+// resource $4 of business $3, those whose row is missing, marked deleted,
+// or holds other JSON (with the members that differ), and whether a fetch
+// of each is pending. It reads only.
+const compareSQL = `SELECT u.id, t.id IS NULL OR t.mirror_deleted_at IS NOT NULL,
+	CASE WHEN t.id IS NOT NULL AND t.raw IS DISTINCT FROM u.raw::jsonb THEN
+		(SELECT array_agg(k ORDER BY k) FROM (
+			SELECT e.key AS k FROM jsonb_each(t.raw) AS e WHERE u.raw::jsonb -> e.key IS DISTINCT FROM e.value
+			UNION SELECT e.key FROM jsonb_each(u.raw::jsonb) AS e WHERE t.raw -> e.key IS DISTINCT FROM e.value) AS d) END,
+	EXISTS (SELECT 1 FROM @.mirror_pending_fetch AS p WHERE p.business = $3 AND p.resource = $4 AND p.id = u.id)
+FROM unnest($1::text[], $2::text[]) AS u(id, raw)
+LEFT JOIN @.%[1]s AS t ON t.business = $3 AND t.id = u.id
+WHERE t.id IS NULL OR t.mirror_deleted_at IS NOT NULL OR t.raw IS DISTINCT FROM u.raw::jsonb`
+
+// unlistedSQL returns the live rows of business $1 not among $2, and
+// whether a fetch of each is pending (resource $3).
+const unlistedSQL = `SELECT t.id, EXISTS (SELECT 1 FROM @.mirror_pending_fetch AS p WHERE p.business = $1 AND p.resource = $3 AND p.id = t.id)
+FROM @.%[1]s AS t WHERE t.business = $1 AND t.mirror_deleted_at IS NULL AND NOT t.id = ANY($2::text[]) ORDER BY t.id`
+
+// Compare returns the records of rows (the service's, of resource) whose
+// row in t differs, writing nothing.
+func (s *Store) Compare(ctx context.Context, t *Table, resource, business string, rows []Row) ([]Mismatch, error) {
+	ids := make([]string, len(rows))
+	raws := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i], raws[i] = r.ID, string(r.Raw)
+	}
+	return collect(ctx, s.pool, "comparing "+t.Name, s.q(fmt.Sprintf(compareSQL, t.Name)), []any{ids, raws, business, resource},
+		func(r pgx.CollectableRow) (Mismatch, error) {
+			var m Mismatch
+			return m, r.Scan(&m.ID, &m.Missing, &m.Members, &m.Pending)
+		})
+}
+
+// Unlisted returns the live rows of t of business whose ids are not in
+// listed (the ids the service listed), as Extra mismatches.
+func (s *Store) Unlisted(ctx context.Context, t *Table, resource, business string, listed []string) ([]Mismatch, error) {
+	return collect(ctx, s.pool, "comparing "+t.Name, s.q(fmt.Sprintf(unlistedSQL, t.Name)), []any{business, listed, resource},
+		func(r pgx.CollectableRow) (Mismatch, error) {
+			m := Mismatch{Extra: true}
+			return m, r.Scan(&m.ID, &m.Pending)
+		})
+}
+
+// Live reports whether business has a live row id in t.
+func (s *Store) Live(ctx context.Context, t *Table, business, id string) (bool, error) {
+	var live bool
+	err := scan(ctx, s.pool, "reading a row of "+t.Name,
+		s.q(`SELECT EXISTS (SELECT 1 FROM @.`+t.Name+` WHERE business = $1 AND id = $2 AND mirror_deleted_at IS NULL)`), []any{business, id}, &live)
+	return live, err
+}
