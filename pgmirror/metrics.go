@@ -41,7 +41,15 @@ import (
 //   - deletion_marks_total{resource}: rows marked deleted because the
 //     service no longer lists them;
 //   - changes_total{resource,cause}: rows written to the change feed, by
-//     what found the change (event, backfill, reconciliation).
+//     what found the change (event, backfill, reconciliation);
+//   - businesses{state}: the businesses this replica serves, and those of
+//     them paused, read at scrape time;
+//   - reconciliations_overdue: the businesses served whose last
+//     reconciliation ended more than two ReconcileIntervals ago, read at
+//     scrape time.
+//
+// The rules of alerts/invoicing-mirror.rules.yml (tested with promtool)
+// alert on them, each with a runbook naming the command to run.
 //
 // The counters count what this process did since it started; the figures
 // read from the database are the whole mirror's (every replica reports the
@@ -90,6 +98,9 @@ var (
 		"Businesses this replica serves, by state: served (including paused) and paused (the service refused the business's key "+
 			"or kept failing its calls: no replica calls the service for it until the pause ends; see invoicing-mirror status).",
 		[]string{"state"}, nil)
+	overdueDesc = prometheus.NewDesc("invoicing_mirror_reconciliations_overdue",
+		"Businesses served, with a complete copy, whose last reconciliation ended more than two reconcile intervals ago "+
+			"(read at scrape time): changes that raise no event may be missing.", nil, nil)
 	changesDesc = prometheus.NewDesc("invoicing_mirror_changes_total",
 		"Rows this process wrote to the change feed, by resource and cause (event, backfill, reconciliation).", []string{"resource", "cause"}, nil)
 )
@@ -201,7 +212,7 @@ func (x *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	x.requests.Describe(ch)
 	x.paused.Describe(ch)
 	x.lag.Describe(ch)
-	for _, d := range []*prometheus.Desc{dependencyUpDesc, correctionsDesc, deletionsDesc, changesDesc, businessesDesc,
+	for _, d := range []*prometheus.Desc{dependencyUpDesc, correctionsDesc, deletionsDesc, changesDesc, businessesDesc, overdueDesc,
 		pendingFetchesDesc, backfillListedDesc, backfillTotalDesc, backfillCompleteDesc} {
 		ch <- d
 	}
@@ -254,6 +265,9 @@ func (x *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(businessesDesc, prometheus.GaugeValue, float64(len(ts)), "served")
 	ch <- prometheus.MustNewConstMetric(businessesDesc, prometheus.GaugeValue, float64(paused), "paused")
+	if overdue, err := m.store.CountOverdue(ctx, names(ts), 2*m.cfg.ReconcileInterval); err == nil {
+		ch <- prometheus.MustNewConstMetric(overdueDesc, prometheus.GaugeValue, float64(overdue))
+	}
 }
 
 // collectStats sends the data path's counters, every resource's (and

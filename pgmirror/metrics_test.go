@@ -101,6 +101,8 @@ func TestTheCommandServesMetricsAndReadiness(t *testing.T) {
 		`invoicing_mirror_changes_total{cause="reconciliation",resource="invoices"}`:   0,
 		`invoicing_mirror_reconciliation_corrections_total{resource="invoices"}`:       0,
 		`invoicing_mirror_deletion_marks_total{resource="invoices"}`:                   0,
+		`invoicing_mirror_reconciliations_overdue`:                                     0,
+		`invoicing_mirror_businesses{state="paused"}`:                                  0,
 	} {
 		assert.Equal(t, want, sample(got, series), series)
 	}
@@ -112,7 +114,7 @@ func TestTheCommandServesMetricsAndReadiness(t *testing.T) {
 	assert.NotRegexp(t, uuidPattern, got, "no id in any label")
 	for name := range strings.SplitSeq("api_requests_total api_rate_limit_pause_seconds_total event_lag_seconds dependency_up pending_fetches "+
 		"backfill_listed_records backfill_total_records backfill_complete reconciliation_corrections_total "+
-		"deletion_marks_total changes_total", " ") {
+		"deletion_marks_total changes_total businesses reconciliations_overdue", " ") {
 		assert.Contains(t, got, "# HELP invoicing_mirror_"+name+" ", name)
 	}
 	p.stop(t)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the tests of every module need and a machine with only Go
 # lacks: redis-server and PostgreSQL (the store adapters' tests start real
-# ones; see internal/testservers) and a C compiler with the C library's
-# headers (cgo, which -race needs). Only what is missing is installed.
+# ones; see internal/testservers), promtool (Prometheus's, from the
+# prometheus package: pgmirror's alert rules are tested with it) and a C
+# compiler with the C library's headers (cgo, which -race needs). Only what
+# is missing is installed.
 #
 # Debian and Ubuntu: through apt-get, as root or with sudo. On Debian 12
 # (bookworm) at the versions pinned below, the ones CI tests with; on another
@@ -16,9 +18,11 @@ REDIS_VERSION=5:7.0.15-1~deb12u7
 POSTGRES_MAJOR=15
 POSTGRES_VERSION=15.18-0+deb12u1
 GCC_VERSION=4:12.2.0-3
+PROMETHEUS_VERSION=2.42.0+ds-5+deb12u1
 
-need_redis=; need_postgres=; need_cc=
+need_redis=; need_postgres=; need_cc=; need_promtool=
 command -v redis-server >/dev/null || need_redis=1
+command -v promtool >/dev/null || need_promtool=1
 # internal/testservers looks for initdb and postgres on PATH and under
 # /usr/lib/postgresql/*/bin (where Debian and Ubuntu put them).
 if ! { command -v initdb && command -v postgres; } >/dev/null &&
@@ -31,14 +35,15 @@ printf '#include <stdlib.h>\nint main(void){return 0;}\n' > "${TMPDIR:-/tmp}/cgo
 "$cc" -o /dev/null "${TMPDIR:-/tmp}/cgo-check.$$.c" >/dev/null 2>&1 || need_cc=1
 rm -f "${TMPDIR:-/tmp}/cgo-check.$$.c"
 
-[ -z "$need_redis$need_postgres$need_cc" ] && exit 0
+[ -z "$need_redis$need_postgres$need_cc$need_promtool" ] && exit 0
 
 if ! command -v apt-get >/dev/null; then
   missing=()
   [ -n "$need_redis" ] && missing+=(redis-server)
   [ -n "$need_postgres" ] && missing+=("PostgreSQL (initdb, postgres)")
   [ -n "$need_cc" ] && missing+=("a C compiler for -race")
-  echo "the tests need ${missing[*]}: on macOS, brew install redis postgresql@15 (and xcode-select --install for the compiler); elsewhere, your system's packages" >&2
+  [ -n "$need_promtool" ] && missing+=("promtool (Prometheus)")
+  echo "the tests need ${missing[*]}: on macOS, brew install redis postgresql@15 prometheus (and xcode-select --install for the compiler); elsewhere, your system's packages" >&2
   exit 1
 fi
 
@@ -76,6 +81,9 @@ if [ -n "$need_postgres" ]; then
   else
     packages+=(postgresql) # the release's default major version
   fi
+fi
+if [ -n "$need_promtool" ]; then
+  packages+=("$(pkg prometheus "$PROMETHEUS_VERSION")")
 fi
 if [ -n "$need_cc" ]; then
   # libc6-dev must match the installed C library exactly.

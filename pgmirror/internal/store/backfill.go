@@ -238,6 +238,17 @@ func (s *Store) FinishReconcile(ctx context.Context, business string, corrected 
 	return err
 }
 
+// CountOverdue counts the businesses of names, ready, whose last
+// reconciliation (or their first complete copy, before any) ended more than
+// age ago.
+func (s *Store) CountOverdue(ctx context.Context, names []string, age time.Duration) (int, error) {
+	var n int
+	err := scan(ctx, s.pool, "counting the reconciliations overdue",
+		s.q(`SELECT count(*) FROM @.mirror_reconcile WHERE business = ANY($1) AND ready_at IS NOT NULL
+		AND greatest(last_finished_at, ready_at) < now() - $2::interval`), []any{names, age}, &n)
+	return n, err
+}
+
 // A WalkState is a business's walks as the database holds them.
 type WalkState struct {
 	Backfilled bool
