@@ -118,6 +118,7 @@ func TestMostRecordsVanishingStopsTheMirror(t *testing.T) {
 	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`), "nothing marked")
 	assert.Equal(t, 60, count(t, db, `SELECT count(*) FROM invoices`), "nothing written")
 	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_changes WHERE cause = 'reconciliation'`))
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_reconcile WHERE last_started_at IS NOT NULL`), "no reconciliation started")
 
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -122,16 +122,16 @@ func (t *tenant) reconcile(ctx context.Context) (map[string]int, error) {
 	if resync != nil && resync.Resources != nil {
 		resources = slices.DeleteFunc(slices.Clone(allResources), func(r *resource) bool { return !slices.Contains(resync.Resources, r.name) })
 	}
+	start := time.Now()
+	for _, res := range resources { // before anything is written, the reconciliation's start included
+		if err := t.guardTable(ctx, res); err != nil {
+			return nil, fmt.Errorf("pgmirror: checking that the service still shows the records of %s: %w", res.name, err)
+		}
+	}
 	full := len(resources) == len(allResources)
 	if full {
 		if err := m.store.StartReconcile(ctx, t.name); err != nil {
 			return nil, err
-		}
-	}
-	start := time.Now()
-	for _, res := range resources { // before anything is written
-		if err := t.guardTable(ctx, res); err != nil {
-			return nil, fmt.Errorf("pgmirror: checking that the service still shows the records of %s: %w", res.name, err)
 		}
 	}
 	corrected := make(map[string]int, len(resources))
