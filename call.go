@@ -133,6 +133,14 @@ func (cl *call) RoundTrip(req *http.Request) (*http.Response, error) {
 	timer := time.AfterFunc(d, func() { cancel(&attemptTimeout{d: d}) })
 	start := time.Now()
 	resp, err := c.send(req.WithContext(&attemptContext{Context: ctx, r: cl.r, n: cl.n}))
+	if cl.limiter != nil { // an attempt's outcome: its last hop's (a redirect's next hop reports it)
+		switch {
+		case err != nil:
+			answered(cl.limiter, 0, nil)
+		case resp.StatusCode < 300 || resp.StatusCode >= 400 || resp.Header.Get("Location") == "":
+			answered(cl.limiter, resp.StatusCode, resp.Header)
+		}
+	}
 	switch {
 	case err != nil:
 		timer.Stop()

@@ -279,3 +279,36 @@ func TestLimiterRateLimiter(t *testing.T) {
 	assert.Contains(t, err.Error(), "would exceed context deadline")
 	assert.Len(t, api.requests(), 5)
 }
+
+// limAdaptive is an AdaptiveLimiter recording each outcome it hears.
+type limAdaptive struct {
+	limRecorder
+	mu      sync.Mutex
+	answers []string
+}
+
+func (l *limAdaptive) Answered(status int, header http.Header) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.answers = append(l.answers, strings.TrimSpace(http.StatusText(status)+" "+header.Get("Retry-After")))
+}
+
+// An AdaptiveLimiter hears each attempt's outcome, its header included (a
+// 429's Retry-After), and nothing when it was not waited on; in a chain,
+// each one hears it.
+func TestAnAdaptiveLimiterHearsEachAttempt(t *testing.T) {
+	c, _ := limServer(t, nil, sequence(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "0")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}, always(503, `{}`), always(200, `{}`)))
+	a, b := &limAdaptive{}, &limAdaptive{}
+	plain := &limRecorder{}
+	require.NoError(t, limGet(c, context.Background(), invoicing.WithLimiter(a), invoicing.WithLimiter(plain), invoicing.WithLimiter(b)))
+	want := []string{"Too Many Requests 0", "Service Unavailable", "OK"}
+	assert.Equal(t, want, a.answers)
+	assert.Equal(t, want, b.answers)
+
+	refused := &limAdaptive{limRecorder: limRecorder{errs: func(int) error { return errors.New("no budget") }}}
+	require.Error(t, limGet(c, context.Background(), invoicing.WithLimiter(refused)))
+	assert.Empty(t, refused.answers, "no attempt was let go")
+}

@@ -285,12 +285,25 @@ type Limiter interface {
 	Wait(ctx context.Context) error
 }
 
+// An AdaptiveLimiter is a Limiter that hears how each attempt it let go
+// ended, to adapt its rate: a budget that backs off on 429 and creeps up
+// while the service answers, for a service whose limits are not
+// published. Answered is called once per attempt, as soon as its response's
+// status and header are in (before the body is read), with the status (0
+// when no response came: a network error or a timeout) and the header (nil
+// then; Retry-After, say, for a 429). It must not block.
+type AdaptiveLimiter interface {
+	Limiter
+	Answered(status int, header http.Header)
+}
+
 // WithLimiter makes every attempt of this call (the first and each retry,
 // not a redirect within one) wait on l.Wait with the call's context, after
 // any 429 pause of the call's key and after the Client's WithRateLimit, so
 // that one Client can give each business its own budget, alongside
 // WithAPIKey. For a List, each page's attempts wait. Given more than once,
-// every Limiter is waited on, in the order given.
+// every Limiter is waited on, in the order given. An l that is an
+// AdaptiveLimiter hears each attempt's outcome.
 //
 // An error from Wait ends the call and no request is sent for that attempt:
 // when the call's context has ended the call's error is the context's
@@ -330,6 +343,20 @@ func (ls limiterChain) Wait(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Answered tells each AdaptiveLimiter of the chain an attempt's outcome.
+func (ls limiterChain) Answered(status int, header http.Header) {
+	for _, l := range ls {
+		answered(l, status, header)
+	}
+}
+
+// answered tells l of an attempt's outcome when it is an AdaptiveLimiter.
+func answered(l Limiter, status int, header http.Header) {
+	if a, ok := l.(AdaptiveLimiter); ok {
+		a.Answered(status, header)
+	}
 }
 
 // WithIdempotentRetry lets this call be repeated after a 5xx response or a

@@ -3,7 +3,7 @@ package pgmirror
 import (
 	"context"
 	"fmt"
-	"math"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,22 +11,49 @@ import (
 	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 )
 
-// DefaultBudget is a business's request budget when none is given: requests
-// per second to the service, summed over every replica. The API document
-// gives no rate limit numbers (API.md section 8); 10 a second keeps a
-// backfill of a few thousand records to a minute or two.
-const DefaultBudget = 10.0
+// DefaultBudget is a business's request budget when none is given: 0, no
+// number to guess: the rate adapts (see Config.Budget).
+const DefaultBudget = 0.0
+
+// The adaptive rate of a business's requests (see Config.Budget), in
+// requests per second.
+const (
+	// MaxAdaptive is the rate a business without an explicit budget starts
+	// at and creeps back up to at most.
+	MaxAdaptive = store.MaxAdaptive
+	// MinAdaptive is the rate a business's rate drops to at the lowest.
+	MinAdaptive = store.MinAdaptive
+	// AdaptiveBackoff is what a 429 drops the rate to, as a fraction of the
+	// rate the business was sending at (over about the last second).
+	AdaptiveBackoff = store.AdaptiveBackoff
+	// AdaptiveCreep is how much the rate rises each second without a 429,
+	// as a fraction of what it was dropped to (a tenth: back to above the
+	// refused rate in about four seconds).
+	AdaptiveCreep = store.AdaptiveCreep
+)
 
 // A budget is a business's requests per second to the service, shared by
 // every replica through a token bucket in PostgreSQL (mirror_budgets): each
-// request takes a token in one statement, the bucket refilling at the
-// budget's rate up to one second's worth (at least one token). Over any
-// window of W seconds a business sends at most rate×W + burst requests,
-// whatever the number of replicas.
+// request takes a token (a statement takes a twentieth of a second's worth
+// at a time), the bucket refilling at the business's rate up to one
+// second's worth (at least one token). Over any window of W seconds a
+// business sends at most rate×W + burst requests, whatever the number of
+// replicas.
+//
+// The rate adapts, for every replica at once (it is in the row): it starts
+// high (the business's explicit budget, a ceiling, or MaxAdaptive); a 429
+// or a Retry-After drops it to AdaptiveBackoff of the rate the business
+// was sending at (at most once a second), and it creeps back up while the
+// service answers (by AdaptiveCreep of it each second, up to the ceiling or
+// MaxAdaptive): additive increase, multiplicative decrease, so that a
+// business runs just under what the service allows with no number to
+// guess. With a total (Config.BudgetTotal), every request takes a token of
+// the mirror's bucket too.
 //
 // Event fetches take any token (events); walks (backfills and
-// reconciliations) leave a reserve (walks), so that a business's events
-// are fetched at once even while its backfill uses all of its budget.
+// reconciliations) leave a reserve, a fifth of the bucket (walks), so that
+// a business's events are fetched at once even while its backfill uses all
+// of its budget.
 //
 // The bucket's row also holds the business's pause: while the service
 // refuses its key (401) or keeps answering 429 or failing, no replica calls
@@ -34,39 +61,41 @@ const DefaultBudget = 10.0
 // one call tries again. pause_reason stays until a call succeeds: the
 // business is reported paused (status, metrics) meanwhile.
 type budget struct {
-	store       *store.Store
-	business    string
-	rate, burst float64
-	reserve     float64 // tokens walks leave for events
-	created     atomic.Bool
-	failing     atomic.Bool // the business is paused (a reason is recorded), as this replica last read it
-	chunk       float64     // tokens one statement takes at most: a twentieth of a second's worth, at least 1
-	events      *limiter
-	walks       *limiter
+	store    *store.Store
+	business string
+	ceiling  float64 // the business's explicit budget; 0 for none
+	total    float64 // the mirror's total budget; 0 for none
+	created  atomic.Bool
+	failing  atomic.Bool  // the business is paused (a reason is recorded), as this replica last read it
+	heard    atomic.Int64 // when a 429 was heard (Unix nanoseconds), 0 for none: the next statement drops the rate
+	events   *limiter
+	walks    *limiter
 }
 
-// limiter is one view of a budget: a Limiter for invoicing.WithLimiter.
-// It takes tokens from the bucket a chunk at a time and hands them out
-// one a request: at a budget of 20 a second or less, one statement a
-// request; above, fewer. Tokens taken are spent or lost, never given
-// back, so the replicas together never exceed the budget.
+// limiter is one view of a budget: an invoicing.AdaptiveLimiter. It takes
+// tokens from the bucket a chunk at a time and hands them out one a
+// request. Tokens taken are spent or lost, never given back, so the
+// replicas together never exceed the budget.
 type limiter struct {
-	b       *budget
-	reserve float64
-	mu      sync.Mutex
-	held    int // tokens taken and not yet handed out
+	b    *budget
+	walk bool // leaves the events' reserve
+	mu   sync.Mutex
+	held int // tokens taken and not yet handed out
 }
 
-func newBudget(s *store.Store, business string, rate float64) *budget {
-	if rate <= 0 {
-		rate = DefaultBudget
-	}
-	b := &budget{store: s, business: business, rate: rate, burst: max(rate, 1)}
-	b.reserve = max(1, b.burst/5)
-	b.chunk = max(1, math.Floor(rate/20))
+func newBudget(s *store.Store, business string, ceiling, total float64) *budget {
+	b := &budget{store: s, business: business, ceiling: ceiling, total: total}
 	b.events = &limiter{b: b}
-	b.walks = &limiter{b: b, reserve: b.reserve}
+	b.walks = &limiter{b: b, walk: true}
 	return b
+}
+
+// start is the rate the business starts at.
+func (b *budget) start() float64 {
+	if b.ceiling > 0 {
+		return b.ceiling
+	}
+	return MaxAdaptive
 }
 
 // errPaused is the error of a call of a paused business: Wait refuses it
@@ -96,7 +125,11 @@ func (l *limiter) Wait(ctx context.Context) error {
 		if err := b.create(ctx); err != nil {
 			return err
 		}
-		took, err := b.store.TakeTokens(ctx, b.business, b.rate, b.burst, l.reserve, b.chunk)
+		var heard time.Time
+		if at := b.heard.Swap(0); at != 0 {
+			heard = time.Unix(0, at)
+		}
+		took, err := b.store.TakeTokens(ctx, b.business, b.ceiling, l.walk, heard, b.total)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -113,20 +146,66 @@ func (l *limiter) Wait(ctx context.Context) error {
 			l.mu.Unlock()
 			return nil
 		}
-		wait := time.Duration((1 + l.reserve - took.Available) / b.rate * float64(time.Second))
+		// Until the bucket holds a token above the reserve, and the total's
+		// one.
+		reserve := 0.0
+		if l.walk {
+			reserve = max(1, max(took.Rate, 1)/5)
+		}
+		wait := time.Duration((1 + reserve - took.Available) / took.Rate * float64(time.Second))
+		if b.total > 0 {
+			wait = max(wait, time.Duration((1-took.Total)/b.total*float64(time.Second)))
+		}
 		if !sleep(ctx, max(wait, time.Millisecond)) {
 			return ctx.Err()
 		}
 	}
 }
 
-// create makes the business's bucket, full, unless it exists.
+// ready waits, as Wait does, until the business may send a request, and
+// keeps the token for the next Wait (the call's own): a caller whose call
+// has a deadline waits for the budget before it starts.
+func (l *limiter) ready(ctx context.Context) error {
+	if err := l.Wait(ctx); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.held++
+	l.mu.Unlock()
+	return nil
+}
+
+// Answered hears an attempt's outcome (invoicing.AdaptiveLimiter): a 429,
+// or any answer asking to wait (Retry-After), drops the business's rate
+// with the next statement (to AdaptiveBackoff of the rate it was sending
+// at when the answer came), and the tokens held are let go, so that the
+// lower rate holds at once.
+func (l *limiter) Answered(status int, header http.Header) {
+	if status != http.StatusTooManyRequests && header.Get("Retry-After") == "" {
+		return
+	}
+	b := l.b
+	b.heard.CompareAndSwap(0, time.Now().UnixNano())
+	for _, v := range []*limiter{b.events, b.walks} {
+		v.mu.Lock()
+		v.held = 0
+		v.mu.Unlock()
+	}
+}
+
+// create makes the business's bucket, full at its starting rate, and the
+// total's, unless they exist.
 func (b *budget) create(ctx context.Context) error {
 	if b.created.Load() {
 		return nil
 	}
-	if err := b.store.CreateBudget(ctx, b.business, b.burst); err != nil {
+	if err := b.store.CreateBudget(ctx, b.business, b.start()); err != nil {
 		return err
+	}
+	if b.total > 0 {
+		if err := b.store.CreateTotalBudget(ctx, max(b.total, 1)); err != nil {
+			return err
+		}
 	}
 	b.created.Store(true)
 	return nil

@@ -83,8 +83,9 @@ type BusinessConfig struct {
 	// the current one first, and while a secret rotates the old one too.
 	// At least one. Sealed at rest; never printed.
 	WebhookSecrets []string
-	// Budget is the business's requests per second to the service, summed
-	// over the replicas (DefaultBudget when 0).
+	// Budget is the ceiling of the business's requests per second to the
+	// service, summed over the replicas; 0 (DefaultBudget) for none: the
+	// rate adapts (see Config.Budget).
 	Budget float64
 }
 
@@ -100,7 +101,8 @@ func (c BusinessConfig) GoString() string { return c.String() }
 // A Business is a business as List shows it: never its key or secrets.
 type Business struct {
 	Name string
-	// Budget is its requests per second.
+	// Budget is the ceiling of its requests per second; 0 for none (the
+	// rate adapts).
 	Budget float64
 	// Secrets is the number of webhook secrets it accepts.
 	Secrets int
@@ -144,7 +146,6 @@ func (b *Businesses) Add(ctx context.Context, c BusinessConfig) error {
 	if c.Budget < 0 {
 		return errors.New("pgmirror: negative budget")
 	}
-	setDefault(&c.Budget, DefaultBudget)
 	if len(c.WebhookSecrets) == 0 {
 		return errors.New("pgmirror: the business needs at least one webhook secret")
 	}

@@ -286,8 +286,8 @@ func TestTheBusinessesCommandPrintsNoSecret(t *testing.T) {
 	env = append(env, "INVOICING_WEBHOOK_SECRET="+strings.Repeat("b2", 32)+","+secret) // a rotation: the new secret first
 	cmd(0, "add", "--schema", schema, "globex")
 	list := cmd(0, "list", "--schema", schema)
-	assert.Regexp(t, `acme\s+3\s+1\s+k1\s`, list)
-	assert.Regexp(t, `globex\s+10\s+2\s+k1\s`, list)
+	assert.Regexp(t, `acme\s+3/s at most\s+1\s+k1\s`, list)
+	assert.Regexp(t, `globex\s+adaptive\s+2\s+k1\s`, list)
 	cmd(0, "remove", "--schema", schema, "globex")
 	assert.Contains(t, cmd(0, "list", "--schema", schema), "removed")
 	cmd(1, "drop", "--schema", schema, "acme") // still served

@@ -63,10 +63,17 @@ type Config struct {
 	// below) belong to when Migrate upgrades it, with or without Keys.
 	// Letters, digits, '_', '-' and '.', at most 64.
 	Business string
-	// Budget is the requests per second to the service of Business, summed
-	// over every replica (DefaultBudget). A business added with
-	// Businesses.Add has its own.
+	// Budget is the ceiling of Business's requests per second to the
+	// service, summed over every replica; 0 (DefaultBudget) for none. The
+	// rate adapts below it: it starts at the ceiling (MaxAdaptive without
+	// one), drops on a 429 or a Retry-After to AdaptiveBackoff of the rate
+	// it was sending at, and creeps back up while the service answers
+	// (AdaptiveCreep). A business added with Businesses.Add has its own.
 	Budget float64
+	// BudgetTotal, when positive, bounds the requests per second of every
+	// business of the mirror together, summed over every replica (an
+	// application's limit across its tenants); 0: none.
+	BudgetTotal float64
 	// Keys, when set, makes the mirror serve the businesses recorded in the
 	// database (Businesses) rather than Business alone: it opens the API
 	// keys and webhook secrets they are stored sealed with. Parse it from
@@ -207,7 +214,6 @@ func (cfg Config) withDefaults() (Config, error) {
 	if err := checkBusinessName(cfg.Business); err != nil {
 		return cfg, err
 	}
-	setDefault(&cfg.Budget, DefaultBudget)
 	setDefault(&cfg.Walkers, DefaultWalkers)
 	if cfg.Walkers > MaxWalkers {
 		return cfg, fmt.Errorf("pgmirror: Config.Walkers %d is above %d", cfg.Walkers, MaxWalkers)
@@ -216,7 +222,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores (at most 63), not starting with a digit", cfg.Schema)
 	}
 	if cfg.PoolSize < 0 || cfg.HandlerPoolSize < 0 || cfg.Prefetch < 0 || cfg.BatchSize < 0 || cfg.Workers < 0 || cfg.Fetchers < 0 ||
-		cfg.PollInterval < 0 || cfg.FetchLease < 0 || cfg.ReconcileInterval < 0 || cfg.Budget < 0 || cfg.Walkers < 0 {
+		cfg.PollInterval < 0 || cfg.FetchLease < 0 || cfg.ReconcileInterval < 0 || cfg.Budget < 0 || cfg.BudgetTotal < 0 || cfg.Walkers < 0 {
 		return cfg, errors.New("pgmirror: negative Config field")
 	}
 	if cfg.Prefetch > invoicing.MaxPrefetch {

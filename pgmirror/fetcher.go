@@ -131,6 +131,19 @@ func (t *tenant) fetch(ctx context.Context, c store.Claim) error {
 			"resource", c.Resource, "id", c.ID)
 		return m.store.Forget(ctx, c)
 	}
+	// The budget's token first, within half the lease: a record whose
+	// business's budget has no token for it meanwhile is given back
+	// untried, the wait not counted against the service.
+	readyCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
+	err := t.budget.events.ready(readyCtx)
+	cancel()
+	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		m.release(ctx, c)
+		return nil
+	case err != nil:
+		return t.fetchFailed(ctx, c, classify(ctx, err))
+	}
 	fetchCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
 	row, err := res.get(fetchCtx, m.cfg.Client, c.ID, t.fetchOpts...)
 	cancel()

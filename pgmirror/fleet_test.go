@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,9 +101,13 @@ type fleetBusiness struct {
 	fleet *fleet
 	proxy *httputil.ReverseProxy
 
-	mu     sync.Mutex
-	times  []time.Time // arrival of each request, wall clock
-	status int         // answer every request with this status; 0: serve
+	mu      sync.Mutex
+	times   []time.Time // arrival of each request, wall clock
+	limited []time.Time // arrival of each request answered 429 by Limit
+	limit   float64     // Limit's requests per second; 0: none
+	tokens  float64     // Limit's bucket
+	at      time.Time   // when tokens was counted
+	status  int         // answer every request with this status; 0: serve
 }
 
 // fleetConfig is what fleetOptions set.
@@ -258,6 +263,42 @@ func (f *fleet) Fail(name string, status int) {
 	b.status = status
 }
 
+// Limit makes the router answer a request of the business named name
+// with 429 (and Retry-After: 1) when it comes faster than perSecond
+// requests a second, as a service's rate limit does: a token bucket of a
+// second's worth. 0 lifts the limit. Limited returns when it did.
+func (f *fleet) Limit(name string, perSecond float64) {
+	b := f.Business(name)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.limit, b.tokens, b.at = perSecond, perSecond, time.Now()
+}
+
+// Limited returns the arrival of each request of the business named name
+// that Limit answered 429.
+func (f *fleet) Limited(name string) []time.Time {
+	b := f.Business(name)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.limited)
+}
+
+// overLimit takes a token of b's Limit bucket, and reports whether there
+// was none (the request is answered 429). The caller holds b.mu.
+func (b *fleetBusiness) overLimit(now time.Time) bool {
+	if b.limit == 0 {
+		return false
+	}
+	b.tokens = min(b.limit, b.tokens+b.limit*now.Sub(b.at).Seconds())
+	b.at = now
+	if b.tokens < 1 {
+		b.limited = append(b.limited, now)
+		return true
+	}
+	b.tokens--
+	return false
+}
+
 // Subscribe adds a webhook endpoint of b delivering every event to url
 // (e.g. receiverBase+"/webhooks/"+b.Name), signed with secret (64
 // hexadecimal characters, else it panics), and returns it.
@@ -290,8 +331,12 @@ func (f *fleet) serve(w http.ResponseWriter, r *http.Request) {
 	status := 0
 	if b != nil {
 		b.mu.Lock()
-		b.times = append(b.times, time.Now())
+		now := time.Now()
+		b.times = append(b.times, now)
 		status = b.status
+		if status == 0 && b.overLimit(now) {
+			status = http.StatusTooManyRequests
+		}
 		b.mu.Unlock()
 	}
 	if !f.wait(r.Context()) {
@@ -932,7 +977,9 @@ func TestFleetLatency(t *testing.T) {
 	require.GreaterOrEqual(t, time.Since(start), 80*time.Millisecond)
 
 	// A request whose client gives up during the wait counts, and its
-	// server never sees it.
+	// server never sees it (a wait of a minute: the client surely gives up
+	// first).
+	f = newFleet(t, 1, withFleetLatency(time.Minute, 0))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.URL+"/invoices", nil)
@@ -946,11 +993,11 @@ func TestFleetLatency(t *testing.T) {
 		}
 		done <- err
 	}()
-	require.Eventually(t, func() bool { return f.Requests("biz0000") == 2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return f.Requests("biz0000") == 1 }, 5*time.Second, time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	waitUntil(t, 5*time.Second, func() (bool, string) { return f.abandoned.Load() == 1, "the router to give the request up" })
-	require.Len(t, f.Businesses[0].Srv.Requests(), 1)
+	require.Empty(t, f.Businesses[0].Srv.Requests())
 }
 
 func TestSeedBusiness(t *testing.T) {

@@ -51,7 +51,7 @@ func (m *Mirror) newTenant(name string, budgetPerSecond float64, key ...invoicin
 	log := m.log.With("business", name)
 	t := &tenant{m: m, name: name, key: key, log: log, api: newDependency("the API", log)}
 	t.life, t.end = context.WithCancel(context.Background())
-	t.budget = newBudget(m.store, name, budgetPerSecond)
+	t.budget = newBudget(m.store, name, budgetPerSecond, m.cfg.BudgetTotal)
 	t.fetchOpts = append(slices.Clip(key), invoicing.WithLimiter(t.budget.events))
 	t.walkOpts = append(slices.Clip(key), invoicing.WithLimiter(t.budget.walks))
 	t.listOpts = []invoicing.ListOption{invoicing.WithPrefetch(m.cfg.Prefetch)}

@@ -36,9 +36,11 @@ change within seconds, without a restart.
   add     records NAME with the API key in INVOICING_API_KEY and the webhook
           secret(s) in INVOICING_WEBHOOK_SECRET (the current one first, then,
           while a secret rotates, the old one, separated by commas), and its
-          budget in requests per second (default 10, summed over the
-          replicas). Adding a business again replaces its key, secrets and
-          budget (a rotation); a removed business is served again; and add
+          budget: the ceiling of its requests per second, summed over the
+          replicas (default none: its rate adapts, starting high, dropping
+          on a 429, creeping back up while the service answers). Adding a
+          business again replaces its key, secrets and budget (a
+          rotation); a removed business is served again; and add
           ends the business's pause at once. (A business whose key the
           service refuses, 401 or 403, is paused 15 minutes, then one call
           tries again; one whose records mostly vanished, 24 hours.)
@@ -74,7 +76,8 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	schema := fs.String("schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
-	budget := fs.Float64("budget", pgmirror.DefaultBudget, "with add: the business's requests per second to the service, over every replica")
+	budget := fs.Float64("budget", pgmirror.DefaultBudget, "with add: the ceiling of the business's requests per second to the service, over every replica "+
+		"(0: none; the rate adapts below it: it drops on a 429 and creeps back up)")
 	migrateAs := fs.String("existing-business", pgmirror.DefaultBusiness,
 		"the `NAME` the rows of a single-business mirror made before businesses take when this command migrates its schema")
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
@@ -148,8 +151,8 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 		if config.APIKey == "" || len(config.WebhookSecrets) == 0 {
 			return fail("set %s and INVOICING_WEBHOOK_SECRET to the business's API key and webhook secret(s)", invoicing.EnvAPIKey)
 		}
-		if *budget <= 0 {
-			return fail("--budget must be positive")
+		if *budget < 0 {
+			return fail("--budget must not be negative")
 		}
 	}
 	if getenv("DATABASE_URL") == "" {
@@ -177,8 +180,8 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 	case "add":
 		err = b.Add(ctx, config)
 		if err == nil {
-			fmt.Fprintf(stdout, "business %s added (budget %g requests/s, %d webhook secret(s)); its webhook URL ends in /%s\n",
-				name, config.Budget, len(config.WebhookSecrets), name)
+			fmt.Fprintf(stdout, "business %s added (budget %s, %d webhook secret(s)); its webhook URL ends in /%s\n",
+				name, budgetText(config.Budget), len(config.WebhookSecrets), name)
 		}
 	case "remove":
 		if err = b.Remove(ctx, name); err == nil {
@@ -208,7 +211,7 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 // printBusinesses writes the businesses as a table.
 func printBusinesses(w io.Writer, list []pgmirror.Business, opened bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUSINESS\tBUDGET/S\tSECRETS\tSEALED WITH\tADDED\tSTATE")
+	fmt.Fprintln(tw, "BUSINESS\tBUDGET\tSECRETS\tSEALED WITH\tADDED\tSTATE")
 	for _, b := range list {
 		secrets := "?" // the keys are needed to count them
 		if opened {
@@ -221,7 +224,15 @@ func printBusinesses(w io.Writer, list []pgmirror.Business, opened bool) {
 		case b.PausedUntil != nil:
 			state = "paused until " + b.PausedUntil.UTC().Format(time.RFC3339) + ": " + b.PauseReason
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t%s\t%s\n", b.Name, b.Budget, secrets, b.SealedWith, b.AddedAt.UTC().Format(time.RFC3339), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, budgetText(b.Budget), secrets, b.SealedWith, b.AddedAt.UTC().Format(time.RFC3339), state)
 	}
 	tw.Flush()
+}
+
+// budgetText is a business's budget for reading: its ceiling, or adaptive.
+func budgetText(ceiling float64) string {
+	if ceiling == 0 {
+		return "adaptive"
+	}
+	return fmt.Sprintf("%g/s at most", ceiling)
 }

@@ -114,6 +114,7 @@ type options struct {
 	schema            string
 	business          string
 	budget            float64
+	budgetTotal       float64
 	walkers           int
 	reconcileInterval time.Duration
 	prefetch          int
@@ -157,7 +158,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&o.schema, "schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
 	fs.StringVar(&o.business, "business", pgmirror.DefaultBusiness, "the `NAME` of the business of INVOICING_API_KEY in the tables "+
 		"(with INVOICING_MIRROR_KEYS: the name the rows of a mirror made before businesses take)")
-	fs.Float64Var(&o.budget, "budget", pgmirror.DefaultBudget, "the business's requests per second to the service, over every replica (without INVOICING_MIRROR_KEYS)")
+	fs.Float64Var(&o.budget, "budget", pgmirror.DefaultBudget, "the ceiling of the business's requests per second to the service, over every replica "+
+		"(without INVOICING_MIRROR_KEYS; 0: none, the rate adapts below it: it drops on a 429 and creeps back up)")
+	fs.Float64Var(&o.budgetTotal, "budget-total", 0, "bound the requests per second of every business together, over every replica (0: none)")
 	fs.IntVar(&o.walkers, "walkers", pgmirror.DefaultWalkers, "backfill or reconcile up to `N` businesses at once on this replica")
 	fs.DurationVar(&o.reconcileInterval, "reconcile-interval", pgmirror.DefaultReconcileInterval, "re-list everything every `DURATION`")
 	fs.IntVar(&o.prefetch, "prefetch", pgmirror.DefaultPrefetch, "list pages fetched ahead (1 to 64)")
@@ -236,7 +239,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	}
 	progress := newProgress(stderr)
 	m, err := pgmirror.New(ctx, pc, pgmirror.Config{
-		Client: client, Schema: o.schema, Logger: log, Metrics: metrics, Keys: keys, Business: o.business, Budget: o.budget, Walkers: o.walkers,
+		Client: client, Schema: o.schema, Logger: log, Metrics: metrics, Keys: keys, Business: o.business, Budget: o.budget, BudgetTotal: o.budgetTotal, Walkers: o.walkers,
 		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
 		AllowMassDeletion: o.allowMassDeletion, OnProgress: progress.update,
 		OnReconciled: func(resource string, corrected int) {

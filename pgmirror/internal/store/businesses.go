@@ -14,14 +14,14 @@ import (
 // their API key and webhook secrets sealed.
 
 const (
-	activeSQL = `SELECT name, api_key, webhook_secrets, budget, updated_at FROM @.mirror_businesses WHERE removed_at IS NULL ORDER BY name`
-	putSQL    = `INSERT INTO @.mirror_businesses (name, api_key, webhook_secrets, budget) VALUES ($1, $2, $3, $4)
-ON CONFLICT (name) DO UPDATE SET api_key = $2, webhook_secrets = $3, budget = $4, updated_at = clock_timestamp(), removed_at = NULL`
+	activeSQL = `SELECT name, api_key, webhook_secrets, coalesce(budget, 0), updated_at FROM @.mirror_businesses WHERE removed_at IS NULL ORDER BY name`
+	putSQL    = `INSERT INTO @.mirror_businesses (name, api_key, webhook_secrets, budget) VALUES ($1, $2, $3, nullif($4::float8, 0))
+ON CONFLICT (name) DO UPDATE SET api_key = $2, webhook_secrets = $3, budget = nullif($4::float8, 0), updated_at = clock_timestamp(), removed_at = NULL`
 	removeSQL = `UPDATE @.mirror_businesses SET removed_at = coalesce(removed_at, clock_timestamp()), updated_at = clock_timestamp()
 WHERE name = $1`
 	notifySQL  = `SELECT pg_notify($1, '')`
 	removedSQL = `SELECT removed_at IS NOT NULL FROM @.mirror_businesses WHERE name = $1 FOR UPDATE`
-	listSQL    = `SELECT m.name, m.budget, m.api_key, m.webhook_secrets, m.added_at, m.updated_at, m.removed_at,
+	listSQL    = `SELECT m.name, coalesce(m.budget, 0), m.api_key, m.webhook_secrets, m.added_at, m.updated_at, m.removed_at,
 	CASE WHEN p.pause_reason IS NOT NULL THEN p.paused_until END, p.pause_reason
 FROM @.mirror_businesses AS m LEFT JOIN @.mirror_budgets AS p ON p.business = m.name
 ORDER BY m.name`
@@ -37,8 +37,8 @@ func BusinessesChannel(schema string) string { return "pgmirror_businesses_" + s
 // Sealed is a business as mirror_businesses holds it.
 type Sealed struct {
 	Name            string
-	APIKey, Secrets []byte // sealed
-	Budget          float64
+	APIKey, Secrets []byte  // sealed
+	Budget          float64 // its rate's ceiling, requests per second; 0 for none
 	UpdatedAt       time.Time
 }
 
