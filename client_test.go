@@ -19,18 +19,6 @@ import (
 	"github.com/invoicing-api/invoicing-go"
 )
 
-// newMockAt is newMock for a Client made with base as its base URL (on the
-// mock's host) and key.
-func newMockAt(t *testing.T, base, key string, h http.HandlerFunc, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
-	t.Helper()
-	a := &mockAPI{handler: h}
-	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(a.respond)
-	c, err := invoicing.NewClient(base, key, append([]invoicing.Option{invoicing.WithHTTPClient(&http.Client{Transport: mt})}, opts...)...)
-	require.NoError(t, err)
-	return c, a
-}
-
 // An empty base URL or key comes from the environment; what is in neither
 // place is named.
 func TestNewClientFromEnvironment(t *testing.T) {
@@ -47,13 +35,15 @@ func TestNewClientFromEnvironment(t *testing.T) {
 	_, err = invoicing.NewClient("", " \n")
 	assert.EqualError(t, err, "invoicing: NewClient needs an API key (or INVOICING_API_KEY)")
 	t.Setenv(invoicing.EnvAPIKey, testKey+"\n")
-	c, api := newMockAt(t, "", "", always(200, fixture(t, "invoice.json")))
+	api := &mockAPI{handler: always(200, fixture(t, "invoice.json"))}
+	c, err := invoicing.NewClient("", "", invoicing.WithHTTPClient(plainHTTPClient(api.transport())))
+	require.NoError(t, err)
 	assert.Equal(t, testURL, c.BaseURL())
 	require.NoError(t, getInvoice(c))
 	assert.Equal(t, "Bearer "+testKey, api.last(t).Header.Get("Authorization"), "trimmed")
 
 	// Arguments win over the environment.
-	c, api = newMockAt(t, "https://other.invoicing.test"+prefix, "sk_other", always(200, fixture(t, "invoice.json")))
+	c, api = newMock(t, &mockAPI{base: "https://other.invoicing.test" + prefix, key: "sk_other", handler: always(200, fixture(t, "invoice.json"))})
 	assert.Equal(t, "https://other.invoicing.test"+prefix, c.BaseURL())
 	require.NoError(t, getInvoice(c))
 	assert.Equal(t, "Bearer sk_other", api.last(t).Header.Get("Authorization"))
@@ -77,7 +67,7 @@ func TestNewClientKeyMistakes(t *testing.T) {
 		assert.EqualError(t, err, `invoicing: the API key starts with "Bearer ": omit the Bearer prefix, the SDK adds it`, "%q", k)
 	}
 	for _, k := range []string{key + "\n", "  " + key + "\t\r\n"} {
-		c, api := newMockAt(t, testURL, k, always(200, fixture(t, "invoice.json")))
+		c, api := newMock(t, &mockAPI{key: k, handler: always(200, fixture(t, "invoice.json"))})
 		require.NoError(t, getInvoice(c))
 		assert.Equal(t, "Bearer "+key, api.last(t).Header.Get("Authorization"), "the key is sent trimmed")
 	}
@@ -130,7 +120,7 @@ func TestBasePathKeptOnEveryRequest(t *testing.T) {
 	for _, base := range []string{testURL, testURL + "/", testURL + "//"} {
 		var got []string
 		var mu sync.Mutex
-		c, _ := newMockAt(t, base, testKey, func(w http.ResponseWriter, r *http.Request) {
+		c, _ := newMock(t, &mockAPI{base: base, handler: func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			got = append(got, r.URL.EscapedPath())
 			mu.Unlock()
@@ -139,7 +129,7 @@ func TestBasePathKeptOnEveryRequest(t *testing.T) {
 				return
 			}
 			reply(w, 200, fixture(t, "invoice.json"))
-		})
+		}})
 		require.NoError(t, getInvoice(c))
 		_, err := c.Invoices.ListPage(context.Background(), nil)
 		require.NoError(t, err)
@@ -166,7 +156,7 @@ func TestAPIKeyCannotBePrinted(t *testing.T) {
 	c, err := invoicing.NewClient("https://api.example.test"+prefix, key, invoicing.WithUserAgent("app/1"))
 	require.NoError(t, err)
 	// Make a call, so that whatever a call leaves behind is printed too.
-	used, _ := newMockAt(t, testURL, key, always(429, `{"detail": "slow"}`), invoicing.WithMaxRetries(0))
+	used, _ := newMock(t, &mockAPI{key: key, handler: always(429, `{"detail": "slow"}`)}, invoicing.WithMaxRetries(0))
 	require.Error(t, getInvoice(used))
 	values := map[string]any{
 		"*Client": c, "Client": reflect.ValueOf(c).Elem().Interface(), "used *Client": used,

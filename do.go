@@ -3,12 +3,15 @@ package invoicing
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/invoicing-api/invoicing-go/internal/codec"
 )
@@ -31,6 +34,13 @@ import (
 // a numeric string exactly. The SDK's own types (params, records) encode and
 // decode as they always do. A *json.RawMessage or *[]byte out receives the
 // raw bytes.
+//
+// Unlike encoding/json, a 2xx body that cannot be what out is for fails the
+// call with an error saying what came back, rather than leaving out as it
+// was: null, or any value but an object, when out points to a record of the
+// SDK, a map or a struct (but one with a method decoding it, such as
+// decimal.Decimal); null, or any value but an array, when out points to a
+// slice (but []byte) or an array.
 //
 // GET and HEAD are retried after a 5xx or a network error; other methods
 // only with WithIdempotentRetry. A 429 is retried whatever the method.
@@ -60,9 +70,44 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any, opt
 			*o = bytes.Clone(b)
 			return nil
 		}
+		if want := wantKind(out); want != 0 {
+			if err := wantJSON(b, want); err != nil {
+				return err
+			}
+		}
 		return json.Unmarshal(b, out, codec.User)
 	})
 	return err
+}
+
+// wantKind returns the kind of JSON value out, Do's result, can only be
+// decoded from: '{' for a pointer to a record of the SDK, a map or any
+// other struct without a method decoding it (UnmarshalJSON, ...); '[' for a
+// pointer to a slice (but []byte) or an array; 0 for anything else.
+func wantKind(out any) jsontext.Kind {
+	t := reflect.TypeOf(out)
+	if t.Kind() != reflect.Pointer {
+		return 0 // json.Unmarshal says what is wrong
+	}
+	if _, ok := out.(interface{ decodeJSON(*codec.Decoder) error }); ok {
+		return '{'
+	}
+	switch out.(type) {
+	case json.Unmarshaler, json.UnmarshalerFrom, encoding.TextUnmarshaler:
+		return 0 // it decodes itself, from whatever it accepts
+	}
+	switch e := t.Elem(); e.Kind() {
+	case reflect.Struct, reflect.Map:
+		return '{'
+	case reflect.Slice:
+		if e.Elem().Kind() == reflect.Uint8 {
+			return 0 // base64, as encoding/json decodes a []byte
+		}
+		return '['
+	case reflect.Array:
+		return '['
+	}
+	return 0
 }
 
 // relativePath checks a path given to Do and returns it escaped, with its

@@ -244,6 +244,47 @@ func TestDoJSONNumberAsEncodingJSON(t *testing.T) {
 	assert.Equal(t, json.Number("12.50"), got.N)
 }
 
+// A body that cannot be what out is for (null, or a value of another kind,
+// where out wants an object or an array) fails the call, saying what came
+// back; outs that take any value (a pointer, an interface, raw JSON, a
+// type that decodes itself) take it as encoding/json does.
+func TestDoResultMustFitItsKind(t *testing.T) {
+	call := func(body string, out any) error {
+		c, _ := newMock(t, always(200, body))
+		return c.Do(context.Background(), "GET", "/x", nil, out)
+	}
+	for _, tc := range []struct {
+		body string
+		out  any
+		want string
+	}{
+		{`null`, new(customer), "want a JSON object, got null"},
+		{`[{"id": "c-1"}]`, new(customer), `want a JSON object, got an array: [{"id":"c-1"}]`},
+		{`"c-1"`, new(map[string]any), `want a JSON object, got a string: "c-1"`},
+		{`null`, new(invoicing.Invoice), "want a JSON object, got null"},
+		{`null`, new([]customer), "want a JSON array, got null"},
+		{`{"items": []}`, new([2]int), `want a JSON array, got an object: {"items":[]}`},
+	} {
+		assert.EqualError(t, call(tc.body, tc.out), "invoicing: decoding GET /x response: "+tc.want, "%s into %T", tc.body, tc.out)
+	}
+
+	var anything any = "before"
+	require.NoError(t, call(`null`, &anything))
+	assert.Nil(t, anything)
+	ptr := &customer{ID: "before"}
+	require.NoError(t, call(`null`, &ptr))
+	assert.Nil(t, ptr)
+	var raw json.RawMessage
+	require.NoError(t, call(`null`, &raw))
+	assert.Equal(t, "null", string(raw))
+	var amount decimal.Decimal
+	require.NoError(t, call(`"12.50"`, &amount))
+	assert.Equal(t, "12.5", amount.String())
+	var text string
+	require.NoError(t, call(`"paid"`, &text))
+	assert.Equal(t, "paid", text)
+}
+
 func TestDoDecodeErrorIsNotRetried(t *testing.T) {
 	c, api := newMock(t, always(200, `{"id": 7}`))
 	var out struct {

@@ -53,7 +53,7 @@ func TestPDFStreamsWithItsFilename(t *testing.T) {
 func TestPDFReturnsBeforeTheBodyEnds(t *testing.T) {
 	var mu sync.Mutex
 	var reqCtx context.Context
-	c, _ := newMockResponder(t, func(r *http.Request) (*http.Response, error) {
+	c, _ := newMock(t, func(r *http.Request) (*http.Response, error) {
 		mu.Lock()
 		reqCtx = r.Context()
 		mu.Unlock()
@@ -135,7 +135,7 @@ func (b *closeTracker) isClosed() bool {
 func TestPDFOfAnotherContentTypeIsAnError(t *testing.T) {
 	for _, ct := range []string{"text/html", "application/json", "", "application/pdfx", "text/html; charset=utf-8"} {
 		body := &closeTracker{Reader: strings.NewReader("<html>login</html>")}
-		c, mt := newMockResponder(t, func(r *http.Request) (*http.Response, error) {
+		c, api := newMock(t, func(r *http.Request) (*http.Response, error) {
 			resp := httpmock.NewStringResponse(200, "")
 			resp.Header.Set("Content-Type", ct)
 			resp.Body = body
@@ -146,7 +146,7 @@ func TestPDFOfAnotherContentTypeIsAnError(t *testing.T) {
 		require.Error(t, err, ct)
 		assert.Equal(t, `invoicing: GET /quotes/`+idInvoice+`/pdf: unexpected content type "`+ct+`" (want application/pdf)`, err.Error())
 		assert.True(t, body.isClosed(), "the body is closed (%q)", ct)
-		assert.Equal(t, 1, mt.GetTotalCallCount(), "not retried")
+		assert.Equal(t, 1, len(api.requests()), "not retried")
 	}
 	// Media types are case-insensitive.
 	c, _ := newMock(t, always(200, "%PDF", "Content-Type", "Application/PDF"))
@@ -199,28 +199,32 @@ func TestPDFErrorsAreTypedWithTheirDetail(t *testing.T) {
 
 // For a PDF the per-attempt deadline bounds the wait for the headers, then
 // each wait for more of the body: a stall is an error, a slow reader is not.
+//
+// A slow caller is the one wait no state stands for: the test must let more
+// than the deadline pass between reads, so it sleeps twice the deadline.
 func TestPDFDeadlineIsPerRead(t *testing.T) {
-	c, _ := newMockResponder(t, stallAfter(200, "application/pdf", "%PDF-1.7\n"), invoicing.WithTimeout(150*time.Millisecond))
+	const timeout = 150 * time.Millisecond
+	c, _ := newMock(t, stallAfter(200, "application/pdf", "%PDF-1.7\n"), invoicing.WithTimeout(timeout))
 	f, err := c.Invoices.PDF(context.Background(), idInvoice)
 	require.NoError(t, err, "the headers came in time")
 	defer f.Close()
 	head := make([]byte, 9)
 	_, err = io.ReadFull(f, head)
 	require.NoError(t, err)
-	time.Sleep(300 * time.Millisecond) // the caller is slow: that is not a stall
+	time.Sleep(2 * timeout) // the caller is slow: that is not a stall
 	_, err = f.Read(make([]byte, 10))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "the response body stalled for 150ms (per-attempt timeout)")
 
 	pdf := bytes.Repeat([]byte("%PDF-1.7 0123456789\n"), 100)
-	c, _ = newMock(t, always(200, string(pdf), "Content-Type", "application/pdf"), invoicing.WithTimeout(50*time.Millisecond))
+	c, _ = newMock(t, always(200, string(pdf), "Content-Type", "application/pdf"), invoicing.WithTimeout(timeout/3))
 	f, err = c.Invoices.PDF(context.Background(), idInvoice)
 	require.NoError(t, err)
 	defer f.Close()
 	var got []byte
 	buf := make([]byte, 500)
 	for {
-		time.Sleep(60 * time.Millisecond) // longer than the timeout, between reads
+		time.Sleep(2 * timeout / 3) // twice the timeout, between reads
 		n, err := f.Read(buf)
 		got = append(got, buf[:n]...)
 		if err == io.EOF {
@@ -231,9 +235,9 @@ func TestPDFDeadlineIsPerRead(t *testing.T) {
 	assert.Equal(t, pdf, got)
 
 	// Headers that never come end the attempt, and the GET is repeated.
-	c, mt := newMockResponder(t, stallHeaders, invoicing.WithTimeout(100*time.Millisecond), invoicing.WithMaxRetries(1))
+	c, api := newMock(t, stallHeaders, invoicing.WithTimeout(100*time.Millisecond), invoicing.WithMaxRetries(1))
 	_, err = c.Quotes.PDF(context.Background(), idInvoice)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "no complete response within 100ms")
-	assert.Equal(t, 2, mt.GetTotalCallCount())
+	assert.Equal(t, 2, len(api.requests()))
 }

@@ -71,7 +71,7 @@ func TestE2EAuthentication(t *testing.T) {
 	}
 
 	t.Run("read-only key: reads work, writes are 403", func(t *testing.T) {
-		ro := srv.ClientWithKey(srv.ReadOnlyKey, e2eFast)
+		ro := newClient(t, srv.URL, srv.ReadOnlyKey, e2eFast)
 		_, err := ro.Invoices.ListPage(ctx, nil)
 		require.NoError(t, err)
 		before := len(srv.Requests())
@@ -88,7 +88,7 @@ func TestE2EAuthentication(t *testing.T) {
 
 	t.Run("bad key is 401", func(t *testing.T) {
 		const badKey = "sk_test_not_a_key_of_this_business_0000"
-		bad := srv.ClientWithKey(badKey, e2eFast)
+		bad := newClient(t, srv.URL, badKey, e2eFast)
 		before := len(srv.Requests())
 		_, err := bad.Invoices.ListPage(ctx, nil)
 		assert.ErrorIs(t, err, invoicing.ErrUnauthorized)
@@ -99,7 +99,7 @@ func TestE2EAuthentication(t *testing.T) {
 
 	t.Run("scoped and revoked keys", func(t *testing.T) {
 		key := srv.NewAPIKey(invoicingtest.ScopeInvoicesRead)
-		scoped := srv.ClientWithKey(key, e2eFast)
+		scoped := newClient(t, srv.URL, key, e2eFast)
 		_, err := scoped.Invoices.ListPage(ctx, nil)
 		require.NoError(t, err)
 		_, err = scoped.Quotes.ListPage(ctx, nil)
@@ -119,7 +119,7 @@ func TestE2EPerCallAPIKey(t *testing.T) {
 	keyA, keyB := srv.NewAPIKey(invoicingtest.AllScopes()...), srv.NewAPIKey(invoicingtest.AllScopes()...)
 	// No retries, and Retry-After honoured up to a minute: a 429 pauses its
 	// key, and the call that met it returns at once.
-	c := srv.Client(invoicing.WithMaxRetries(0), invoicing.WithRetryWait(time.Millisecond, time.Minute))
+	c := newClient(t, srv.URL, srv.FullKey, invoicing.WithMaxRetries(0), invoicing.WithRetryWait(time.Millisecond, time.Minute))
 
 	// The key decides: the read-only key cannot write, whitespace around a
 	// key is trimmed, a revoked key is refused.
@@ -183,7 +183,7 @@ func TestE2ERetryAfterIsWaited(t *testing.T) {
 	ctx := t.Context()
 	srv := invoicingtest.NewTestServer(t)
 	log := new(e2eLog)
-	c := srv.Client(e2eFast, invoicing.WithLogger(slog.New(log)))
+	c := newClient(t, srv.URL, srv.FullKey, e2eFast, invoicing.WithLogger(slog.New(log)))
 	inv, err := c.Invoices.Create(ctx, e2eInvoice(invoicingtest.SeedClientID, e2eLine("x", "1", "1")))
 	require.NoError(t, err)
 	srv.RateLimitNext(1, time.Second)
@@ -210,7 +210,7 @@ func TestE2EFaults(t *testing.T) {
 	t.Run("429 asking longer than the maximum wait returns at once", func(t *testing.T) {
 		srv := invoicingtest.NewTestServer(t)
 		log := new(e2eLog)
-		c := srv.Client(e2eFast, invoicing.WithLogger(slog.New(log)))
+		c := newClient(t, srv.URL, srv.FullKey, e2eFast, invoicing.WithLogger(slog.New(log)))
 		srv.RateLimitNext(1, 30*time.Second)
 		_, err := c.Quotes.ListPage(ctx, nil)
 		assert.Empty(t, log.waits(), "no wait at all")
@@ -301,7 +301,7 @@ func TestE2EDeadlines(t *testing.T) {
 	srv.SetLatency(time.Minute, 0) // a service that does not answer
 
 	t.Run("the context's deadline ends the call", func(t *testing.T) {
-		c := srv.Client(e2eFast)
+		c := newClient(t, srv.URL, srv.FullKey, e2eFast)
 		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -311,7 +311,7 @@ func TestE2EDeadlines(t *testing.T) {
 	})
 
 	t.Run("a cancelled context sends nothing", func(t *testing.T) {
-		c := srv.Client(e2eFast)
+		c := newClient(t, srv.URL, srv.FullKey, e2eFast)
 		done, cancel := context.WithCancel(ctx)
 		cancel()
 		var info invoicing.Response
@@ -324,7 +324,7 @@ func TestE2EDeadlines(t *testing.T) {
 	})
 
 	t.Run("WithTimeout bounds each attempt; a GET is retried, a create is not", func(t *testing.T) {
-		c := srv.Client(e2eFast, invoicing.WithTimeout(50*time.Millisecond), invoicing.WithMaxRetries(1))
+		c := newClient(t, srv.URL, srv.FullKey, e2eFast, invoicing.WithTimeout(50*time.Millisecond), invoicing.WithMaxRetries(1))
 		var info invoicing.Response
 		_, err := c.Invoices.ListPage(ctx, nil, invoicing.WithResponseInto(&info))
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
@@ -337,7 +337,7 @@ func TestE2EDeadlines(t *testing.T) {
 		// invoicingtest handles it after its latency): the create may have
 		// happened, and is not repeated.
 		slow := invoicingtest.NewTestServer(t, invoicingtest.WithLatency(300*time.Millisecond, 0))
-		c = slow.Client(e2eFast, invoicing.WithTimeout(50*time.Millisecond), invoicing.WithMaxRetries(1))
+		c = newClient(t, slow.URL, slow.FullKey, e2eFast, invoicing.WithTimeout(50*time.Millisecond), invoicing.WithMaxRetries(1))
 		_, err = c.Quotes.Create(ctx, e2eQuote(invoicingtest.SeedClientID, e2eLine("x", "1", "1")), invoicing.WithResponseInto(&info))
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, 1, info.Attempts, "a create that may have happened is not repeated")
@@ -354,22 +354,19 @@ func TestE2EFirstHour(t *testing.T) {
 	t.Run("a base URL without /api/v1/external says so", func(t *testing.T) {
 		root := strings.TrimSuffix(srv.URL, invoicingtest.BasePath)
 		for _, base := range []string{root, root + "/api/v1", root + "/"} {
-			c, err := invoicing.NewClient(base, srv.FullKey)
-			require.NoError(t, err)
-			_, err = c.Invoices.Get(ctx, id)
+			_, err := newClient(t, base, srv.FullKey).Invoices.Get(ctx, id)
 			require.ErrorIs(t, err, invoicing.ErrNotFound)
 			want := "invoicing: GET /invoices/" + id + ": 404 Not Found (the base URL must end in /api/v1/external; this Client uses " + strings.TrimRight(base, "/") + ")"
 			assert.Equal(t, want, err.Error(), base)
 		}
 		// With the prefix, a 404 is about the record: no advice.
-		_, err := srv.Client().Invoices.Get(ctx, id)
+		_, err := newClient(t, srv.URL, srv.FullKey).Invoices.Get(ctx, id)
 		assert.Equal(t, "invoicing: GET /invoices/"+id+`: 404 Not Found: "Invoice not found"`, err.Error())
 	})
 
 	t.Run("a service that cannot be reached: the attempts are counted, the key never shown", func(t *testing.T) {
-		down, err := invoicing.NewClient("http://127.0.0.1:1"+invoicingtest.BasePath, srv.FullKey, e2eFast, invoicing.WithMaxRetries(2))
-		require.NoError(t, err)
-		_, err = down.Invoices.Get(ctx, id)
+		down := newClient(t, "http://127.0.0.1:1"+invoicingtest.BasePath, srv.FullKey, e2eFast, invoicing.WithMaxRetries(2))
+		_, err := down.Invoices.Get(ctx, id)
 		require.Error(t, err)
 		assert.True(t, strings.HasSuffix(err.Error(), "(after 3 attempts)"), err.Error())
 		assert.NotContains(t, err.Error(), srv.FullKey)
@@ -412,7 +409,7 @@ func TestE2ECollectAndFirst(t *testing.T) {
 	assert.ErrorIs(t, err, invoicing.ErrEmptyList)
 	assert.EqualError(t, err, "invoicing: the list is empty")
 
-	failing := srv.Client(invoicing.WithMaxRetries(0))
+	failing := newClient(t, srv.URL, srv.FullKey, invoicing.WithMaxRetries(0))
 	srv.FailNext(1, http.StatusInternalServerError)
 	got, err := invoicing.Collect(failing.Invoices.List(ctx, nil), 0)
 	assert.Empty(t, got)

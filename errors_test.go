@@ -130,7 +130,7 @@ func TestNotFoundFromABaseURLWithoutThePrefixSaysSo(t *testing.T) {
 	const host = "https://api.invoicing.test"
 	for _, body := range []string{`{"detail": "Not Found"}`, `<html>404 Not Found</html>`, ``} {
 		for _, base := range []string{host, host + "/api/v1", host + "/", host + "/api/v1/external/v2"} {
-			c, _ := newMockAt(t, base, testKey, always(404, body))
+			c, _ := newMock(t, &mockAPI{base: base, handler: always(404, body)})
 			err := getInvoice(c)
 			require.ErrorIs(t, err, invoicing.ErrNotFound)
 			want := "invoicing: GET /invoices/" + idInvoice + ": 404 Not Found (the base URL must end in /api/v1/external; this Client uses " + strings.TrimRight(base, "/") + ")"
@@ -142,9 +142,9 @@ func TestNotFoundFromABaseURLWithoutThePrefixSaysSo(t *testing.T) {
 	}
 	// With the prefix, a 404 is about the record: no advice; nor for a 404
 	// with the service's detail.
-	c, _ := newMockAt(t, testURL, testKey, always(404, `{"detail": "Not Found"}`))
+	c, _ := newMock(t, always(404, `{"detail": "Not Found"}`))
 	assert.Equal(t, "invoicing: GET /invoices/"+idInvoice+": 404 Not Found", getInvoice(c).Error())
-	c, _ = newMockAt(t, host, testKey, always(404, `{"detail": "Invoice not found"}`))
+	c, _ = newMock(t, &mockAPI{base: host, handler: always(404, `{"detail": "Invoice not found"}`)})
 	assert.Equal(t, "invoicing: GET /invoices/"+idInvoice+`: 404 Not Found: "Invoice not found"`, getInvoice(c).Error())
 }
 
@@ -156,7 +156,7 @@ func TestErrorAfterRetriesCountsAttempts(t *testing.T) {
 	c, _ = newMock(t, always(503, `{"detail": "maintenance"}`), invoicing.WithMaxRetries(0))
 	assert.EqualError(t, getInvoice(c), "invoicing: GET /invoices/"+idInvoice+`: 503 Service Unavailable: "maintenance"`, "one attempt: nothing to count")
 
-	down, _ := newMockResponder(t, func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") },
+	down, _ := newMock(t, func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") },
 		invoicing.WithMaxRetries(2))
 	err := getInvoice(down)
 	require.Error(t, err)

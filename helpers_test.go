@@ -2,6 +2,7 @@ package invoicing_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -21,11 +23,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
 // The unit tests' one fake is httpmock: a mock transport behind each
-// Client, answering with http.HandlerFuncs. The end-to-end tests (e2e_test.go)
-// use invoicingtest instead.
+// Client (newMock), answering with http.HandlerFuncs. The end-to-end tests
+// (e2e_*_test.go) use invoicingtest instead (e2eServer). Both get their
+// Client from newClient.
 
 const (
 	testKey = "sk_test_9f8e7d6c5b4a39281706f5e4d3c2b1a0"
@@ -74,6 +78,12 @@ func svcAssertPOST(t *testing.T, r seenRequest, path, body string) {
 	assert.Equal(t, "Bearer "+testKey, r.Header.Get("Authorization"))
 	assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
 	assert.Equal(t, body, string(r.Body))
+}
+
+// svcPaging returns the paging members of pg, and its number of records:
+// total, page, page_size, has_more, len(items).
+func svcPaging[T any](pg *invoicing.Page[T]) []any {
+	return []any{pg.Total, pg.Page, pg.PageSize, pg.HasMore, len(pg.Items)}
 }
 
 // svcErr returns the error of a call returning a value and an error.
@@ -231,11 +241,101 @@ type seenRequest struct {
 	Body   []byte
 }
 
-// mockAPI records every request a Client sends and answers it with handler.
+// mockAPI is the fake service a test Client calls (see newMock): it records
+// every request it receives and answers it.
 type mockAPI struct {
-	mu      sync.Mutex
-	reqs    []seenRequest
-	handler http.HandlerFunc
+	// handler answers each request; or responder does, for what no handler
+	// can give (a transport error, a body that breaks or stalls).
+	handler   http.HandlerFunc
+	responder httpmock.Responder
+	// shape is the http.Client the Client is given around the mock's
+	// transport, as a caller would pass one to WithHTTPClient
+	// (plainHTTPClient when nil).
+	shape func(http.RoundTripper) *http.Client
+	// server serves the mock on loopback (httptest) instead, for net/http's
+	// own transports, which only a real connection exercises: the Client
+	// then has its default http.Client, or shape(nil) when shape is set.
+	server bool
+	// base and key are the Client's base URL and key: testURL and testKey
+	// when empty.
+	base, key string
+
+	once sync.Once
+	mt   *httpmock.MockTransport
+	mu   sync.Mutex
+	reqs []seenRequest
+}
+
+// mockAnswer is what newMock takes: a handler, a responder, or a mockAPI
+// set up beyond its answer.
+type mockAnswer interface {
+	~func(http.ResponseWriter, *http.Request) | ~func(*http.Request) (*http.Response, error) | *mockAPI
+}
+
+// newMock is how a test gets a Client, as go-github's setup does (the
+// tests of NewClient's own checks aside): a Client (newClient) whose every
+// request the returned mockAPI records and answers with answer, through an
+// httpmock transport. opts come after, and win.
+func newMock[A mockAnswer](t testing.TB, answer A, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
+	t.Helper()
+	var a *mockAPI
+	switch v := any(answer).(type) {
+	case *mockAPI:
+		a = v
+	case http.HandlerFunc:
+		a = &mockAPI{handler: v}
+	case func(http.ResponseWriter, *http.Request):
+		a = &mockAPI{handler: v}
+	case httpmock.Responder:
+		a = &mockAPI{responder: v}
+	case func(*http.Request) (*http.Response, error):
+		a = &mockAPI{responder: v}
+	}
+	base, hc := a.base, a.shape
+	switch {
+	case a.server:
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a.record(r)
+			a.handler(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		base = srv.URL + prefix
+		if hc != nil {
+			opts = append([]invoicing.Option{invoicing.WithHTTPClient(hc(nil))}, opts...)
+		}
+	default:
+		if hc == nil {
+			hc = plainHTTPClient
+		}
+		opts = append([]invoicing.Option{invoicing.WithHTTPClient(hc(a.transport()))}, opts...)
+	}
+	return newClient(t, base, a.key, opts...), a
+}
+
+// newClient is the one place the tests build a Client (the tests of
+// NewClient's own checks aside): base URL base and key key (testURL and
+// testKey when empty), fast retries, then opts, which win.
+func newClient(t testing.TB, base, key string, opts ...invoicing.Option) *invoicing.Client {
+	t.Helper()
+	opts = append([]invoicing.Option{invoicing.WithRetryWait(time.Millisecond, 20*time.Millisecond)}, opts...)
+	c, err := invoicing.NewClient(cmp.Or(base, testURL), cmp.Or(key, testKey), opts...)
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// plainHTTPClient is the http.Client most tests give the SDK: rt and
+// nothing else.
+func plainHTTPClient(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt} }
+
+// transport returns the httpmock transport that hands every request to
+// the mock, for an http.Client of a test's own.
+func (a *mockAPI) transport() *httpmock.MockTransport {
+	a.once.Do(func() {
+		a.mt = httpmock.NewMockTransport()
+		a.mt.RegisterNoResponder(a.respond)
+	})
+	return a.mt
 }
 
 func (a *mockAPI) requests() []seenRequest {
@@ -251,52 +351,8 @@ func (a *mockAPI) last(t *testing.T) seenRequest {
 	return r[len(r)-1]
 }
 
-// newMock returns a Client whose requests go to h through an httpmock
-// transport, with fast retries (opts come after, and win).
-func newMock(t *testing.T, h http.HandlerFunc, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
-	t.Helper()
-	return newMockVia(t, h, plainHTTPClient, opts...)
-}
-
-// newMockVia is newMock with the http.Client shape(mt) built around the
-// mock transport mt, as a caller would pass it to WithHTTPClient.
-func newMockVia(t *testing.T, h http.HandlerFunc, shape func(http.RoundTripper) *http.Client, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
-	t.Helper()
-	a := &mockAPI{handler: h}
-	c, _ := mockClient(t, a.respond, shape, opts...)
-	return c, a
-}
-
-// newMockResponder returns a Client whose requests r answers: for
-// responses no handler can give (a transport error, a body that breaks or
-// stalls).
-func newMockResponder(t *testing.T, r httpmock.Responder, opts ...invoicing.Option) (*invoicing.Client, *httpmock.MockTransport) {
-	t.Helper()
-	return mockClient(t, r, plainHTTPClient, opts...)
-}
-
-// mockClient returns a Client whose requests r answers through a new
-// httpmock transport, in the http.Client shape builds around it, with fast
-// retries (opts come after, and win).
-func mockClient(t *testing.T, r httpmock.Responder, shape func(http.RoundTripper) *http.Client, opts ...invoicing.Option) (*invoicing.Client, *httpmock.MockTransport) {
-	t.Helper()
-	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(r)
-	opts = append([]invoicing.Option{
-		invoicing.WithHTTPClient(shape(mt)),
-		invoicing.WithRetryWait(time.Millisecond, 20*time.Millisecond),
-	}, opts...)
-	c, err := invoicing.NewClient(testURL, testKey, opts...)
-	require.NoError(t, err)
-	return c, mt
-}
-
-// plainHTTPClient is the http.Client most tests give the SDK: rt and
-// nothing else.
-func plainHTTPClient(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt} }
-
-// respond records r and answers it with the handler.
-func (a *mockAPI) respond(r *http.Request) (*http.Response, error) {
+// record notes r, leaving its body to be read again.
+func (a *mockAPI) record(r *http.Request) {
 	var body []byte
 	if r.Body != nil {
 		body, _ = io.ReadAll(r.Body)
@@ -308,6 +364,14 @@ func (a *mockAPI) respond(r *http.Request) (*http.Response, error) {
 	})
 	a.mu.Unlock()
 	r.Body = io.NopCloser(bytes.NewReader(body))
+}
+
+// respond records r and answers it, as the mock transport's responder.
+func (a *mockAPI) respond(r *http.Request) (*http.Response, error) {
+	a.record(r)
+	if a.responder != nil {
+		return a.responder(r)
+	}
 	rec := httptest.NewRecorder()
 	a.handler(rec, r)
 	resp := rec.Result()
@@ -391,4 +455,157 @@ func rawJSON(t testing.TB, v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// ------------------------------------------------------------------ e2e
+//
+// End-to-end tests: every SDK method against the in-memory service of
+// package invoicingtest, over real HTTP on loopback, with the API mounted
+// under /api/v1/external. Expected values are computed from the rules of
+// API.md (and, where API.md is silent, from the choices invoicingtest
+// documents), never copied from a run. These are the helpers every
+// e2e_*_test.go shares.
+
+// e2eFast keeps retries fast: backoff from 1 ms, and Retry-After waits of up
+// to 2 s are honoured (the service's Retry-After has a resolution of 1 s).
+var e2eFast = invoicing.WithRetryWait(time.Millisecond, 2*time.Second)
+
+// e2eDefaultRetries is WithMaxRetries's documented default: a call is sent
+// at most 1+3 times.
+const e2eDefaultRetries = 3
+
+// e2eServer starts a fake service for one test and an SDK client for it
+// with the full-scope key, fast retries and opts.
+func e2eServer(t testing.TB, opts ...invoicingtest.Option) (*invoicingtest.Server, *invoicing.Client) {
+	t.Helper()
+	srv := invoicingtest.NewTestServer(t, opts...)
+	return srv, newClient(t, srv.URL, srv.FullKey, e2eFast)
+}
+
+func e2eD(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// e2eDecEqual asserts that two decimals are equal in value.
+func e2eDecEqual(t *testing.T, want, got decimal.Decimal, msgAndArgs ...any) {
+	t.Helper()
+	if !want.Equal(got) {
+		assert.Fail(t, "decimal mismatch: want "+want.String()+", got "+got.String(), msgAndArgs...)
+	}
+}
+
+// e2eAll drains a List iterator, failing the test on an error.
+func e2eAll[T any](t *testing.T, seq iter.Seq2[*T, error]) []*T {
+	t.Helper()
+	out, err := invoicing.Collect(seq, 0)
+	require.NoError(t, err)
+	return out
+}
+
+// e2eIDs returns the ID field of each record, in order.
+func e2eIDs[T any](recs []*T) []string {
+	out := make([]string, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, reflect.ValueOf(r).Elem().FieldByName("ID").String())
+	}
+	return out
+}
+
+// e2eListIDs drains a List and returns the ids of its records.
+func e2eListIDs[T any](t *testing.T, seq iter.Seq2[*T, error]) []string {
+	t.Helper()
+	return e2eIDs(e2eAll(t, seq))
+}
+
+// e2ePageIDs returns the ids of a page's records.
+func e2ePageIDs[T any](p *invoicing.Page[T]) []string {
+	out := make([]*T, len(p.Items))
+	for i := range p.Items {
+		out[i] = &p.Items[i]
+	}
+	return e2eIDs(out)
+}
+
+// e2eRequests returns the logged requests with method and path (relative to
+// the base URL).
+func e2eRequests(srv *invoicingtest.Server, method, path string) []invoicingtest.Request {
+	var out []invoicingtest.Request
+	for _, r := range srv.Requests() {
+		if r.Method == method && r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// e2eToday is the service's "today" (UTC on its clock), the default
+// issue_date.
+func e2eToday(srv *invoicingtest.Server) invoicing.Date {
+	return invoicing.DateOf(srv.Now().UTC())
+}
+
+// e2eAPIError asserts that err is an *invoicing.Error with the status.
+func e2eAPIError(t *testing.T, err error, status int) *invoicing.Error {
+	t.Helper()
+	var apiErr *invoicing.Error
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, status, apiErr.StatusCode, "error: %v", err)
+	return apiErr
+}
+
+func e2eLine(desc, qty, price string) invoicing.LineItemParams {
+	return invoicing.LineItemParams{Description: desc, Quantity: invoicing.Ptr(e2eD(qty)), UnitPrice: e2eD(price)}
+}
+
+// e2eInvoice is a create request for client with the Sales account and GST
+// as defaults.
+func e2eInvoice(clientID string, lines ...invoicing.LineItemParams) *invoicing.InvoiceCreateParams {
+	return &invoicing.InvoiceCreateParams{
+		ClientID:         clientID,
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        lines,
+	}
+}
+
+// e2eQuote is a quote create request for client with the Sales account and
+// GST as defaults.
+func e2eQuote(clientID string, lines ...invoicing.LineItemParams) *invoicing.QuoteCreateParams {
+	p := e2eInvoice(clientID, lines...)
+	return &invoicing.QuoteCreateParams{ClientID: p.ClientID, DefaultAccountID: p.DefaultAccountID, DefaultTaxCodeID: p.DefaultTaxCodeID, LineItems: p.LineItems}
+}
+
+// e2eAmounts is a line's net amount, tax and amount by API.md's rule
+// (amount = quantity x unit_price + tax), rounded to cents per line half
+// away from zero as invoicingtest documents. ratePercent is 10 for 10%.
+func e2eAmounts(qty, price, ratePercent decimal.Decimal) (net, tax, amount decimal.Decimal) {
+	gross := qty.Mul(price)
+	net = gross.Round(2)
+	tax = gross.Mul(ratePercent).Div(decimal.NewFromInt(100)).Round(2)
+	return net, tax, net.Add(tax)
+}
+
+// e2eTaxRate reads a tax code's rate through the API.
+func e2eTaxRate(t *testing.T, c *invoicing.Client, id string) decimal.Decimal {
+	t.Helper()
+	tc, err := c.TaxCodes.Get(t.Context(), id)
+	require.NoError(t, err)
+	return tc.Rate
+}
+
+// e2eQuoteMatchesInvoice asserts that an invoice converted from an accepted
+// quote has the quote's accepted lines and totals.
+func e2eQuoteMatchesInvoice(t *testing.T, q *invoicing.Quote, inv *invoicing.Invoice) {
+	t.Helper()
+	require.Len(t, inv.LineItems, len(q.LineItems))
+	for i, ql := range q.LineItems {
+		il := inv.LineItems[i]
+		assert.Equal(t, ql.Description, il.Description)
+		e2eDecEqual(t, ql.Quantity, il.Quantity)
+		e2eDecEqual(t, ql.UnitPrice, il.UnitPrice)
+		e2eDecEqual(t, ql.Amount, il.Amount)
+		e2eDecEqual(t, ql.TaxAmount, il.TaxAmount)
+	}
+	e2eDecEqual(t, q.Subtotal, inv.Subtotal)
+	e2eDecEqual(t, q.TaxTotal, inv.TaxTotal)
+	e2eDecEqual(t, q.Total, inv.Total)
+	e2eDecEqual(t, q.Total, inv.AmountDue)
 }

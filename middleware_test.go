@@ -115,7 +115,7 @@ func TestRouteAndAttemptInMiddleware(t *testing.T) {
 		return next(req)
 	}
 	api := &endpointAPI{attempts: map[string]int{}}
-	c, _ := newMockResponder(t, api.respond, invoicing.WithMiddleware(mw))
+	c, _ := newMock(t, api.respond, invoicing.WithMiddleware(mw))
 	for _, m := range apiCalls() {
 		require.NoError(t, m.call(context.Background(), c), m.name)
 	}

@@ -114,8 +114,8 @@ func (a *endpointAPI) attemptsOf(call string) int {
 // Every method takes RequestOptions and applies them the same way.
 func TestEveryMethodTakesRequestOptions(t *testing.T) {
 	api := &endpointAPI{attempts: map[string]int{}}
-	c, _ := newMockResponder(t, api.respond)
-	stalling, _ := newMockResponder(t, api.respond, invoicing.WithTimeout(300*time.Millisecond))
+	c, _ := newMock(t, api.respond)
+	stalling, _ := newMock(t, api.respond, invoicing.WithTimeout(300*time.Millisecond))
 	ctx := context.Background()
 	for _, m := range apiCalls() {
 		t.Run(m.name, func(t *testing.T) {
@@ -404,7 +404,7 @@ func TestWithResponseInto(t *testing.T) {
 	assert.Equal(t, "req-409", resp.RequestID)
 
 	// On a network failure: attempts, but no status and no header.
-	c, _ = newMockResponder(t, func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") },
+	c, _ = newMock(t, func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") },
 		invoicing.WithMaxRetries(2))
 	resp = invoicing.Response{StatusCode: 1, Header: http.Header{"X": nil}}
 	require.Error(t, getInvoice(c, invoicing.WithResponseInto(&resp)))

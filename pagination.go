@@ -107,7 +107,7 @@ func (l *lister[T, P]) fetch(ctx context.Context, n int) pageResult[T] {
 	cfg.into = &res.resp
 	pg := new(Page[T])
 	_, res.err = l.c.do(ctx, &request{method: http.MethodGet, path: l.path, query: q, paged: true}, &cfg, func(b []byte) error {
-		return codec.Decode(b, true, func(d *codec.Decoder) error { return decodePage[T, P](d, l.key, limit, pg) })
+		return decodePage[T, P](b, l.key, limit, pg)
 	})
 	if res.err == nil {
 		res.page = pg
@@ -130,10 +130,19 @@ func orDefault(v, def int) int {
 	return v
 }
 
-// decodePage decodes a list response into pg. The records may be under the
-// resource's own key or under the general key "items" (the resource's key
-// wins); a page holding more than limit records ends the list.
-func decodePage[T any, P record[T]](d *codec.Decoder, key string, limit int, pg *Page[T]) error {
+// decodePage decodes a list response, which must be a JSON object, into pg.
+// The records may be under the resource's own key or under the general key
+// "items" (the resource's key wins); a page holding more than limit records
+// ends the list.
+func decodePage[T any, P record[T]](b []byte, key string, limit int, pg *Page[T]) error {
+	if err := wantJSON(b, '{'); err != nil {
+		return err
+	}
+	return codec.Decode(b, true, func(d *codec.Decoder) error { return decodeMembers[T, P](d, key, limit, pg) })
+}
+
+// decodeMembers decodes the members of a list response (see decodePage).
+func decodeMembers[T any, P record[T]](d *codec.Decoder, key string, limit int, pg *Page[T]) error {
 	var named, general []T
 	decode := func(v *T, d *codec.Decoder) error { return P(v).decodeJSON(d) }
 	err := d.Object(func(name []byte) error {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -54,6 +53,18 @@ func cmp0(v, def int) int {
 		return def
 	}
 	return v
+}
+
+// pgFailAt answers page n with status, body and header pairs, and the
+// other pages with pages.
+func pgFailAt(pages http.HandlerFunc, n, status int, body string, header ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if pgPageOf(r) == n {
+			reply(w, status, body, header...)
+			return
+		}
+		pages(w, r)
+	}
 }
 
 // pgPageOf returns the page number a request asked for.
@@ -268,13 +279,7 @@ func TestPaginationCollect(t *testing.T) {
 	require.NoError(t, err, "exactly limit records are not too many")
 	assert.Len(t, exact, 100)
 
-	c, _ = newMock(t, func(w http.ResponseWriter, r *http.Request) {
-		if pgPageOf(r) == 2 {
-			reply(w, 403, `{"detail": "Missing scope invoices:read"}`)
-			return
-		}
-		pgPages(250, "invoices", true)(w, r)
-	})
+	c, _ = newMock(t, pgFailAt(pgPages(250, "invoices", true), 2, 403, `{"detail": "Missing scope invoices:read"}`))
 	part, err := invoicing.Collect(c.Invoices.List(context.Background(), nil), 0)
 	require.ErrorIs(t, err, invoicing.ErrForbidden)
 	assert.Len(t, part, 100, "the records yielded before the error come with it")
@@ -457,32 +462,34 @@ func TestPaginationRecordsWithoutIDsAreNotCompared(t *testing.T) {
 	assert.Len(t, api.requests(), 3)
 }
 
+// A page that fails (a 403, or a 2xx whose body is null: not an empty
+// page) ends the list with its error, after every record before it.
 func TestPaginationErrorYieldedOnceAndLast(t *testing.T) {
-	for _, prefetch := range []int{0, 3} {
-		t.Run("prefetch="+strconv.Itoa(prefetch), func(t *testing.T) {
-			c, api := newMock(t, func(w http.ResponseWriter, r *http.Request) {
-				if pgPageOf(r) == 2 {
-					reply(w, 403, `{"detail": "Missing scope invoices:read"}`)
-					return
+	for _, page2 := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{403, `{"detail": "Missing scope invoices:read"}`, `invoicing: GET /invoices: 403 Forbidden: "Missing scope invoices:read"`},
+		{200, `null`, "invoicing: decoding GET /invoices response: want a JSON object, got null"},
+	} {
+		for _, prefetch := range []int{0, 3} {
+			t.Run(strconv.Itoa(page2.status)+"/prefetch="+strconv.Itoa(prefetch), func(t *testing.T) {
+				c, api := newMock(t, pgFailAt(pgPages(500, "invoices", true), 2, page2.status, page2.body))
+				var opts []invoicing.ListOption
+				if prefetch > 0 {
+					opts = append(opts, invoicing.WithPrefetch(prefetch))
 				}
-				pgPages(500, "invoices", true)(w, r)
+				var got []string
+				var err error
+				pgRange(t, func() { got, err = pgNumbers(t, c.Invoices.List(context.Background(), nil, opts...)) })
+				require.EqualError(t, err, page2.want)
+				assert.Equal(t, pgWant(1, 100), got)
+				if prefetch == 0 {
+					assert.Len(t, api.requests(), 2, "not retried, and nothing follows the error")
+				}
 			})
-			var opts []invoicing.ListOption
-			if prefetch > 0 {
-				opts = append(opts, invoicing.WithPrefetch(prefetch))
-			}
-			var got []string
-			var err error
-			pgRange(t, func() { got, err = pgNumbers(t, c.Invoices.List(context.Background(), nil, opts...)) })
-			require.ErrorIs(t, err, invoicing.ErrForbidden)
-			var apiErr *invoicing.Error
-			require.ErrorAs(t, err, &apiErr)
-			assert.Equal(t, "/invoices", apiErr.Path)
-			assert.Equal(t, pgWant(1, 100), got)
-			if prefetch == 0 {
-				assert.Len(t, api.requests(), 2, "4xx is not retried, and nothing follows the error")
-			}
-		})
+		}
 	}
 }
 
@@ -620,7 +627,6 @@ func TestPaginationPrefetchKeepsAtMostNInFlight(t *testing.T) {
 				return
 			}
 		}
-		time.Sleep(time.Duration(rand.N(3)) * time.Millisecond)
 		pages(w, r)
 	}, invoicing.WithMaxRetries(0))
 	var got []string
@@ -652,13 +658,7 @@ func TestPaginationPrefetchWithoutTotal(t *testing.T) {
 
 func TestPaginationPrefetchErrorAfterEveryEarlierRecord(t *testing.T) {
 	pages := pgSlowly(pgPages(500, "invoices", true), 5*time.Millisecond)
-	c, _ := newMock(t, func(w http.ResponseWriter, r *http.Request) {
-		if pgPageOf(r) == 4 {
-			reply(w, 403, `{"detail": "Missing scope invoices:read"}`)
-			return
-		}
-		pages(w, r)
-	})
+	c, _ := newMock(t, pgFailAt(pages, 4, 403, `{"detail": "Missing scope invoices:read"}`))
 	var got []string
 	var err error
 	pgRange(t, func() {
@@ -687,14 +687,7 @@ func TestPaginationPrefetchLeavesNoGoroutine(t *testing.T) {
 		assert.LessOrEqual(t, len(api.requests()), 1+8+1, "pages 1 to 10 at most: n ahead of page 2, the last consumed")
 	})
 	t.Run("error", func(t *testing.T) {
-		pages := pgHold(pgPages(10_000, "invoices", true), 2)
-		c, _ := newMock(t, func(w http.ResponseWriter, r *http.Request) {
-			if pgPageOf(r) == 2 {
-				reply(w, 404, `{"detail": "gone"}`)
-				return
-			}
-			pages(w, r)
-		})
+		c, _ := newMock(t, pgFailAt(pgHold(pgPages(10_000, "invoices", true), 2), 2, 404, `{"detail": "gone"}`))
 		var got []string
 		var err error
 		pgRange(t, func() { got, err = pgNumbers(t, c.Invoices.List(context.Background(), nil, invoicing.WithPrefetch(8))) })
@@ -759,13 +752,7 @@ func TestPaginationResponseInto(t *testing.T) {
 			assert.Equal(t, "page-3", resp.RequestID)
 
 			// After an error: the failed page's.
-			c, _ = newMock(t, func(w http.ResponseWriter, r *http.Request) {
-				if pgPageOf(r) == 2 {
-					reply(w, 403, `{"detail": "no"}`, "X-Request-Id", "failed")
-					return
-				}
-				pgPages(95, "invoices", true)(w, r)
-			})
+			c, _ = newMock(t, pgFailAt(pgPages(95, "invoices", true), 2, 403, `{"detail": "no"}`, "X-Request-Id", "failed"))
 			resp = invoicing.Response{}
 			_, err := pgNumbers(t, c.Invoices.List(context.Background(), pgSize(10), opts(&resp)...))
 			require.ErrorIs(t, err, invoicing.ErrForbidden)
@@ -861,9 +848,7 @@ func TestPaginationPrefetch429PausesThePagesAhead(t *testing.T) {
 // peakHeap ranges over n invoices and returns the largest live heap (after a
 // GC) seen every 500 invoices.
 func pgPeakHeap(t *testing.T, n int, opts ...invoicing.ListOption) uint64 {
-	pages := pgPages(n, "invoices", true)
-	c, err := invoicing.NewClient(testURL, testKey, invoicing.WithHTTPClient(&http.Client{Transport: pgTransport(pages)}))
-	require.NoError(t, err)
+	c, _ := newMock(t, pgPages(n, "invoices", true))
 	var peak uint64
 	var ms runtime.MemStats
 	i := 0
@@ -878,18 +863,6 @@ func pgPeakHeap(t *testing.T, n int, opts ...invoicing.ListOption) uint64 {
 	}
 	require.Equal(t, n, i)
 	return peak
-}
-
-// pgTransport answers every request with h, recording nothing (unlike
-// newMock).
-type pgTransport http.HandlerFunc
-
-func (h pgTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	h(rec, r)
-	resp := rec.Result()
-	resp.Request = r
-	return resp, nil
 }
 
 // A List holds a bounded number of pages (n+1 with WithPrefetch(n)), not

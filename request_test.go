@@ -28,22 +28,22 @@ func TestStalledJSONBodyEndsTheAttempt(t *testing.T) {
 	stall := stallAfter(200, "application/json", `{"id": "`)
 	invoice := httpmock.NewStringResponder(200, fixture(t, "invoice.json"))
 
-	c, mt := newMockResponder(t, responders(stall, invoice), invoicing.WithTimeout(100*time.Millisecond))
+	c, api := newMock(t, responders(stall, invoice), invoicing.WithTimeout(100*time.Millisecond))
 	inv, err := c.Invoices.Get(ctx, idInvoice)
 	require.NoError(t, err)
 	assert.Equal(t, "INV-0042", inv.InvoiceNumber)
-	assert.Equal(t, 2, mt.GetTotalCallCount())
+	assert.Equal(t, 2, len(api.requests()))
 
-	c, mt = newMockResponder(t, stall, invoicing.WithTimeout(100*time.Millisecond), invoicing.WithMaxRetries(1))
+	c, api = newMock(t, stall, invoicing.WithTimeout(100*time.Millisecond), invoicing.WithMaxRetries(1))
 	err = getInvoice(c)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "invoicing: reading GET /invoices/"+idInvoice+" response: no complete response within 100ms")
-	assert.Equal(t, 2, mt.GetTotalCallCount())
+	assert.Equal(t, 2, len(api.requests()))
 
-	c, mt = newMockResponder(t, responders(stall, invoice), invoicing.WithTimeout(100*time.Millisecond))
+	c, api = newMock(t, responders(stall, invoice), invoicing.WithTimeout(100*time.Millisecond))
 	_, err = c.Invoices.Create(ctx, svcValidInvoice())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Equal(t, 1, mt.GetTotalCallCount(), "a POST is not repeated")
+	assert.Equal(t, 1, len(api.requests()), "a POST is not repeated")
 }
 
 func TestDrippingBodyEndsAtTheAttemptDeadline(t *testing.T) {
@@ -52,12 +52,12 @@ func TestDrippingBodyEndsAtTheAttemptDeadline(t *testing.T) {
 		resp.Body = dripBody{r.Context()}
 		return resp, nil
 	}
-	c, mt := newMockResponder(t, drip, invoicing.WithTimeout(200*time.Millisecond), invoicing.WithMaxRetries(1))
+	c, api := newMock(t, drip, invoicing.WithTimeout(200*time.Millisecond), invoicing.WithMaxRetries(1))
 	start := time.Now()
 	err := getInvoice(c)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the deadline covers the whole body, not each byte")
 	assert.Less(t, time.Since(start), 10*time.Second)
-	assert.Equal(t, 2, mt.GetTotalCallCount())
+	assert.Equal(t, 2, len(api.requests()))
 }
 
 func TestResponseOverTheCapIsNotRetried(t *testing.T) {
@@ -87,7 +87,7 @@ func TestResponseOverTheCapIsNotRetried(t *testing.T) {
 // A Content-Length is a hint, not a promise: a 32 MiB claim allocates no
 // 32 MiB.
 func TestContentLengthIsOnlyAHint(t *testing.T) {
-	c, _ := newMockResponder(t, func(*http.Request) (*http.Response, error) {
+	c, _ := newMock(t, func(*http.Request) (*http.Response, error) {
 		resp := httpmock.NewStringResponse(200, fixture(t, "item.json"))
 		resp.ContentLength = 32 << 20 // claimed, not sent
 		return resp, nil
@@ -123,7 +123,7 @@ func TestLoggingShowsRoutesNeverKeysNorIDs(t *testing.T) {
 
 	// A transport failure is logged with its error, still without the key.
 	logs = &logRecorder{}
-	c, _ = newMockResponder(t, httpmock.NewErrorResponder(errors.New("dial tcp: connection refused")), logs.logger(), invoicing.WithMaxRetries(1))
+	c, _ = newMock(t, httpmock.NewErrorResponder(errors.New("dial tcp: connection refused")), logs.logger(), invoicing.WithMaxRetries(1))
 	err = getInvoice(c)
 	require.ErrorContains(t, err, "connection refused")
 	assert.Contains(t, logs.text(), `error="Get \"`+testURL+`/invoices/`)
@@ -162,14 +162,14 @@ func TestRedirects(t *testing.T) {
 			return nil
 		}}
 	}
-	plain := func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt} }
+	plain := plainHTTPClient
 
 	t.Run("https to plain http is refused", func(t *testing.T) {
 		for _, path := range []string{"/to-http", "/to-other-http"} {
 			for name, shape := range map[string]func(http.RoundTripper) *http.Client{"plain": plain, "caller's policy": callers} {
 				hits.Store(0)
 				policy.Store(0)
-				c, _ := newMockVia(t, h, shape)
+				c, _ := newMock(t, &mockAPI{handler: h, shape: shape})
 				err := c.Do(ctx, "GET", path, nil, nil)
 				require.Error(t, err)
 				assert.Equal(t, "invoicing: GET "+path+": refusing to follow a redirect to plain http (the API key would travel in clear text)", err.Error(), name)
@@ -180,18 +180,18 @@ func TestRedirects(t *testing.T) {
 		}
 	})
 	t.Run("unless WithInsecureHTTP", func(t *testing.T) {
-		c, api := newMockVia(t, h, plain, invoicing.WithInsecureHTTP())
+		c, api := newMock(t, &mockAPI{handler: h, shape: plain}, invoicing.WithInsecureHTTP())
 		require.NoError(t, c.Do(ctx, "GET", "/to-http", nil, nil))
 		assert.Equal(t, "/items/"+idItem, api.last(t).Path)
 	})
 	t.Run("plain http to loopback is allowed", func(t *testing.T) {
-		c, api := newMockVia(t, h, plain)
+		c, api := newMock(t, &mockAPI{handler: h, shape: plain})
 		require.NoError(t, c.Do(ctx, "GET", "/to-loopback", nil, nil))
 		assert.Equal(t, "/items/"+idItem, api.last(t).Path)
 	})
 	t.Run("caller's policy runs after the SDK's", func(t *testing.T) {
 		policy.Store(0)
-		c, _ := newMockVia(t, h, callers)
+		c, _ := newMock(t, &mockAPI{handler: h, shape: callers})
 		it := map[string]any{}
 		require.NoError(t, c.Do(ctx, "GET", "/moved", nil, &it))
 		assert.Equal(t, "WIDGET-01", it["item_code"])
@@ -204,15 +204,15 @@ func TestRedirects(t *testing.T) {
 	})
 	t.Run("at most 10 redirects", func(t *testing.T) {
 		hits.Store(0)
-		c, _ := newMockVia(t, h, plain)
+		c, _ := newMock(t, &mockAPI{handler: h, shape: plain})
 		err := c.Do(ctx, "GET", "/loop", nil, nil)
 		assert.Equal(t, "invoicing: GET /loop: stopped after 10 redirects", err.Error())
 		assert.EqualValues(t, 10, hits.Load(), "the first request and 9 redirects, the 10th refused; not retried")
 	})
 	t.Run("the caller's policy may return the redirect", func(t *testing.T) {
-		c, _ := newMockVia(t, h, func(rt http.RoundTripper) *http.Client {
+		c, _ := newMock(t, &mockAPI{handler: h, shape: func(rt http.RoundTripper) *http.Client {
 			return &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		})
+		}})
 		err := c.Do(ctx, "GET", "/moved", nil, nil)
 		e := apiError(t, err)
 		assert.Equal(t, http.StatusFound, e.StatusCode, "a 3xx the caller keeps is an *Error")
@@ -222,17 +222,17 @@ func TestRedirects(t *testing.T) {
 
 // The caller's http.Client is used as given and left as it was.
 func TestCallersHTTPClientIsNotModified(t *testing.T) {
-	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(httpmock.NewStringResponder(200, fixture(t, "item.json")))
 	var policyCalls atomic.Int32
 	check := func(*http.Request, []*http.Request) error { policyCalls.Add(1); return nil }
-	mine := &http.Client{Transport: mt, Timeout: 30 * time.Second, CheckRedirect: check}
-	c, err := invoicing.NewClient(testURL, testKey, invoicing.WithHTTPClient(mine))
+	var mine *http.Client
+	c, api := newMock(t, &mockAPI{handler: always(200, fixture(t, "item.json")), shape: func(rt http.RoundTripper) *http.Client {
+		mine = &http.Client{Transport: rt, Timeout: 30 * time.Second, CheckRedirect: check}
+		return mine
+	}})
+	_, err := c.Items.Get(context.Background(), idItem)
 	require.NoError(t, err)
-	_, err = c.Items.Get(context.Background(), idItem)
-	require.NoError(t, err)
-	assert.Equal(t, 1, mt.GetTotalCallCount(), "its transport sent the request")
-	assert.Same(t, mt, mine.Transport.(*httpmock.MockTransport))
+	assert.Len(t, api.requests(), 1, "its transport sent the request")
+	assert.Same(t, api.transport(), mine.Transport.(*httpmock.MockTransport))
 	assert.Equal(t, 30*time.Second, mine.Timeout)
 	require.NoError(t, mine.CheckRedirect(nil, nil))
 	assert.EqualValues(t, 1, policyCalls.Load(), "its own policy, unwrapped")

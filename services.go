@@ -74,12 +74,10 @@ func create[T any, P record[T]](ctx context.Context, c *Client, path string, p i
 // the body must be a JSON object.
 func decodeInto[T any, P record[T]](v *T) func([]byte) error {
 	return func(b []byte) error {
-		return codec.Decode(b, false, func(d *codec.Decoder) error {
-			if k := d.PeekKind(); k != '{' {
-				return fmt.Errorf("want a JSON object, got %s", codec.KindName(k))
-			}
-			return P(v).decodeJSON(d)
-		})
+		if err := wantJSON(b, '{'); err != nil {
+			return err
+		}
+		return codec.Decode(b, false, P(v).decodeJSON)
 	}
 }
 

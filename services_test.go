@@ -85,16 +85,33 @@ func TestServicesMalformedJSON(t *testing.T) {
 	}
 }
 
-// A response that is JSON but not an object is an error naming what was
-// expected (a list page or record must be an object).
-func TestServicesResponseMustBeAnObject(t *testing.T) {
-	for _, sc := range recordCalls() {
-		t.Run(sc.name, func(t *testing.T) {
-			c, _ := newMock(t, always(200, `[{"id": "x"}]`))
-			err := sc.call(context.Background(), c)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), "object, got an array")
-		})
+// A 2xx whose body is not a JSON object (null, an array, a scalar, nothing)
+// fails every call that decodes one, list pages and lists included (a
+// gateway answering null must not make a list look empty), with an error
+// that says what came back. It is not an *Error, and it is not retried.
+func TestServicesNonObjectSuccessIsAnError(t *testing.T) {
+	shapes := map[string]string{
+		`null`:                       "want a JSON object, got null",
+		" [ {\"id\": \"x\"},\n 2 ] ": `want a JSON object, got an array: [{"id":"x"},2]`,
+		`"paid"`:                     `want a JSON object, got a string: "paid"`,
+		`42.50`:                      "want a JSON object, got a number: 42.50",
+		`false`:                      "want a JSON object, got a boolean: false",
+		"\n ":                        "want a JSON object, got an empty body",
+		"nul\x1b[2J":                 `want a JSON object, got invalid JSON: "nul\x1b[2J"`,
+	}
+	for _, sc := range apiCalls() {
+		if sc.raw && sc.name != "Client.Do GET" { // a PDF, or Do with no result
+			continue
+		}
+		for body, want := range shapes {
+			t.Run(sc.name+"/"+body, func(t *testing.T) {
+				c, api := newMock(t, always(200, body))
+				err := sc.call(context.Background(), c)
+				require.EqualError(t, err, "invoicing: decoding "+sc.verb+" "+sc.path+" response: "+want)
+				assert.False(t, errors.As(err, new(*invoicing.Error)), "a decoding failure is not an *Error")
+				assert.Len(t, api.requests(), 1, "not retried")
+			})
+		}
 	}
 }
 

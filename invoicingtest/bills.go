@@ -54,17 +54,17 @@ type billJSON struct {
 
 // billView shows a bill. The caller holds s.mu.
 func (s *Server) billView(b *bill) billJSON {
-	subtotal, tax, total := sumLines(b.lines)
+	subtotal, tax, total := sumLines(b.Lines)
 	var supplier string
-	if c := s.data.suppliers.get(b.supplierID); c != nil {
+	if c := s.data.suppliers.get(b.SupplierID); c != nil {
 		supplier = c.Name
 	}
 	return billJSON{
-		ID: b.id, BillNumber: b.number, SupplierID: b.supplierID, SupplierName: supplier,
-		Status: b.status, IssueDate: date(b.issueDate), DueDate: date(b.dueDate),
-		Currency: b.currency, Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
-		LineItems: lineViews(b.lines),
-		CreatedAt: datetime(b.createdAt), UpdatedAt: (*datetime)(b.updatedAt),
+		ID: b.ID, BillNumber: b.Number, SupplierID: b.SupplierID, SupplierName: supplier,
+		Status: b.Status, IssueDate: b.IssueDate, DueDate: b.DueDate,
+		Currency: b.Currency, Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
+		LineItems: lineViews(b.Lines),
+		CreatedAt: datetime(b.CreatedAt), UpdatedAt: (*datetime)(b.UpdatedAt),
 	}
 }
 
@@ -76,19 +76,19 @@ func billFilter(q url.Values) (func(*bill) bool, *apiError) {
 	}
 	supplierID := q.Get("supplier_id")
 	return func(b *bill) bool {
-		return (status == "" || b.status == status) && (supplierID == "" || b.supplierID == supplierID)
+		return (status == "" || b.Status == status) && (supplierID == "" || b.SupplierID == supplierID)
 	}, nil
 }
 
 // billCreated builds bill.created. The caller holds s.mu.
 func (s *Server) billCreated(b *bill) event {
 	return s.newEvent(webhooks.EventBillCreated, jsonobj.Object{
-		{Key: "bill_id", Value: b.id},
-		{Key: "bill_number", Value: b.number},
-		{Key: "supplier_id", Value: b.supplierID},
+		{Key: "bill_id", Value: b.ID},
+		{Key: "bill_number", Value: b.Number},
+		{Key: "supplier_id", Value: b.SupplierID},
 		{Key: "total", Value: moneyString(b.total())},
-		{Key: "status", Value: b.status},
-		{Key: "created_at", Value: formatTime(b.createdAt)},
+		{Key: "status", Value: b.Status},
+		{Key: "created_at", Value: formatTime(b.CreatedAt)},
 	})
 }
 
@@ -131,7 +131,7 @@ func (s *Server) insertBill(req *billRequest) (*bill, *apiError) {
 	number := strings.TrimSpace(req.BillNumber)
 	if number != "" {
 		for _, other := range s.data.bills.all() {
-			if other.supplierID == req.SupplierID && other.number == number {
+			if other.SupplierID == req.SupplierID && other.Number == number {
 				return nil, conflict("Bill number already exists for this supplier")
 			}
 		}
@@ -140,10 +140,10 @@ func (s *Server) insertBill(req *billRequest) (*bill, *apiError) {
 		number = fmt.Sprintf("BILL-%04d", s.data.billSeq)
 	}
 	b := &bill{
-		id: uuid.NewString(), number: number, supplierID: req.SupplierID, status: status,
-		issueDate: issue, dueDate: due, currency: currency, lines: lines, createdAt: s.now(),
+		ID: uuid.NewString(), Number: number, SupplierID: req.SupplierID, Status: status,
+		IssueDate: date(issue), DueDate: date(due), Currency: currency, Lines: lines, CreatedAt: s.now(),
 	}
-	s.data.bills.add(b.id, b)
+	s.data.bills.add(b.ID, b)
 	return b, nil
 }
 
@@ -158,20 +158,20 @@ func (s *Server) ApproveBill(billID string) error {
 // caller holds s.mu.
 func (s *Server) approveBill(billID string) ([]event, error) {
 	b, err := s.billFor(billID)
-	if err == nil && b.status != invoicing.BillStatusDraft && b.status != invoicing.BillStatusAwaitingApproval {
-		err = fmt.Errorf("%w: bill %s is %s", ErrInvalidState, b.number, b.status)
+	if err == nil && b.Status != invoicing.BillStatusDraft && b.Status != invoicing.BillStatusAwaitingApproval {
+		err = fmt.Errorf("%w: bill %s is %s", ErrInvalidState, b.Number, b.Status)
 	}
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	b.status = invoicing.BillStatusApproved
-	b.approvedAt = now
-	b.updatedAt = &now
+	b.Status = invoicing.BillStatusApproved
+	b.ApprovedAt = now
+	b.UpdatedAt = &now
 	ev := s.newEvent(webhooks.EventBillApproved, jsonobj.Object{
-		{Key: "bill_id", Value: b.id},
-		{Key: "bill_number", Value: b.number},
-		{Key: "supplier_id", Value: b.supplierID},
+		{Key: "bill_id", Value: b.ID},
+		{Key: "bill_number", Value: b.Number},
+		{Key: "supplier_id", Value: b.SupplierID},
 		{Key: "approved_at", Value: formatTime(now)},
 	})
 	return []event{ev}, nil
@@ -187,16 +187,16 @@ func (s *Server) PayBill(billID string, paidAt time.Time) error {
 	if err != nil {
 		return err
 	}
-	if b.status != invoicing.BillStatusApproved {
-		return fmt.Errorf("%w: bill %s is %s; only approved bills can be paid", ErrInvalidState, b.number, b.status)
+	if b.Status != invoicing.BillStatusApproved {
+		return fmt.Errorf("%w: bill %s is %s; only approved bills can be paid", ErrInvalidState, b.Number, b.Status)
 	}
 	now := s.now()
 	if paidAt.IsZero() {
 		paidAt = now
 	}
-	b.status = invoicing.BillStatusPaid
-	b.paidAt = paidAt.UTC()
-	b.updatedAt = &now
+	b.Status = invoicing.BillStatusPaid
+	b.PaidAt = paidAt.UTC()
+	b.UpdatedAt = &now
 	return nil
 }
 

@@ -16,22 +16,27 @@ import (
 type Contact struct {
 	// ID is the contact's id; AddClient and AddSupplier generate a UUID when
 	// it is empty.
-	ID string
+	ID string `json:"id"`
 	// Name is required.
-	Name string
+	Name string `json:"name"`
 	// Email is the primary email address (client_email in quote events).
-	Email string
+	Email string `json:"email"`
 	// Phone is free text.
-	Phone string
+	Phone string `json:"phone"`
 	// Address is the postal address.
-	Address Address
+	Address Address `json:",embed"`
 }
 
-// Address is a contact's postal address, shown in quote events as
-// client_address {address_line1, address_line2, city, state, postcode,
-// country}.
+// Address is a contact's postal address, given to POST /clients and POST
+// /suppliers as address and shown in quote events as client_address, both
+// {address_line1, address_line2, city, state, postcode, country}.
 type Address struct {
-	Line1, Line2, City, State, Postcode, Country string
+	Line1    string `json:"address_line1"`
+	Line2    string `json:"address_line2"`
+	City     string `json:"city"`
+	State    string `json:"state"`
+	Postcode string `json:"postcode"`
+	Country  string `json:"country"`
 }
 
 // AddClient adds a client to the business, as if created in the user
@@ -75,7 +80,7 @@ func (s *Server) insertContact(c Contact, kind webhooks.ContactType) (*contact, 
 	if c.ID == "" {
 		c.ID = uuid.NewString()
 	}
-	rec := &contact{Contact: c, createdAt: s.now()}
+	rec := &contact{Contact: c, CreatedAt: s.now()}
 	tbl := &s.data.clients
 	if kind == webhooks.ContactTypeSupplier {
 		tbl = &s.data.suppliers
@@ -88,19 +93,10 @@ func (s *Server) insertContact(c Contact, kind webhooks.ContactType) (*contact, 
 
 // contactRequest is the body of POST /clients and POST /suppliers.
 type contactRequest struct {
-	Name    string          `json:"name"`
-	Email   string          `json:"email"`
-	Phone   string          `json:"phone"`
-	Address *addressRequest `json:"address"`
-}
-
-type addressRequest struct {
-	Line1    string `json:"address_line1"`
-	Line2    string `json:"address_line2"`
-	City     string `json:"city"`
-	State    string `json:"state"`
-	Postcode string `json:"postcode"`
-	Country  string `json:"country"`
+	Name    string   `json:"name"`
+	Email   string   `json:"email"`
+	Phone   string   `json:"phone"`
+	Address *Address `json:"address"`
 }
 
 // contactJSON is a client or supplier as the API shows it.
@@ -116,7 +112,7 @@ type contactJSON struct {
 func contactView(c *contact) contactJSON {
 	return contactJSON{
 		ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone,
-		CreatedAt: datetime(c.createdAt), UpdatedAt: (*datetime)(c.updatedAt),
+		CreatedAt: datetime(c.CreatedAt), UpdatedAt: (*datetime)(c.UpdatedAt),
 	}
 }
 
@@ -125,8 +121,8 @@ func contactView(c *contact) contactJSON {
 func (s *Server) createContact(kind webhooks.ContactType) http.HandlerFunc {
 	insert := func(req *contactRequest) (*contact, *apiError) {
 		c := Contact{Name: req.Name, Email: strings.TrimSpace(req.Email), Phone: req.Phone}
-		if a := req.Address; a != nil {
-			c.Address = Address{a.Line1, a.Line2, a.City, a.State, a.Postcode, a.Country}
+		if req.Address != nil {
+			c.Address = *req.Address
 		}
 		return s.insertContact(c, kind)
 	}
@@ -143,7 +139,7 @@ func (s *Server) contactCreatedEvent(c *contact, kind webhooks.ContactType) even
 		Name        string               `json:"name"`
 		Email       string               `json:"email"`
 		CreatedAt   string               `json:"created_at"`
-	}{c.ID, kind, c.Name, c.Email, formatTime(c.createdAt)})
+	}{c.ID, kind, c.Name, c.Email, formatTime(c.CreatedAt)})
 }
 
 // clientName returns the name of a client, or "" if unknown. The caller

@@ -2,7 +2,6 @@ package invoicingtest
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/cliflag"
 	"github.com/invoicing-api/invoicing-go/internal/codec"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -56,7 +56,7 @@ func (s *Server) controlRoutes(add func(method, path string, h http.HandlerFunc)
 	}))
 	add("POST", "/quotes/{id}/unaccept", s.quoteAction(s.unacceptQuote))
 
-	add("POST", "/bills/{id}/approve", s.action("Bill", func(id string, a *actionAnswer) ([]event, error) {
+	add("POST", "/bills/{id}/approve", s.action("Bill", func(id string, a *ControlResult) ([]event, error) {
 		a.BillID = id
 		return s.approveBill(id)
 	}))
@@ -64,34 +64,13 @@ func (s *Server) controlRoutes(add func(method, path string, h http.HandlerFunc)
 	add("POST", "/clock/advance", s.controlAdvance)
 }
 
-// controlInfoJSON is the answer of GET /_mock.
-type controlInfoJSON struct {
-	Mock         bool          `json:"mock"`
-	BusinessID   string        `json:"business_id"`
-	Now          string        `json:"now"`
-	Today        string        `json:"today"`
-	Webhooks     []webhookJSON `json:"webhooks"`
-	LastEventSeq int           `json:"last_event_seq"`
-}
-
-// webhookJSON is a webhook endpoint as the control endpoints show it.
-// Events is null for an endpoint that receives every event; Secret is
-// shown only when the endpoint is created or its secret replaced.
-type webhookJSON struct {
-	ID     string               `json:"id"`
-	URL    string               `json:"url"`
-	Events []webhooks.EventType `json:"events"`
-	Paused bool                 `json:"paused"`
-	Secret string               `json:"secret,omitempty"`
-}
-
 // controlInfo serves GET /_mock: the server's clock and webhook endpoints.
 func (s *Server) controlInfo(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
-	now := s.now()
-	info := controlInfoJSON{
-		Mock: true, BusinessID: SeedBusinessID, Now: formatTime(now), Today: formatDate(dateOf(now)),
-		Webhooks: make([]webhookJSON, 0, len(s.endpoints)), LastEventSeq: len(s.events),
+	now := controlTime(s.now())
+	info := ControlInfo{
+		Mock: true, BusinessID: SeedBusinessID, Now: now, Today: invoicing.DateOf(now),
+		Webhooks: make([]ControlWebhook, 0, len(s.endpoints)), LastEventSeq: len(s.events),
 	}
 	for _, ep := range s.endpoints {
 		info.Webhooks = append(info.Webhooks, ep.view(false))
@@ -100,10 +79,14 @@ func (s *Server) controlInfo(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, info)
 }
 
+// controlTime is a time as the control endpoints show it: to the second,
+// in UTC.
+func controlTime(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
 // view shows the endpoint, with its secret when withSecret. The caller
 // holds s.mu.
-func (ep *WebhookEndpoint) view(withSecret bool) webhookJSON {
-	v := webhookJSON{ID: ep.id, URL: ep.url, Paused: ep.paused}
+func (ep *WebhookEndpoint) view(withSecret bool) ControlWebhook {
+	v := ControlWebhook{ID: ep.id, URL: ep.url, Paused: ep.paused}
 	if ep.events != nil {
 		v.Events = []webhooks.EventType{}
 		for _, e := range AllEvents() {
@@ -116,22 +99,6 @@ func (ep *WebhookEndpoint) view(withSecret bool) webhookJSON {
 		v.Secret = ep.secret
 	}
 	return v
-}
-
-// eventFeedJSON is the answer of GET /_mock/events.
-type eventFeedJSON struct {
-	Events       []raisedEventJSON `json:"events"`
-	LastEventSeq int               `json:"last_event_seq"`
-}
-
-// raisedEventJSON is an event the server raised, with its payload and its
-// deliveries as they stand.
-type raisedEventJSON struct {
-	Seq        int                `json:"seq"`
-	Type       webhooks.EventType `json:"type"`
-	At         string             `json:"at"`
-	Body       jsontext.Value     `json:"body"`
-	Deliveries []deliveryReport   `json:"deliveries"`
 }
 
 // controlEvents serves GET /_mock/events?after=N: the events raised after
@@ -149,29 +116,21 @@ func (s *Server) controlEvents(w http.ResponseWriter, r *http.Request) {
 		after = n
 	}
 	s.mu.Lock()
-	feed := eventFeedJSON{Events: []raisedEventJSON{}, LastEventSeq: len(s.events)}
+	feed := ControlEvents{Events: []ControlEvent{}, LastEventSeq: len(s.events)}
 	for _, e := range s.events[min(after, len(s.events)):] {
 		rep := e.report()
-		feed.Events = append(feed.Events, raisedEventJSON{
-			Seq: e.seq, Type: e.name, At: formatTime(e.at), Body: jsontext.Value(e.body), Deliveries: rep.Deliveries,
+		feed.Events = append(feed.Events, ControlEvent{
+			Seq: e.seq, Type: e.name, At: controlTime(e.at), Body: jsontext.Value(e.body), Deliveries: rep.Deliveries,
 		})
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, feed)
 }
 
-// webhookRequest is the body of POST /_mock/webhooks and of
-// POST /_mock/webhooks/{id}/secret (which reads only the secret).
-type webhookRequest struct {
-	URL    string   `json:"url"`
-	Events []string `json:"events"`
-	Secret string   `json:"secret"`
-}
-
 // controlAddWebhook serves POST /_mock/webhooks: 201 with the new endpoint
 // and its secret (the one given, else a new one).
 func (s *Server) controlAddWebhook(w http.ResponseWriter, r *http.Request) {
-	var req webhookRequest
+	var req ControlWebhookRequest
 	if err := decodeOptionalBody(r, &req); err != nil {
 		writeError(w, err)
 		return
@@ -213,66 +172,27 @@ func checkWebhookURL(raw string) *apiError {
 	return nil
 }
 
-// checkEvents reads the events of a webhook request: nil (every event)
-// when none are given, a 422 naming an event outside AllEvents (and the
-// nearest name, if one is close) or an empty list.
-func checkEvents(names []string) ([]webhooks.EventType, *apiError) {
-	if names == nil {
+// checkEvents checks the events of a webhook request: nil (every event)
+// when none are given, a 422 naming an event outside AllEvents (and the one
+// meant, if one is close, as the CLI suggests it) or an empty list.
+func checkEvents(events []webhooks.EventType) ([]webhooks.EventType, *apiError) {
+	if events == nil {
 		return nil, nil
 	}
-	if len(names) == 0 {
+	if len(events) == 0 {
 		return nil, invalid("events must name at least one event; leave it out to receive every event")
 	}
 	known := AllEvents()
-	events := make([]webhooks.EventType, 0, len(names))
-	for _, name := range names {
-		e := webhooks.EventType(name)
+	for _, e := range events {
 		if !slices.Contains(known, e) {
-			hint := ""
-			if near := nearestEvent(name, known); near != "" {
-				hint = fmt.Sprintf(" (did you mean %q?)", near)
+			names := make([]string, len(known))
+			for i, k := range known {
+				names[i] = string(k)
 			}
-			return nil, invalid("unknown event %q%s; endpoints subscribe to %s", name, hint, joinComma(known))
+			return nil, invalid("unknown event %q%s; endpoints subscribe to %s", e, cliflag.DidYouMean(string(e), names), joinComma(known))
 		}
-		events = append(events, e)
 	}
 	return events, nil
-}
-
-// nearestEvent returns the event of known nearest to name by edit
-// distance, or "" when none is within a third of the name's length (and at
-// most 3 edits).
-func nearestEvent(name string, known []webhooks.EventType) webhooks.EventType {
-	limit := min(3, max(1, len(name)/3))
-	var best webhooks.EventType
-	bestDist := limit + 1
-	for _, e := range known {
-		if d := editDistance(strings.ToLower(name), string(e)); d < bestDist {
-			best, bestDist = e, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // checkSecret returns the secret given, or a new one when none is; a 422
@@ -308,7 +228,7 @@ func (s *Server) endpointFor(w http.ResponseWriter, r *http.Request) *WebhookEnd
 // endpoint signs with the secret given (else a new one) from now on, and
 // the old one is invalid at once, as with RotateSecret.
 func (s *Server) controlWebhookSecret(w http.ResponseWriter, r *http.Request) {
-	var req webhookRequest
+	var req ControlWebhookRequest
 	if err := decodeOptionalBody(r, &req); err != nil {
 		writeError(w, err)
 		return
@@ -358,21 +278,9 @@ func (s *Server) controlTestWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	rep := eventReport{Type: webhooks.EventTest, Deliveries: []deliveryReport{d.report(ep)}}
+	rep := ControlEventReport{Type: webhooks.EventTest, Deliveries: []ControlDelivery{d.report(ep)}}
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, actionAnswer{Events: []eventReport{rep}})
-}
-
-// actionAnswer is the answer of a control action: the records it touched
-// and the events it raised, each with its deliveries.
-type actionAnswer struct {
-	PaymentID     string                  `json:"payment_id,omitempty"`
-	InvoiceID     string                  `json:"invoice_id,omitempty"`
-	QuoteID       string                  `json:"quote_id,omitempty"`
-	BillID        string                  `json:"bill_id,omitempty"`
-	InvoiceNumber string                  `json:"invoice_number,omitempty"`
-	InvoiceStatus invoicing.InvoiceStatus `json:"invoice_status,omitempty"`
-	Events        []eventReport           `json:"events"`
+	writeJSON(w, http.StatusOK, ControlResult{Events: []ControlEventReport{rep}})
 }
 
 // action serves a control action that takes no body (any JSON object is
@@ -380,20 +288,20 @@ type actionAnswer struct {
 // change, under s.mu, makes the change and fills in the answer's ids; the
 // events it raised are published and the answer is 200 with them. A
 // helper's error becomes a 404, 409 or 422 (actionError).
-func (s *Server) action(what string, change func(id string, a *actionAnswer) ([]event, error)) http.HandlerFunc {
+func (s *Server) action(what string, change func(id string, a *ControlResult) ([]event, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := decodeOptionalBody(r, &struct{}{}); err != nil {
 			writeError(w, err)
 			return
 		}
 		id := r.PathValue("id")
-		s.runAction(w, what, http.StatusOK, func(a *actionAnswer) ([]event, error) { return change(id, a) })
+		s.runAction(w, what, http.StatusOK, func(a *ControlResult) ([]event, error) { return change(id, a) })
 	}
 }
 
 // invoiceAction is an action on an invoice, answering its invoice_id.
 func (s *Server) invoiceAction(change func(id string) ([]event, error)) http.HandlerFunc {
-	return s.action("Invoice", func(id string, a *actionAnswer) ([]event, error) {
+	return s.action("Invoice", func(id string, a *ControlResult) ([]event, error) {
 		a.InvoiceID = id
 		return change(id)
 	})
@@ -401,7 +309,7 @@ func (s *Server) invoiceAction(change func(id string) ([]event, error)) http.Han
 
 // quoteAction is an action on a quote, answering its quote_id.
 func (s *Server) quoteAction(change func(id string) ([]event, error)) http.HandlerFunc {
-	return s.action("Quote", func(id string, a *actionAnswer) ([]event, error) {
+	return s.action("Quote", func(id string, a *ControlResult) ([]event, error) {
 		a.QuoteID = id
 		return change(id)
 	})
@@ -425,10 +333,7 @@ func actionError(what string, err error) *apiError {
 // controlUpdateInvoice serves PATCH /_mock/invoices/{id} {"notes"?,
 // "due_date"?}: UpdateInvoice; 422 when neither is given.
 func (s *Server) controlUpdateInvoice(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Notes   *string `json:"notes"`
-		DueDate *string `json:"due_date"`
-	}
+	var req invoiceChangeBody
 	if err := decodeOptionalBody(r, &req); err != nil {
 		writeError(w, err)
 		return
@@ -447,7 +352,7 @@ func (s *Server) controlUpdateInvoice(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalid("give notes, due_date or both"))
 		return
 	}
-	s.runAction(w, "Invoice", http.StatusOK, func(a *actionAnswer) ([]event, error) {
+	s.runAction(w, "Invoice", http.StatusOK, func(a *ControlResult) ([]event, error) {
 		a.InvoiceID = r.PathValue("id")
 		return s.updateInvoice(a.InvoiceID, u)
 	})
@@ -455,8 +360,8 @@ func (s *Server) controlUpdateInvoice(w http.ResponseWriter, r *http.Request) {
 
 // runAction runs change under s.mu, publishes the events it raised and
 // answers status with them, or the error (actionError).
-func (s *Server) runAction(w http.ResponseWriter, what string, status int, change func(a *actionAnswer) ([]event, error)) {
-	var a actionAnswer
+func (s *Server) runAction(w http.ResponseWriter, what string, status int, change func(a *ControlResult) ([]event, error)) {
+	var a ControlResult
 	events, err := s.act(func() ([]event, error) { return change(&a) })
 	if err != nil {
 		writeError(w, actionError(what, err))
@@ -472,6 +377,11 @@ func (s *Server) runAction(w http.ResponseWriter, what string, status int, chang
 type looseDecimal struct {
 	text string
 	set  bool
+}
+
+// MarshalJSONTo writes the text as a JSON number.
+func (d looseDecimal) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteValue(jsontext.Value(d.text))
 }
 
 // UnmarshalJSONFrom keeps the number's text or the string's content; null
@@ -502,11 +412,7 @@ func (d *looseDecimal) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // "payment_method"?, "received_at"?}: RecordPayment, by default of the
 // whole amount due, by bank transfer, now; 201.
 func (s *Server) controlPayment(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Amount        looseDecimal `json:"amount"`
-		PaymentMethod string       `json:"payment_method"`
-		ReceivedAt    string       `json:"received_at"`
-	}
+	var req paymentBody
 	if err := decodeOptionalBody(r, &req); err != nil {
 		writeError(w, err)
 		return
@@ -528,7 +434,7 @@ func (s *Server) controlPayment(w http.ResponseWriter, r *http.Request) {
 		}
 		p.ReceivedAt = at
 	}
-	s.runAction(w, "Invoice", http.StatusCreated, func(a *actionAnswer) ([]event, error) {
+	s.runAction(w, "Invoice", http.StatusCreated, func(a *ControlResult) ([]event, error) {
 		a.InvoiceID = r.PathValue("id")
 		if !req.Amount.set {
 			if inv := s.data.invoices.get(a.InvoiceID); inv != nil {
@@ -564,25 +470,23 @@ func paymentAmount(text string) (decimal.Decimal, *apiError) {
 // its share link when it was sent, else by staff; the answer names the
 // invoice conversion made, if any.
 func (s *Server) controlAcceptQuote(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		AcceptedBy string `json:"accepted_by"`
-	}
+	var req acceptBody
 	if err := decodeOptionalBody(r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	s.runAction(w, "Quote", http.StatusOK, func(a *actionAnswer) ([]event, error) {
+	s.runAction(w, "Quote", http.StatusOK, func(a *ControlResult) ([]event, error) {
 		a.QuoteID = r.PathValue("id")
 		q, err := s.quoteFor(a.QuoteID)
 		if err != nil {
 			return nil, err
 		}
-		res, events, err := s.acceptQuote(a.QuoteID, AcceptOptions{ByStaff: q.shareToken == "", AcceptedBy: req.AcceptedBy})
+		res, events, err := s.acceptQuote(a.QuoteID, AcceptOptions{ByStaff: q.ShareToken == "", AcceptedBy: req.AcceptedBy})
 		if err != nil {
 			return nil, err
 		}
 		if inv := s.data.invoices.get(res.InvoiceID); inv != nil {
-			a.InvoiceID, a.InvoiceNumber, a.InvoiceStatus = inv.id, inv.number, inv.statusOn(s.today())
+			a.InvoiceID, a.InvoiceNumber, a.InvoiceStatus = inv.ID, inv.Number, inv.statusOn(s.today())
 		}
 		return events, nil
 	})
@@ -591,23 +495,13 @@ func (s *Server) controlAcceptQuote(w http.ResponseWriter, r *http.Request) {
 // maxAdvance is the furthest one clock advance may go.
 const maxAdvance = 3650 * 24 * time.Hour
 
-// advanceJSON is the answer of POST /_mock/clock/advance.
-type advanceJSON struct {
-	Now             string   `json:"now"`
-	Today           string   `json:"today"`
-	OverdueInvoices []string `json:"overdue_invoices"`
-	ExpiredQuotes   []string `json:"expired_quotes"`
-}
-
 // controlAdvance serves POST /_mock/clock/advance {"by": "15d"}: it
 // advances the server's clock (running the webhook retries that fall due),
 // then expires the quotes past their valid_until (ExpireQuotes), and
 // reports the invoices that became overdue and the quotes expired. 409 when
 // the clock has no Advance method (SystemClock).
 func (s *Server) controlAdvance(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		By string `json:"by"`
-	}
+	var req advanceBody
 	if err := decodeOptionalBody(r, &req); err != nil {
 		writeError(w, err)
 		return
@@ -633,15 +527,15 @@ func (s *Server) controlAdvance(w http.ResponseWriter, r *http.Request) {
 	clock.Advance(by) // runs due retries, which take s.mu
 
 	s.mu.Lock()
-	answer := advanceJSON{OverdueInvoices: []string{}, ExpiredQuotes: []string{}}
+	answer := ControlAdvance{OverdueInvoices: []string{}, ExpiredQuotes: []string{}}
 	for _, id := range s.overdueInvoices() {
 		if !wasOverdue[id] {
 			answer.OverdueInvoices = append(answer.OverdueInvoices, id)
 		}
 	}
 	answer.ExpiredQuotes = append(answer.ExpiredQuotes, s.expireQuotes()...)
-	now := s.now()
-	answer.Now, answer.Today = formatTime(now), formatDate(dateOf(now))
+	answer.Now = controlTime(s.now())
+	answer.Today = invoicing.DateOf(answer.Now)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, answer)
 }
@@ -653,7 +547,7 @@ func (s *Server) overdueInvoices() []string {
 	var ids []string
 	for _, inv := range s.data.invoices.all() {
 		if inv.statusOn(today) == invoicing.InvoiceStatusOverdue {
-			ids = append(ids, inv.id)
+			ids = append(ids, inv.ID)
 		}
 	}
 	return ids

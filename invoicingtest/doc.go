@@ -90,7 +90,9 @@
 // trigger`, tests in other languages) make the same changes, so that the
 // events they raise are real: signed by the fake and naming records that
 // exist. The real service has no such path (it answers 404 there), and
-// neither does a server made without WithControl.
+// neither does a server made without WithControl. ControlClient calls them
+// from Go, with typed answers (ControlInfo, ControlResult, ...): the types
+// the server writes them with.
 //
 // They take the API's Authorization header, and a key with every scope of
 // AllScopes (FullKey): 401 for a missing or unknown key, 403 for a key
@@ -185,7 +187,7 @@
 // Rounding is half away from zero (2.525 becomes 2.53), per line; subtotal,
 // tax_total and total are sums of the rounded line values. API responses
 // write decimals as JSON numbers with at least two places for money
-// (110.00, 0.125) and without trailing zeros for quantities and rates (2.5,
+// (110.00, 0.125, as FormatMoney writes them) and without trailing zeros for quantities and rates (2.5,
 // 10); webhooks write them as strings. Request decimals must be JSON numbers
 // below 10^12 in magnitude with at most six decimal places.
 //

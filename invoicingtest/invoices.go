@@ -79,21 +79,21 @@ func (s *Server) invoiceView(inv *invoice) invoiceJSON {
 // invoiceViewOn shows an invoice as it stands on the date today. The caller
 // holds s.mu.
 func (s *Server) invoiceViewOn(inv *invoice, today time.Time) invoiceJSON {
-	subtotal, tax, total := sumLines(inv.lines)
+	subtotal, tax, total := sumLines(inv.Lines)
 	due := total
 	if !inv.amountPaid.IsZero() { // decimal's Sub would rescale and allocate
 		due = total.Sub(inv.amountPaid)
 	}
 	return invoiceJSON{
-		ID: inv.id, InvoiceNumber: inv.number,
-		ClientID: inv.clientID, ClientName: s.clientName(inv.clientID),
+		ID: inv.ID, InvoiceNumber: inv.Number,
+		ClientID: inv.ClientID, ClientName: s.clientName(inv.ClientID),
 		Status:    inv.statusOn(today),
-		IssueDate: date(inv.issueDate), DueDate: date(inv.dueDate),
+		IssueDate: inv.IssueDate, DueDate: inv.DueDate,
 		Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
 		AmountPaid: money(inv.amountPaid), AmountDue: money(due),
-		Currency: inv.currency, Notes: inv.notes,
-		LineItems: lineViews(inv.lines),
-		CreatedAt: datetime(inv.createdAt), UpdatedAt: (*datetime)(inv.updatedAt),
+		Currency: inv.Currency, Notes: inv.Notes,
+		LineItems: lineViews(inv.Lines),
+		CreatedAt: datetime(inv.CreatedAt), UpdatedAt: (*datetime)(inv.UpdatedAt),
 	}
 }
 
@@ -107,7 +107,7 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
 		if err != nil || !f.filters() {
 			return nil, err
 		}
-		return func(inv *invoice) bool { return f.keep(inv.statusOn(today), inv.clientID, inv.issueDate) }, nil
+		return func(inv *invoice) bool { return f.keep(inv.statusOn(today), inv.ClientID, time.Time(inv.IssueDate)) }, nil
 	}
 	view := func(inv *invoice) invoiceJSON { return s.invoiceViewOn(inv, today) }
 	listHandler(s, "invoices", &s.data.invoices, filter, view)(w, r)
@@ -126,7 +126,7 @@ func (s *Server) existingInvoice(req *invoiceRequest) *invoice {
 	if reference == "" {
 		return nil
 	}
-	return s.data.invoices.first(func(inv *invoice) bool { return inv.reference == reference })
+	return s.data.invoices.first(func(inv *invoice) bool { return inv.Reference == reference })
 }
 
 // insertInvoice applies the rules of POST /invoices and stores the invoice.
@@ -163,11 +163,11 @@ func (s *Server) insertInvoice(req *invoiceRequest) (*invoice, *apiError) {
 		number = s.nextInvoiceNumber()
 	}
 	inv := &invoice{
-		id: uuid.NewString(), number: number, clientID: req.ClientID, status: status,
-		issueDate: issue, dueDate: due, currency: currency, notes: req.Notes,
-		reference: strings.TrimSpace(req.Reference), lines: lines, createdAt: s.now(),
+		ID: uuid.NewString(), Number: number, ClientID: req.ClientID, Status: status,
+		IssueDate: date(issue), DueDate: date(due), Currency: currency, Notes: req.Notes,
+		Reference: strings.TrimSpace(req.Reference), Lines: lines, CreatedAt: s.now(),
 	}
-	s.data.invoices.add(inv.id, inv)
+	s.data.invoices.add(inv.ID, inv)
 	return inv, nil
 }
 
@@ -233,7 +233,7 @@ func checkCurrency(c string) (string, *apiError) {
 }
 
 func (s *Server) invoiceByNumber(number string) *invoice {
-	return s.data.invoices.first(func(inv *invoice) bool { return inv.number == number })
+	return s.data.invoices.first(func(inv *invoice) bool { return inv.Number == number })
 }
 
 // nextInvoiceNumber generates INV-0001, INV-0002, ..., skipping numbers
@@ -251,19 +251,19 @@ func (s *Server) nextInvoiceNumber() string {
 // invoiceEvent builds the invoice.created or invoice.updated payload. The
 // caller holds s.mu.
 func (s *Server) invoiceEvent(name webhooks.EventType, inv *invoice) event {
-	at := inv.createdAt
+	at := inv.CreatedAt
 	stampKey := "created_at"
 	if name == webhooks.EventInvoiceUpdated {
 		stampKey = "updated_at"
-		if inv.updatedAt != nil {
-			at = *inv.updatedAt
+		if inv.UpdatedAt != nil {
+			at = *inv.UpdatedAt
 		}
 	}
 	return s.newEvent(name, jsonobj.Object{
-		{Key: "invoice_id", Value: inv.id},
-		{Key: "invoice_number", Value: inv.number},
-		{Key: "client_id", Value: inv.clientID},
-		{Key: "reference", Value: nullString(inv.reference)},
+		{Key: "invoice_id", Value: inv.ID},
+		{Key: "invoice_number", Value: inv.Number},
+		{Key: "client_id", Value: inv.ClientID},
+		{Key: "reference", Value: nullString(inv.Reference)},
 		{Key: "total", Value: moneyString(inv.total())},
 		{Key: "status", Value: inv.statusOn(s.today())},
 		{Key: stampKey, Value: formatTime(at)},

@@ -51,10 +51,10 @@ type itemJSON struct {
 
 func itemView(it *item) itemJSON {
 	return itemJSON{
-		ID: it.id, ItemCode: it.code, Name: it.name, Description: it.description,
-		ItemType: it.itemType, UnitPrice: money(it.unitPrice), IsTaxable: it.isTaxable,
-		AccountID: it.accountID, TaxCodeID: it.taxCodeID, IsActive: it.isActive,
-		CreatedAt: datetime(it.createdAt), UpdatedAt: (*datetime)(it.updatedAt),
+		ID: it.ID, ItemCode: it.Code, Name: it.Name, Description: it.Description,
+		ItemType: it.ItemType, UnitPrice: money(it.UnitPrice), IsTaxable: it.IsTaxable,
+		AccountID: it.AccountID, TaxCodeID: it.TaxCodeID, IsActive: it.IsActive,
+		CreatedAt: datetime(it.CreatedAt), UpdatedAt: (*datetime)(it.UpdatedAt),
 	}
 }
 
@@ -65,7 +65,7 @@ func itemFilter(q url.Values) (func(*item) bool, *apiError) {
 	if typ != "" && !slices.Contains(itemTypes, typ) {
 		return nil, badRequest("%s", detailItemTypeNotAllowed)
 	}
-	return func(it *item) bool { return typ == "" || it.itemType == typ }, nil
+	return func(it *item) bool { return typ == "" || it.ItemType == typ }, nil
 }
 
 // insertItem applies the rules of POST /items and stores the item: 422 for
@@ -107,7 +107,7 @@ func (s *Server) insertItem(req *itemRequest) (*item, *apiError) {
 		return nil, invalid("tax_code_id %s does not match a tax code of the business", req.TaxCodeID)
 	}
 	code := strings.TrimSpace(req.ItemCode)
-	if code != "" && s.data.items.first(func(it *item) bool { return it.code == code }) != nil {
+	if code != "" && s.data.items.first(func(it *item) bool { return it.Code == code }) != nil {
 		return nil, conflict(detailItemCodeExists)
 	}
 	taxable := true
@@ -115,10 +115,10 @@ func (s *Server) insertItem(req *itemRequest) (*item, *apiError) {
 		taxable = *req.IsTaxable
 	}
 	it := &item{
-		id: uuid.NewString(), code: code, name: name, description: req.Description,
-		itemType: typ, unitPrice: price, isTaxable: taxable, isActive: true,
-		accountID: req.AccountID, taxCodeID: req.TaxCodeID, createdAt: s.now(),
+		ID: uuid.NewString(), Code: code, Name: name, Description: req.Description,
+		ItemType: typ, UnitPrice: price, IsTaxable: taxable, IsActive: true,
+		AccountID: req.AccountID, TaxCodeID: req.TaxCodeID, CreatedAt: s.now(),
 	}
-	s.data.items.add(it.id, it)
+	s.data.items.add(it.ID, it)
 	return it, nil
 }

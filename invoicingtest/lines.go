@@ -76,55 +76,55 @@ func (s *Server) buildLines(reqs []*lineRequest, defs lineDefaults) ([]line, *ap
 }
 
 func (s *Server) buildLine(req *lineRequest, defs lineDefaults) (line, error) {
-	l := line{id: uuid.NewString(), quantity: decimal.NewFromInt(1)}
+	l := line{ID: uuid.NewString(), Quantity: decimal.NewFromInt(1)}
 	if !req.UnitPrice.set {
 		return l, fmt.Errorf("unit_price is required")
 	}
-	l.unitPrice = req.UnitPrice.value
-	if msg := checkDecimal("unit_price", l.unitPrice); msg != "" {
+	l.UnitPrice = req.UnitPrice.value
+	if msg := checkDecimal("unit_price", l.UnitPrice); msg != "" {
 		return l, fmt.Errorf("%s", msg)
 	}
 	if req.Quantity.set {
-		l.quantity = req.Quantity.value
+		l.Quantity = req.Quantity.value
 	}
-	if l.quantity.IsNegative() {
+	if l.Quantity.IsNegative() {
 		return l, fmt.Errorf("quantity must not be negative")
 	}
-	if msg := checkDecimal("quantity", l.quantity); msg != "" {
+	if msg := checkDecimal("quantity", l.Quantity); msg != "" {
 		return l, fmt.Errorf("%s", msg)
 	}
 	if req.Description != nil {
-		l.description = *req.Description
+		l.Description = *req.Description
 	}
 	if itemID := req.itemID(); itemID != "" {
 		it := s.data.items.get(itemID)
 		if it == nil {
 			return l, fmt.Errorf("item_id %s does not match a catalog item of the business", itemID)
 		}
-		l.itemID, l.itemCode, l.itemName = it.id, it.code, it.name
+		l.ItemID, l.ItemCode, l.ItemName = it.ID, it.Code, it.Name
 		if req.Description == nil {
-			l.description = it.description
-			if l.description == "" {
-				l.description = it.name
+			l.Description = it.Description
+			if l.Description == "" {
+				l.Description = it.Name
 			}
 		}
 	}
-	l.accountID = firstNonEmpty(req.AccountID, defs.accountID)
-	if l.accountID == "" {
+	l.AccountID = firstNonEmpty(req.AccountID, defs.accountID)
+	if l.AccountID == "" {
 		return l, fmt.Errorf("account_id is required: set it on the line or as default_account_id")
 	}
-	if s.data.accounts.get(l.accountID) == nil {
-		return l, fmt.Errorf("account_id %s does not match an account of the business", l.accountID)
+	if s.data.accounts.get(l.AccountID) == nil {
+		return l, fmt.Errorf("account_id %s does not match an account of the business", l.AccountID)
 	}
-	l.taxCodeID = firstNonEmpty(req.TaxCodeID, defs.taxCodeID)
-	if l.taxCodeID == "" {
+	l.TaxCodeID = firstNonEmpty(req.TaxCodeID, defs.taxCodeID)
+	if l.TaxCodeID == "" {
 		return l, fmt.Errorf("tax_code_id is required: set it on the line or as default_tax_code_id")
 	}
-	tc := s.data.taxCodes.get(l.taxCodeID)
+	tc := s.data.taxCodes.get(l.TaxCodeID)
 	if tc == nil {
-		return l, fmt.Errorf("tax_code_id %s does not match a tax code of the business", l.taxCodeID)
+		return l, fmt.Errorf("tax_code_id %s does not match a tax code of the business", l.TaxCodeID)
 	}
-	l.taxRate = tc.Rate
+	l.TaxRate = tc.Rate
 	l.setAmounts()
 	return l, nil
 }
@@ -154,10 +154,10 @@ func lineViews(lines []line) []lineJSON {
 	out := make([]lineJSON, 0, len(lines))
 	for _, l := range lines {
 		out = append(out, lineJSON{
-			ID: l.id, Description: l.description,
-			Quantity: number(l.quantity), UnitPrice: money(l.unitPrice),
+			ID: l.ID, Description: l.Description,
+			Quantity: number(l.Quantity), UnitPrice: money(l.UnitPrice),
 			Amount: money(l.amount), TaxAmount: money(l.tax),
-			AccountID: nullString(l.accountID), TaxCodeID: nullString(l.taxCodeID),
+			AccountID: nullString(l.AccountID), TaxCodeID: nullString(l.TaxCodeID),
 		})
 	}
 	return out

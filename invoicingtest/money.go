@@ -55,8 +55,12 @@ func (n numberString) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return enc.WriteValue(append(b, '"'))
 }
 
-// moneyText is d as money shows it: 110.00, 0.125.
-func moneyText(d decimal.Decimal) string { return string(appendFixed(nil, d, 2)) }
+// FormatMoney returns the amount d as the fake writes money in its answers
+// (as JSON numbers there, as strings in webhooks) and as the invoicing
+// command-line tool shows it: exactly, never rounded, with at least two
+// decimal places and no trailing zeros beyond them: 110.00, 2649.90, 0.125,
+// -3.00.
+func FormatMoney(d decimal.Decimal) string { return string(appendFixed(nil, d, 2)) }
 
 // numberText is d as number shows it: 2, 1.5.
 func numberText(d decimal.Decimal) string { return string(appendFixed(nil, d, 0)) }

@@ -34,6 +34,15 @@ func TestDecimalJSON(t *testing.T) {
 	assert.Equal(t, `"7.5"`, string(b))
 }
 
+func TestFormatMoneyShowsAtLeastTwoDecimalsAndNeverRounds(t *testing.T) {
+	for in, want := range map[string]string{
+		"12.5": "12.50", "12.500": "12.50", "0": "0.00", "-3": "-3.00",
+		"0.125": "0.125", "1234.5678": "1234.5678", "0.1000": "0.10", "1E+2": "100.00",
+	} {
+		assert.Equal(t, want, FormatMoney(dec(in)), in)
+	}
+}
+
 // TestAppendFixedMatchesStringFixed checks the fast path of appendFixed
 // against the rounding-free use of StringFixed it replaces, over random
 // coefficients and exponents, both sides of the 18-digit limit.

@@ -53,13 +53,13 @@ func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, er
 	if err != nil {
 		return "", nil, err
 	}
-	if inv.status != invoicing.InvoiceStatusAwaitingPayment && inv.status != invoicing.InvoiceStatusOverdue {
-		return "", nil, fmt.Errorf("%w: invoice %s is %s; payments go to awaiting_payment or overdue invoices", ErrInvalidState, inv.number, inv.status)
+	if inv.Status != invoicing.InvoiceStatusAwaitingPayment && inv.Status != invoicing.InvoiceStatusOverdue {
+		return "", nil, fmt.Errorf("%w: invoice %s is %s; payments go to awaiting_payment or overdue invoices", ErrInvalidState, inv.Number, inv.Status)
 	}
 	due := inv.amountDue()
 	if !p.Amount.IsPositive() || p.Amount.GreaterThan(due) {
 		return "", nil, fmt.Errorf("invoicingtest: payment amount %s must be greater than 0 and at most the amount due %s",
-			moneyText(p.Amount), moneyText(due))
+			FormatMoney(p.Amount), FormatMoney(due))
 	}
 	if p.Method == "" {
 		p.Method = PaymentBankTransfer
@@ -69,35 +69,35 @@ func (s *Server) recordPayment(invoiceID string, p Payment) (string, []event, er
 	if p.ReceivedAt.IsZero() {
 		received = now
 	}
-	pay := payment{id: uuid.NewString(), invoiceID: inv.id, amount: p.Amount, method: p.Method, receivedAt: received}
+	pay := payment{ID: uuid.NewString(), InvoiceID: inv.ID, Amount: p.Amount, Method: p.Method, ReceivedAt: received}
 	s.data.payments = append(s.data.payments, pay)
 	inv.amountPaid = inv.amountPaid.Add(p.Amount)
-	inv.updatedAt = &now
+	inv.UpdatedAt = &now
 
 	body := jsonobj.Object{
-		{Key: "payment_id", Value: pay.id},
-		{Key: "invoice_id", Value: inv.id},
-		{Key: "amount", Value: moneyString(pay.amount)},
-		{Key: "payment_method", Value: pay.method},
+		{Key: "payment_id", Value: pay.ID},
+		{Key: "invoice_id", Value: inv.ID},
+		{Key: "amount", Value: moneyString(pay.Amount)},
+		{Key: "payment_method", Value: pay.Method},
 		{Key: "received_at", Value: formatTime(received)},
-		{Key: "invoice_number", Value: inv.number},
+		{Key: "invoice_number", Value: inv.Number},
 	}
-	if inv.reference != "" {
-		body = append(body, jsonobj.Field{Key: "reference", Value: inv.reference})
+	if inv.Reference != "" {
+		body = append(body, jsonobj.Field{Key: "reference", Value: inv.Reference})
 	}
 	events := []event{s.newEvent(webhooks.EventPaymentReceived, body)}
 	if inv.amountDue().IsZero() {
-		inv.status = invoicing.InvoiceStatusPaid
+		inv.Status = invoicing.InvoiceStatusPaid
 		events = append(events, s.newEvent(webhooks.EventInvoicePaid, jsonobj.Object{
-			{Key: "invoice_id", Value: inv.id},
-			{Key: "invoice_number", Value: inv.number},
-			{Key: "client_id", Value: inv.clientID},
-			{Key: "reference", Value: nullString(inv.reference)},
+			{Key: "invoice_id", Value: inv.ID},
+			{Key: "invoice_number", Value: inv.Number},
+			{Key: "client_id", Value: inv.ClientID},
+			{Key: "reference", Value: nullString(inv.Reference)},
 			{Key: "amount_paid", Value: moneyString(inv.amountPaid)},
 			{Key: "paid_at", Value: formatTime(received)},
 		}))
 	}
-	return pay.id, events, nil
+	return pay.ID, events, nil
 }
 
 // SendInvoice sends an invoice (or marks it sent): a draft becomes
@@ -111,24 +111,24 @@ func (s *Server) SendInvoice(invoiceID string) error {
 // caller holds s.mu.
 func (s *Server) sendInvoice(invoiceID string) ([]event, error) {
 	inv, err := s.invoiceFor(invoiceID)
-	if err == nil && inv.status == invoicing.InvoiceStatusVoided {
-		err = fmt.Errorf("%w: invoice %s is voided", ErrInvalidState, inv.number)
+	if err == nil && inv.Status == invoicing.InvoiceStatusVoided {
+		err = fmt.Errorf("%w: invoice %s is voided", ErrInvalidState, inv.Number)
 	}
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	if inv.status == invoicing.InvoiceStatusDraft {
-		inv.status = invoicing.InvoiceStatusAwaitingPayment
+	if inv.Status == invoicing.InvoiceStatusDraft {
+		inv.Status = invoicing.InvoiceStatusAwaitingPayment
 	}
-	if inv.shareToken == "" {
-		inv.shareToken = randomHex(16)
+	if inv.ShareToken == "" {
+		inv.ShareToken = randomHex(16)
 	}
-	inv.updatedAt = &now
+	inv.UpdatedAt = &now
 	ev := s.newEvent(webhooks.EventInvoiceSent, jsonobj.Object{
-		{Key: "invoice_id", Value: inv.id},
-		{Key: "invoice_number", Value: inv.number},
-		{Key: "client_id", Value: inv.clientID},
+		{Key: "invoice_id", Value: inv.ID},
+		{Key: "invoice_number", Value: inv.Number},
+		{Key: "client_id", Value: inv.ClientID},
 		{Key: "sent_at", Value: formatTime(now)},
 	})
 	return []event{ev}, nil
@@ -169,20 +169,21 @@ func (s *Server) updateInvoice(invoiceID string, u InvoiceUpdate) ([]event, erro
 	if err := checkStatusChange(inv, u.Status); err != nil {
 		return nil, err
 	}
-	if !u.DueDate.IsZero() && dateOf(u.DueDate).Before(inv.issueDate) {
-		return nil, fmt.Errorf("invoicingtest: due date %s is before the issue date %s", formatDate(dateOf(u.DueDate)), formatDate(inv.issueDate))
+	due := date(dateOf(u.DueDate))
+	if !u.DueDate.IsZero() && time.Time(due).Before(time.Time(inv.IssueDate)) {
+		return nil, fmt.Errorf("invoicingtest: due date %s is before the issue date %s", due, inv.IssueDate)
 	}
 	if u.Notes != nil {
-		inv.notes = *u.Notes
+		inv.Notes = *u.Notes
 	}
 	if !u.DueDate.IsZero() {
-		inv.dueDate = dateOf(u.DueDate)
+		inv.DueDate = due
 	}
 	if u.Status != "" {
-		inv.status = u.Status
+		inv.Status = u.Status
 	}
 	now := s.now()
-	inv.updatedAt = &now
+	inv.UpdatedAt = &now
 	return []event{s.invoiceEvent(webhooks.EventInvoiceUpdated, inv)}, nil
 }
 
@@ -196,10 +197,10 @@ func checkStatusChange(inv *invoice, status invoicing.InvoiceStatus) error {
 		return fmt.Errorf("invoicingtest: UpdateInvoice cannot set status %q", status)
 	}
 	switch {
-	case inv.status == invoicing.InvoiceStatusPaid:
-		return fmt.Errorf("%w: invoice %s is paid", ErrInvalidState, inv.number)
+	case inv.Status == invoicing.InvoiceStatusPaid:
+		return fmt.Errorf("%w: invoice %s is paid", ErrInvalidState, inv.Number)
 	case inv.amountPaid.IsPositive() && (status == invoicing.InvoiceStatusDraft || status == invoicing.InvoiceStatusVoided):
-		return fmt.Errorf("%w: invoice %s has payments and cannot become %s", ErrInvalidState, inv.number, status)
+		return fmt.Errorf("%w: invoice %s has payments and cannot become %s", ErrInvalidState, inv.Number, status)
 	}
 	return nil
 }

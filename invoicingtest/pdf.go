@@ -15,33 +15,33 @@ type pdfFile struct {
 
 // invoicePDF is the PDF of GET /invoices/{id}/pdf. The caller holds s.mu.
 func (s *Server) invoicePDF(inv *invoice) pdfFile {
-	return pdfFile{"Invoice-" + inv.number + ".pdf", s.invoiceText(inv)}
+	return pdfFile{"Invoice-" + inv.Number + ".pdf", s.invoiceText(inv)}
 }
 
 // quotePDF is the PDF of GET /quotes/{id}/pdf. The share link appears when
 // the quote has one; the endpoint never creates one. The caller holds s.mu.
 func (s *Server) quotePDF(q *quote) pdfFile {
-	return pdfFile{"Quote-" + q.number + ".pdf", s.quoteText(q)}
+	return pdfFile{"Quote-" + q.Number + ".pdf", s.quoteText(q)}
 }
 
 // invoiceText is the text of an invoice's PDF. The caller holds s.mu.
 func (s *Server) invoiceText(inv *invoice) []string {
-	subtotal, tax, total := sumLines(inv.lines)
+	subtotal, tax, total := sumLines(inv.Lines)
 	text := []string{
-		"TAX INVOICE " + inv.number,
-		"Bill to: " + s.clientName(inv.clientID),
-		"Issue date: " + formatDate(inv.issueDate) + "    Due date: " + formatDate(inv.dueDate),
+		"TAX INVOICE " + inv.Number,
+		"Bill to: " + s.clientName(inv.ClientID),
+		"Issue date: " + inv.IssueDate.String() + "    Due date: " + inv.DueDate.String(),
 		"Status: " + string(inv.statusOn(s.today())),
 		"",
 	}
-	text = append(text, linesText(inv.lines)...)
+	text = append(text, linesText(inv.Lines)...)
 	return append(text,
 		"",
-		"Subtotal: "+inv.currency+" "+moneyText(subtotal),
-		"Tax: "+inv.currency+" "+moneyText(tax),
-		"Total: "+inv.currency+" "+moneyText(total),
-		"Amount paid: "+inv.currency+" "+moneyText(inv.amountPaid),
-		"Amount due: "+inv.currency+" "+moneyText(total.Sub(inv.amountPaid)),
+		"Subtotal: "+inv.Currency+" "+FormatMoney(subtotal),
+		"Tax: "+inv.Currency+" "+FormatMoney(tax),
+		"Total: "+inv.Currency+" "+FormatMoney(total),
+		"Amount paid: "+inv.Currency+" "+FormatMoney(inv.amountPaid),
+		"Amount due: "+inv.Currency+" "+FormatMoney(total.Sub(inv.amountPaid)),
 	)
 }
 
@@ -50,20 +50,20 @@ func (s *Server) quoteText(q *quote) []string {
 	lines := q.effectiveLines()
 	subtotal, tax, total := sumLines(lines)
 	text := []string{
-		"QUOTE " + q.number + ": " + q.title,
-		"For: " + s.clientName(q.clientID),
-		"Issue date: " + formatDate(q.issueDate) + "    Valid until: " + formatDate(q.validUntil),
-		"Status: " + string(q.status),
+		"QUOTE " + q.Number + ": " + q.Title,
+		"For: " + s.clientName(q.ClientID),
+		"Issue date: " + q.IssueDate.String() + "    Valid until: " + q.ValidUntil.String(),
+		"Status: " + string(q.Status),
 		"",
 	}
 	text = append(text, linesText(lines)...)
 	text = append(text,
 		"",
-		"Subtotal: "+q.currency+" "+moneyText(subtotal),
-		"Tax: "+q.currency+" "+moneyText(tax),
-		"Total: "+q.currency+" "+moneyText(total),
+		"Subtotal: "+q.Currency+" "+FormatMoney(subtotal),
+		"Tax: "+q.Currency+" "+FormatMoney(tax),
+		"Total: "+q.Currency+" "+FormatMoney(total),
 	)
-	if q.shareToken != "" {
+	if q.ShareToken != "" {
 		text = append(text, "", "View and accept online: "+s.quotePublicURL(q))
 	}
 	return text
@@ -73,7 +73,7 @@ func linesText(lines []line) []string {
 	out := []string{"Description | Qty | Unit price | Tax | Amount"}
 	for _, l := range lines {
 		out = append(out, fmt.Sprintf("%s | %s | %s | %s | %s",
-			l.description, numberText(l.quantity), moneyText(l.unitPrice), moneyText(l.tax), moneyText(l.amount)))
+			l.Description, numberText(l.Quantity), FormatMoney(l.UnitPrice), FormatMoney(l.tax), FormatMoney(l.amount)))
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -43,14 +44,16 @@ func (s *Server) SetQuoteConversion(m QuoteConversion) {
 type Recipient struct {
 	// ContactID is the contact's id; it may be empty for a viewer who is
 	// not a contact.
-	ContactID string
-	// Name and Email are the person's as shown in events.
-	Name, Email string
+	ContactID string `json:"contact_id"`
+	// Name is the person's name as shown in events.
+	Name string `json:"name"`
+	// Email is the person's email address as shown in events.
+	Email string `json:"email"`
 	// Type is "to" (the default) or "cc".
-	Type string
+	Type string `json:"type"`
 	// QuoteContactID identifies the recipient on the quote; SendQuote
 	// assigns it.
-	QuoteContactID string
+	QuoteContactID string `json:"quote_contact_id"`
 }
 
 // QuoteLineOptions are the interactive options of a quote line, which the
@@ -71,17 +74,17 @@ func (s *Server) SetQuoteLineOptions(quoteID, lineID string, o QuoteLineOptions)
 	if err != nil {
 		return err
 	}
-	if q.status == invoicing.QuoteStatusAccepted {
-		return fmt.Errorf("%w: quote %s is accepted", ErrInvalidState, q.number)
+	if q.Status == invoicing.QuoteStatusAccepted {
+		return fmt.Errorf("%w: quote %s is accepted", ErrInvalidState, q.Number)
 	}
-	for i := range q.lines {
-		if q.lines[i].id == lineID {
-			q.lines[i].optional = o.Optional
-			q.lines[i].quantityEditable = o.QuantityEditable
+	for i := range q.Lines {
+		if q.Lines[i].ID == lineID {
+			q.Lines[i].Optional = o.Optional
+			q.Lines[i].QuantityEditable = o.QuantityEditable
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: quote %s has no line %s", ErrNotFound, q.number, lineID)
+	return fmt.Errorf("%w: quote %s has no line %s", ErrNotFound, q.Number, lineID)
 }
 
 // SendQuote sends a draft or sent quote to recipients (by default the
@@ -96,30 +99,30 @@ func (s *Server) SendQuote(quoteID string, recipients ...Recipient) error {
 // holds s.mu.
 func (s *Server) sendQuote(quoteID string, recipients []Recipient) ([]event, error) {
 	q, err := s.quoteFor(quoteID)
-	if err == nil && q.status != invoicing.QuoteStatusDraft && q.status != invoicing.QuoteStatusSent {
-		err = fmt.Errorf("%w: quote %s is %s", ErrInvalidState, q.number, q.status)
+	if err == nil && q.Status != invoicing.QuoteStatusDraft && q.Status != invoicing.QuoteStatusSent {
+		err = fmt.Errorf("%w: quote %s is %s", ErrInvalidState, q.Number, q.Status)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if len(recipients) == 0 {
-		c := s.data.clients.get(q.clientID)
+		c := s.data.clients.get(q.ClientID)
 		recipients = []Recipient{{ContactID: c.ID, Name: c.Name, Email: c.Email}}
 	}
-	q.recipients = nil
+	q.Recipients = nil
 	for _, r := range recipients {
 		if r.Type == "" {
 			r.Type = "to"
 		}
 		r.QuoteContactID = uuid.NewString()
-		q.recipients = append(q.recipients, r)
+		q.Recipients = append(q.Recipients, r)
 	}
-	if q.shareToken == "" {
-		q.shareToken = randomHex(16)
+	if q.ShareToken == "" {
+		q.ShareToken = randomHex(16)
 	}
 	now := s.now()
-	q.status = invoicing.QuoteStatusSent
-	q.updatedAt = &now
+	q.Status = invoicing.QuoteStatusSent
+	q.UpdatedAt = &now
 	return []event{s.quoteEvent(webhooks.EventQuoteSent, q, jsonobj.Field{Key: "sent_at", Value: formatTime(now)})}, nil
 }
 
@@ -137,13 +140,13 @@ func (s *Server) ViewQuote(quoteID string, viewer *Recipient) error {
 // holds s.mu.
 func (s *Server) viewQuote(quoteID string, viewer *Recipient) ([]event, error) {
 	q, err := s.quoteFor(quoteID)
-	if err == nil && q.shareToken == "" {
-		err = fmt.Errorf("%w: quote %s has no share link yet; send it first", ErrInvalidState, q.number)
+	if err == nil && q.ShareToken == "" {
+		err = fmt.Errorf("%w: quote %s has no share link yet; send it first", ErrInvalidState, q.Number)
 	}
 	if err != nil {
 		return nil, err
 	}
-	v := q.recipients[0]
+	v := q.Recipients[0]
 	if viewer != nil {
 		v = *viewer
 		if v.Type == "" {
@@ -151,11 +154,11 @@ func (s *Server) viewQuote(quoteID string, viewer *Recipient) ([]event, error) {
 		}
 	}
 	now := s.now()
-	q.viewCount++
-	q.lastViewedAt = &now
+	q.ViewCount++
+	q.LastViewedAt = &now
 	ev := s.quoteEvent(webhooks.EventQuoteViewed, q,
 		jsonobj.Field{Key: "viewed_at", Value: formatTime(now)},
-		jsonobj.Field{Key: "view_count", Value: q.viewCount},
+		jsonobj.Field{Key: "view_count", Value: q.ViewCount},
 		jsonobj.Field{Key: "last_viewed_at", Value: formatTime(now)},
 		jsonobj.Field{Key: "viewer", Value: contactJSONForEvent(v)},
 	)
@@ -216,11 +219,11 @@ func (s *Server) acceptQuote(quoteID string, o AcceptOptions) (AcceptResult, []e
 	if err != nil {
 		return AcceptResult{}, nil, err
 	}
-	if q.status != invoicing.QuoteStatusDraft && q.status != invoicing.QuoteStatusSent {
-		return AcceptResult{}, nil, fmt.Errorf("%w: quote %s is %s; only draft or sent quotes can be accepted", ErrInvalidState, q.number, q.status)
+	if q.Status != invoicing.QuoteStatusDraft && q.Status != invoicing.QuoteStatusSent {
+		return AcceptResult{}, nil, fmt.Errorf("%w: quote %s is %s; only draft or sent quotes can be accepted", ErrInvalidState, q.Number, q.Status)
 	}
-	if !o.ByStaff && q.shareToken == "" {
-		return AcceptResult{}, nil, fmt.Errorf("%w: quote %s has no share link; send it first or accept with ByStaff", ErrInvalidState, q.number)
+	if !o.ByStaff && q.ShareToken == "" {
+		return AcceptResult{}, nil, fmt.Errorf("%w: quote %s has no share link; send it first or accept with ByStaff", ErrInvalidState, q.Number)
 	}
 	lines, selections, err := acceptedLines(q, o)
 	if err != nil {
@@ -228,58 +231,58 @@ func (s *Server) acceptQuote(quoteID string, o AcceptOptions) (AcceptResult, []e
 	}
 	now := s.now()
 	acc := &acceptance{
-		lines: lines, previousStatus: q.status, byStaff: o.ByStaff,
-		acceptedBy: o.AcceptedBy, acceptedAt: now,
-		comments: o.Comments, orderNumber: o.OrderNumber, selections: selections,
+		Lines: lines, PreviousStatus: q.Status, ByStaff: o.ByStaff,
+		AcceptedBy: o.AcceptedBy, AcceptedAt: now,
+		Comments: o.Comments, OrderNumber: o.OrderNumber, Selections: selections,
 	}
 	if !o.ByStaff {
-		c := q.recipients[0]
+		c := q.Recipients[0]
 		if o.Contact != nil {
 			c = *o.Contact
 		}
-		acc.contact = &c
-		if acc.acceptedBy == "" {
-			acc.acceptedBy = c.Name
+		acc.Contact = &c
+		if acc.AcceptedBy == "" {
+			acc.AcceptedBy = c.Name
 		}
-	} else if acc.acceptedBy == "" {
-		acc.acceptedBy = "Staff"
+	} else if acc.AcceptedBy == "" {
+		acc.AcceptedBy = "Staff"
 	}
-	q.status = invoicing.QuoteStatusAccepted
-	q.acceptance = acc
-	q.updatedAt = &now
+	q.Status = invoicing.QuoteStatusAccepted
+	q.Acceptance = acc
+	q.UpdatedAt = &now
 
 	var inv *invoice
 	if s.conversion != ConversionFails {
 		inv = s.invoiceFromQuote(q)
-		acc.invoiceID = inv.id
+		acc.InvoiceID = inv.ID
 	}
 
-	recipients := make([]jsonobj.Object, 0, len(q.recipients))
-	for _, r := range q.recipients {
+	recipients := make([]jsonobj.Object, 0, len(q.Recipients))
+	for _, r := range q.Recipients {
 		recipients = append(recipients, recipientJSON(r))
 	}
 	extra := []jsonobj.Field{{Key: "recipients", Value: recipients}}
-	if acc.contact != nil {
-		extra = append(extra, jsonobj.Field{Key: "accepting_contact", Value: contactJSONForEvent(*acc.contact)})
+	if acc.Contact != nil {
+		extra = append(extra, jsonobj.Field{Key: "accepting_contact", Value: contactJSONForEvent(*acc.Contact)})
 	}
 	extra = append(extra,
-		jsonobj.Field{Key: "accepted_by", Value: acc.acceptedBy},
+		jsonobj.Field{Key: "accepted_by", Value: acc.AcceptedBy},
 		jsonobj.Field{Key: "accepted_at", Value: formatTime(now)},
-		jsonobj.Field{Key: "acceptance_comments", Value: acc.comments},
-		jsonobj.Field{Key: "acceptance_order_number", Value: acc.orderNumber},
+		jsonobj.Field{Key: "acceptance_comments", Value: acc.Comments},
+		jsonobj.Field{Key: "acceptance_order_number", Value: acc.OrderNumber},
 		jsonobj.Field{Key: "interactive_selections", Value: selections},
 	)
 	var res AcceptResult
 	if inv != nil {
-		res = AcceptResult{InvoiceID: inv.id, InvoiceNumber: inv.number}
+		res = AcceptResult{InvoiceID: inv.ID, InvoiceNumber: inv.Number}
 		extra = append(extra,
-			jsonobj.Field{Key: "invoice_id", Value: inv.id},
-			jsonobj.Field{Key: "invoice_number", Value: inv.number},
+			jsonobj.Field{Key: "invoice_id", Value: inv.ID},
+			jsonobj.Field{Key: "invoice_number", Value: inv.Number},
 			jsonobj.Field{Key: "invoice_status", Value: inv.statusOn(s.today())},
-			jsonobj.Field{Key: "invoice_admin_url", Value: s.root + "/app/invoices/" + inv.id},
+			jsonobj.Field{Key: "invoice_admin_url", Value: s.root + "/app/invoices/" + inv.ID},
 		)
-		if inv.shareToken != "" {
-			extra = append(extra, jsonobj.Field{Key: "invoice_share_url", Value: s.root + "/pay/" + inv.shareToken})
+		if inv.ShareToken != "" {
+			extra = append(extra, jsonobj.Field{Key: "invoice_share_url", Value: s.root + "/pay/" + inv.ShareToken})
 		}
 	}
 	events := []event{s.quoteEvent(webhooks.EventQuoteAccepted, q, extra...)}
@@ -296,17 +299,17 @@ func (s *Server) acceptQuote(quoteID string, o AcceptOptions) (AcceptResult, []e
 // quantity-editable line id to {"included": bool, "quantity": "n"}.
 func acceptedLines(q *quote, o AcceptOptions) ([]line, map[string]any, error) {
 	byID := map[string]line{}
-	for _, l := range q.lines {
-		byID[l.id] = l
+	for _, l := range q.Lines {
+		byID[l.ID] = l
 	}
 	excluded := map[string]bool{}
 	for _, id := range o.Exclude {
 		l, ok := byID[id]
 		if !ok {
-			return nil, nil, fmt.Errorf("%w: quote %s has no line %s", ErrNotFound, q.number, id)
+			return nil, nil, fmt.Errorf("%w: quote %s has no line %s", ErrNotFound, q.Number, id)
 		}
-		if !l.optional {
-			return nil, nil, fmt.Errorf("%w: line %s of quote %s is not optional", ErrInvalidState, id, q.number)
+		if !l.Optional {
+			return nil, nil, fmt.Errorf("%w: line %s of quote %s is not optional", ErrInvalidState, id, q.Number)
 		}
 		excluded[id] = true
 	}
@@ -319,28 +322,28 @@ func acceptedLines(q *quote, o AcceptOptions) ([]line, map[string]any, error) {
 		l, ok := byID[id]
 		switch {
 		case !ok:
-			return nil, nil, fmt.Errorf("%w: quote %s has no line %s", ErrNotFound, q.number, id)
-		case !l.quantityEditable:
-			return nil, nil, fmt.Errorf("%w: the quantity of line %s of quote %s is not editable", ErrInvalidState, id, q.number)
+			return nil, nil, fmt.Errorf("%w: quote %s has no line %s", ErrNotFound, q.Number, id)
+		case !l.QuantityEditable:
+			return nil, nil, fmt.Errorf("%w: the quantity of line %s of quote %s is not editable", ErrInvalidState, id, q.Number)
 		case !o.Quantities[id].IsPositive():
 			return nil, nil, fmt.Errorf("invoicingtest: accepted quantity of line %s must be greater than 0", id)
 		}
 	}
 	var lines []line
 	section := map[string]any{}
-	for _, l := range q.lines {
-		if qty, ok := o.Quantities[l.id]; ok {
+	for _, l := range q.Lines {
+		if qty, ok := o.Quantities[l.ID]; ok {
 			l = l.withQuantity(qty)
 		}
-		if l.optional || l.quantityEditable {
-			section[l.id] = map[string]any{"included": !excluded[l.id], "quantity": numberText(l.quantity)}
+		if l.Optional || l.QuantityEditable {
+			section[l.ID] = map[string]any{"included": !excluded[l.ID], "quantity": numberText(l.Quantity)}
 		}
-		if !excluded[l.id] {
+		if !excluded[l.ID] {
 			lines = append(lines, l)
 		}
 	}
 	if len(lines) == 0 {
-		return nil, nil, fmt.Errorf("%w: every line of quote %s would be excluded", ErrInvalidState, q.number)
+		return nil, nil, fmt.Errorf("%w: every line of quote %s would be excluded", ErrInvalidState, q.Number)
 	}
 	return lines, map[string]any{"section-0": section}, nil
 }
@@ -349,23 +352,23 @@ func acceptedLines(q *quote, o AcceptOptions) ([]line, map[string]any, error) {
 // accepted quote: same client and currency, the accepted lines (new line
 // ids), issued today, due after the default terms. The caller holds s.mu.
 func (s *Server) invoiceFromQuote(q *quote) *invoice {
-	lines := make([]line, len(q.acceptance.lines))
-	for i, l := range q.acceptance.lines {
-		l.id = uuid.NewString()
-		l.optional, l.quantityEditable = false, false
+	lines := make([]line, len(q.Acceptance.Lines))
+	for i, l := range q.Acceptance.Lines {
+		l.ID = uuid.NewString()
+		l.Optional, l.QuantityEditable = false, false
 		lines[i] = l
 	}
 	today := s.today()
 	inv := &invoice{
-		id: uuid.NewString(), number: s.nextInvoiceNumber(), clientID: q.clientID,
-		status: invoicing.InvoiceStatusDraft, issueDate: today, dueDate: today.AddDate(0, 0, defaultTermsDays),
-		currency: q.currency, lines: lines, createdAt: s.now(),
+		ID: uuid.NewString(), Number: s.nextInvoiceNumber(), ClientID: q.ClientID,
+		Status: invoicing.InvoiceStatusDraft, IssueDate: date(today), DueDate: date(today.AddDate(0, 0, defaultTermsDays)),
+		Currency: q.Currency, Lines: lines, CreatedAt: s.now(),
 	}
 	if s.conversion == ConvertToAwaitingPaymentInvoice {
-		inv.status = invoicing.InvoiceStatusAwaitingPayment
-		inv.shareToken = randomHex(16)
+		inv.Status = invoicing.InvoiceStatusAwaitingPayment
+		inv.ShareToken = randomHex(16)
 	}
-	s.data.invoices.add(inv.id, inv)
+	s.data.invoices.add(inv.ID, inv)
 	return inv
 }
 
@@ -386,30 +389,30 @@ func (s *Server) UnacceptQuote(quoteID string) error {
 // The caller holds s.mu.
 func (s *Server) unacceptQuote(quoteID string) ([]event, error) {
 	q, err := s.quoteFor(quoteID)
-	if err == nil && (q.status != invoicing.QuoteStatusAccepted || q.acceptance == nil) {
-		err = fmt.Errorf("%w: quote %s is %s, not accepted", ErrInvalidState, q.number, q.status)
+	if err == nil && (q.Status != invoicing.QuoteStatusAccepted || q.Acceptance == nil) {
+		err = fmt.Errorf("%w: quote %s is %s, not accepted", ErrInvalidState, q.Number, q.Status)
 	}
 	if err != nil {
 		return nil, err
 	}
-	acc := q.acceptance
+	acc := q.Acceptance
 	previous := jsonobj.Object{
-		{Key: "accepted_by", Value: acc.acceptedBy},
-		{Key: "accepted_at", Value: formatTime(acc.acceptedAt)},
-		{Key: "acceptance_comments", Value: acc.comments},
-		{Key: "acceptance_order_number", Value: acc.orderNumber},
+		{Key: "accepted_by", Value: acc.AcceptedBy},
+		{Key: "accepted_at", Value: formatTime(acc.AcceptedAt)},
+		{Key: "acceptance_comments", Value: acc.Comments},
+		{Key: "acceptance_order_number", Value: acc.OrderNumber},
 	}
-	if acc.contact != nil {
-		previous = append(previous, jsonobj.Field{Key: "accepting_contact", Value: contactJSONForEvent(*acc.contact)})
+	if acc.Contact != nil {
+		previous = append(previous, jsonobj.Field{Key: "accepting_contact", Value: contactJSONForEvent(*acc.Contact)})
 	}
-	previous = append(previous, jsonobj.Field{Key: "interactive_selections", Value: acc.selections})
-	if acc.invoiceID != "" {
-		previous = append(previous, jsonobj.Field{Key: "invoice_id", Value: acc.invoiceID})
+	previous = append(previous, jsonobj.Field{Key: "interactive_selections", Value: acc.Selections})
+	if acc.InvoiceID != "" {
+		previous = append(previous, jsonobj.Field{Key: "invoice_id", Value: acc.InvoiceID})
 	}
 	now := s.now()
-	q.status = acc.previousStatus
-	q.acceptance = nil
-	q.updatedAt = &now
+	q.Status = acc.PreviousStatus
+	q.Acceptance = nil
+	q.UpdatedAt = &now
 	ev := s.quoteEvent(webhooks.EventQuoteUnaccepted, q,
 		jsonobj.Field{Key: "previous_status", Value: invoicing.QuoteStatusAccepted},
 		jsonobj.Field{Key: "unaccepted_at", Value: formatTime(now)},
@@ -450,19 +453,19 @@ func (s *Server) expireQuotes() []string {
 	today, now := s.today(), s.now()
 	var expired []*quote
 	for _, q := range s.data.quotes.all() {
-		if (q.status == invoicing.QuoteStatusDraft || q.status == invoicing.QuoteStatusSent) && q.validUntil.Before(today) {
-			q.status = invoicing.QuoteStatusExpired
-			q.updatedAt = &now
+		if (q.Status == invoicing.QuoteStatusDraft || q.Status == invoicing.QuoteStatusSent) && time.Time(q.ValidUntil).Before(today) {
+			q.Status = invoicing.QuoteStatusExpired
+			q.UpdatedAt = &now
 			expired = append(expired, q)
 		}
 	}
 	// QU-0999 before QU-1000 before QU-10000.
 	slices.SortStableFunc(expired, func(a, b *quote) int {
-		return cmp.Or(cmp.Compare(len(a.number), len(b.number)), strings.Compare(a.number, b.number))
+		return cmp.Or(cmp.Compare(len(a.Number), len(b.Number)), strings.Compare(a.Number, b.Number))
 	})
 	var ids []string
 	for _, q := range expired {
-		ids = append(ids, q.id)
+		ids = append(ids, q.ID)
 	}
 	return ids
 }
@@ -474,12 +477,12 @@ func (s *Server) closeQuote(quoteID string, status invoicing.QuoteStatus) error 
 	if err != nil {
 		return err
 	}
-	if q.status != invoicing.QuoteStatusDraft && q.status != invoicing.QuoteStatusSent {
-		return fmt.Errorf("%w: quote %s is %s", ErrInvalidState, q.number, q.status)
+	if q.Status != invoicing.QuoteStatusDraft && q.Status != invoicing.QuoteStatusSent {
+		return fmt.Errorf("%w: quote %s is %s", ErrInvalidState, q.Number, q.Status)
 	}
 	now := s.now()
-	q.status = status
-	q.updatedAt = &now
+	q.Status = status
+	q.UpdatedAt = &now
 	return nil
 }
 

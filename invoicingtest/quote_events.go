@@ -16,7 +16,7 @@ func (s *Server) quoteEvent(name webhooks.EventType, q *quote, extra ...jsonobj.
 // quote, every offered line otherwise. Decimals are strings. The caller
 // holds s.mu.
 func (s *Server) quoteFields(q *quote) jsonobj.Object {
-	c := s.data.clients.get(q.clientID)
+	c := s.data.clients.get(q.ClientID)
 	var name, email string
 	var addr Address
 	if c != nil {
@@ -26,30 +26,30 @@ func (s *Server) quoteFields(q *quote) jsonobj.Object {
 	subtotal, tax, total := sumLines(lines)
 	items := make([]jsonobj.Object, 0, len(lines))
 	for _, l := range lines {
-		title := l.description
+		title := l.Description
 		var itemCode *string // null on lines not linked to a catalog item
-		if l.itemID != "" {
-			title, itemCode = l.itemName, &l.itemCode
+		if l.ItemID != "" {
+			title, itemCode = l.ItemName, &l.ItemCode
 		}
 		items = append(items, jsonobj.Object{
-			{Key: "id", Value: l.id},
+			{Key: "id", Value: l.ID},
 			{Key: "item_code", Value: itemCode},
 			{Key: "title", Value: title},
-			{Key: "description", Value: l.description},
-			{Key: "quantity", Value: numberString(l.quantity)},
-			{Key: "unit_price", Value: moneyString(l.unitPrice)},
+			{Key: "description", Value: l.Description},
+			{Key: "quantity", Value: numberString(l.Quantity)},
+			{Key: "unit_price", Value: moneyString(l.UnitPrice)},
 			{Key: "subtotal", Value: moneyString(l.net)},
-			{Key: "tax_rate", Value: numberString(l.taxRate)},
+			{Key: "tax_rate", Value: numberString(l.TaxRate)},
 			{Key: "tax_amount", Value: moneyString(l.tax)},
 			{Key: "total", Value: moneyString(l.amount)},
-			{Key: "optional", Value: l.optional},
+			{Key: "optional", Value: l.Optional},
 		})
 	}
 	fields := jsonobj.Object{
-		{Key: "quote_id", Value: q.id},
-		{Key: "quote_number", Value: q.number},
-		{Key: "title", Value: q.title},
-		{Key: "client_id", Value: q.clientID},
+		{Key: "quote_id", Value: q.ID},
+		{Key: "quote_number", Value: q.Number},
+		{Key: "title", Value: q.Title},
+		{Key: "client_id", Value: q.ClientID},
 		{Key: "client_name", Value: name},
 		{Key: "client_email", Value: email},
 		{Key: "client_address", Value: jsonobj.Object{
@@ -61,15 +61,15 @@ func (s *Server) quoteFields(q *quote) jsonobj.Object {
 			{Key: "country", Value: addr.Country},
 		}},
 	}
-	if q.shareToken != "" {
+	if q.ShareToken != "" {
 		fields = append(fields, jsonobj.Field{Key: "quote_public_url", Value: s.quotePublicURL(q)})
 	}
 	return append(fields,
-		jsonobj.Field{Key: "quote_admin_url", Value: s.root + "/app/quotes/" + q.id},
-		jsonobj.Field{Key: "status", Value: q.status},
-		jsonobj.Field{Key: "issue_date", Value: formatDate(q.issueDate)},
-		jsonobj.Field{Key: "valid_until", Value: formatDate(q.validUntil)},
-		jsonobj.Field{Key: "currency", Value: q.currency},
+		jsonobj.Field{Key: "quote_admin_url", Value: s.root + "/app/quotes/" + q.ID},
+		jsonobj.Field{Key: "status", Value: q.Status},
+		jsonobj.Field{Key: "issue_date", Value: q.IssueDate.String()},
+		jsonobj.Field{Key: "valid_until", Value: q.ValidUntil.String()},
+		jsonobj.Field{Key: "currency", Value: q.Currency},
 		jsonobj.Field{Key: "subtotal", Value: moneyString(subtotal)},
 		jsonobj.Field{Key: "tax_amount", Value: moneyString(tax)},
 		jsonobj.Field{Key: "total", Value: moneyString(total)},
@@ -80,7 +80,7 @@ func (s *Server) quoteFields(q *quote) jsonobj.Object {
 // quotePublicURL is the customer share link of a quote that has a share
 // token.
 func (s *Server) quotePublicURL(q *quote) string {
-	return s.root + "/share/quotes/" + q.shareToken
+	return s.root + "/share/quotes/" + q.ShareToken
 }
 
 // recipientJSON is a quote recipient in quote.accepted's recipients.

@@ -76,21 +76,21 @@ func (s *Server) quoteView(q *quote) quoteJSON {
 	views := make([]quoteLineJSON, 0, len(lines))
 	for _, l := range lines {
 		v := quoteLineJSON{
-			ID: l.id, Description: l.description, Quantity: number(l.quantity), UnitPrice: money(l.unitPrice),
+			ID: l.ID, Description: l.Description, Quantity: number(l.Quantity), UnitPrice: money(l.UnitPrice),
 			Amount: money(l.amount), TaxAmount: money(l.tax),
 		}
-		if l.itemID != "" {
-			v.ItemID, v.ItemCode, v.ItemName = &l.itemID, &l.itemCode, &l.itemName
+		if l.ItemID != "" {
+			v.ItemID, v.ItemCode, v.ItemName = &l.ItemID, &l.ItemCode, &l.ItemName
 		}
 		views = append(views, v)
 	}
 	return quoteJSON{
-		ID: q.id, QuoteNumber: q.number, Title: q.title,
-		ClientID: q.clientID, ClientName: s.clientName(q.clientID), Status: q.status,
-		IssueDate: date(q.issueDate), ValidUntil: date(q.validUntil),
+		ID: q.ID, QuoteNumber: q.Number, Title: q.Title,
+		ClientID: q.ClientID, ClientName: s.clientName(q.ClientID), Status: q.Status,
+		IssueDate: q.IssueDate, ValidUntil: q.ValidUntil,
 		Subtotal: money(subtotal), TaxTotal: money(tax), Total: money(total),
-		Currency: q.currency, Notes: q.notes, LineItems: views,
-		CreatedAt: datetime(q.createdAt), UpdatedAt: (*datetime)(q.updatedAt),
+		Currency: q.Currency, Notes: q.Notes, LineItems: views,
+		CreatedAt: datetime(q.CreatedAt), UpdatedAt: (*datetime)(q.UpdatedAt),
 	}
 }
 
@@ -101,12 +101,12 @@ func quoteFilter(query url.Values) (func(*quote) bool, *apiError) {
 	if err != nil || !f.filters() {
 		return nil, err
 	}
-	return func(q *quote) bool { return f.keep(q.status, q.clientID, q.issueDate) }, nil
+	return func(q *quote) bool { return f.keep(q.Status, q.ClientID, time.Time(q.IssueDate)) }, nil
 }
 
 // quoteCreated builds quote.created. The caller holds s.mu.
 func (s *Server) quoteCreated(q *quote) event {
-	return s.quoteEvent(webhooks.EventQuoteCreated, q, jsonobj.Field{Key: "created_at", Value: formatTime(q.createdAt)})
+	return s.quoteEvent(webhooks.EventQuoteCreated, q, jsonobj.Field{Key: "created_at", Value: formatTime(q.CreatedAt)})
 }
 
 // insertQuote applies the rules of POST /quotes and stores the quote. The
@@ -134,18 +134,18 @@ func (s *Server) insertQuote(req *quoteRequest) (*quote, *apiError) {
 	}
 	title := strings.TrimSpace(req.Title)
 	if title == "" {
-		title = strings.TrimSpace(lines[0].description)
+		title = strings.TrimSpace(lines[0].Description)
 	}
 	if title == "" {
 		title = "Quote"
 	}
 	q := &quote{
-		id: uuid.NewString(), number: s.nextQuoteNumber(), title: title,
-		clientID: req.ClientID, status: invoicing.QuoteStatusDraft,
-		issueDate: issue, validUntil: validUntil, currency: currency, notes: req.Notes,
-		lines: lines, createdAt: s.now(),
+		ID: uuid.NewString(), Number: s.nextQuoteNumber(), Title: title,
+		ClientID: req.ClientID, Status: invoicing.QuoteStatusDraft,
+		IssueDate: date(issue), ValidUntil: date(validUntil), Currency: currency, Notes: req.Notes,
+		Lines: lines, CreatedAt: s.now(),
 	}
-	s.data.quotes.add(q.id, q)
+	s.data.quotes.add(q.ID, q)
 	return q, nil
 }
 

@@ -48,35 +48,35 @@ func (s *Server) postings() []posting {
 	}
 	posted := map[string]bool{}
 	for _, inv := range s.data.invoices.all() {
-		if inv.currency != defaultCurrency ||
-			(inv.status != invoicing.InvoiceStatusAwaitingPayment && inv.status != invoicing.InvoiceStatusOverdue && inv.status != invoicing.InvoiceStatusPaid) {
+		if inv.Currency != defaultCurrency ||
+			(inv.Status != invoicing.InvoiceStatusAwaitingPayment && inv.Status != invoicing.InvoiceStatusOverdue && inv.Status != invoicing.InvoiceStatusPaid) {
 			continue
 		}
-		posted[inv.id] = true
-		dr(SeedReceivablesAccountID, inv.issueDate, inv.total())
-		for _, l := range inv.lines {
-			cr(l.accountID, inv.issueDate, l.net)
-			cr(SeedTaxAccountID, inv.issueDate, l.tax)
+		posted[inv.ID] = true
+		dr(SeedReceivablesAccountID, time.Time(inv.IssueDate), inv.total())
+		for _, l := range inv.Lines {
+			cr(l.AccountID, time.Time(inv.IssueDate), l.net)
+			cr(SeedTaxAccountID, time.Time(inv.IssueDate), l.tax)
 		}
 	}
 	for _, p := range s.data.payments {
-		if posted[p.invoiceID] {
-			day := dateOf(p.receivedAt)
-			dr(SeedBankLedgerAccountID, day, p.amount)
-			cr(SeedReceivablesAccountID, day, p.amount)
+		if posted[p.InvoiceID] {
+			day := dateOf(p.ReceivedAt)
+			dr(SeedBankLedgerAccountID, day, p.Amount)
+			cr(SeedReceivablesAccountID, day, p.Amount)
 		}
 	}
 	for _, b := range s.data.bills.all() {
-		if b.currency != defaultCurrency || (b.status != invoicing.BillStatusApproved && b.status != invoicing.BillStatusPaid) {
+		if b.Currency != defaultCurrency || (b.Status != invoicing.BillStatusApproved && b.Status != invoicing.BillStatusPaid) {
 			continue
 		}
-		for _, l := range b.lines {
-			dr(l.accountID, b.issueDate, l.net)
-			dr(SeedTaxAccountID, b.issueDate, l.tax)
+		for _, l := range b.Lines {
+			dr(l.AccountID, time.Time(b.IssueDate), l.net)
+			dr(SeedTaxAccountID, time.Time(b.IssueDate), l.tax)
 		}
-		cr(SeedPayablesAccountID, b.issueDate, b.total())
-		if b.status == invoicing.BillStatusPaid {
-			day := dateOf(b.paidAt)
+		cr(SeedPayablesAccountID, time.Time(b.IssueDate), b.total())
+		if b.Status == invoicing.BillStatusPaid {
+			day := dateOf(b.PaidAt)
 			dr(SeedPayablesAccountID, day, b.total())
 			cr(SeedBankLedgerAccountID, day, b.total())
 		}

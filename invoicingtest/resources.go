@@ -24,31 +24,31 @@ const (
 // and shown by GET /accounts as {id, code, name, type, is_active}.
 type Account struct {
 	// ID is generated when empty.
-	ID string
+	ID string `json:"id"`
 	// Code is the account code, e.g. "4000"; reports sort by it.
-	Code string
+	Code string `json:"code"`
 	// Name is required.
-	Name string
+	Name string `json:"name"`
 	// Type is one of AccountRevenue, AccountExpense, AccountAsset,
 	// AccountLiability and AccountEquity.
-	Type string
+	Type string `json:"type"`
 	// Inactive hides nothing but shows is_active false.
-	Inactive bool
+	Inactive bool `json:"inactive,omitzero"`
 }
 
 // TaxCode is a tax code, as given to AddTaxCode and shown by GET /tax-codes
 // as {id, code, name, rate, region}.
 type TaxCode struct {
 	// ID is generated when empty.
-	ID string
+	ID string `json:"id"`
 	// Code is required, e.g. "GST".
-	Code string
+	Code string `json:"code"`
 	// Name is free text.
-	Name string
+	Name string `json:"name"`
 	// Rate is a percentage: 10 means 10%.
-	Rate decimal.Decimal
+	Rate decimal.Decimal `json:"rate"`
 	// Region is a country code such as AU.
-	Region string
+	Region string `json:"region"`
 }
 
 // BankAccount is a bank account of the business, as given to
@@ -57,13 +57,15 @@ type TaxCode struct {
 // account's transactions.
 type BankAccount struct {
 	// ID is generated when empty.
-	ID string
-	// Name and AccountNumber are free text.
-	Name, AccountNumber string
+	ID string `json:"id"`
+	// Name is free text.
+	Name string `json:"name"`
+	// AccountNumber is free text.
+	AccountNumber string `json:"account_number"`
 	// Currency defaults to AUD.
-	Currency string
+	Currency string `json:"currency"`
 	// OpeningBalance is the balance before the account's transactions.
-	OpeningBalance decimal.Decimal
+	OpeningBalance decimal.Decimal `json:"opening_balance"`
 }
 
 // Bank transaction statuses used by the seed data; any other text may be
@@ -78,17 +80,19 @@ const (
 // description, amount, reference, status}.
 type BankTransaction struct {
 	// ID is generated when empty.
-	ID string
+	ID string `json:"id"`
 	// BankAccountID must name an existing bank account.
-	BankAccountID string
+	BankAccountID string `json:"bank_account_id"`
 	// Date is the civil date of the transaction; its time of day is ignored.
-	Date time.Time
-	// Description and Reference are free text.
-	Description, Reference string
+	Date time.Time `json:"date"`
+	// Description is free text.
+	Description string `json:"description"`
+	// Reference is free text.
+	Reference string `json:"reference"`
 	// Amount is negative for money out.
-	Amount decimal.Decimal
+	Amount decimal.Decimal `json:"amount"`
 	// Status defaults to BankTransactionUnreconciled.
-	Status string
+	Status string `json:"status"`
 }
 
 var accountTypes = []string{AccountRevenue, AccountExpense, AccountAsset, AccountLiability, AccountEquity}

@@ -100,7 +100,7 @@ func (s *Server) seed() {
 	now := s.now()
 	d := &s.data
 	addContact := func(t *table[contact], c Contact) {
-		t.add(c.ID, &contact{Contact: c, createdAt: now})
+		t.add(c.ID, &contact{Contact: c, CreatedAt: now})
 	}
 	addContact(&d.clients, Contact{
 		ID: SeedClientID, Name: "Acme Pty Ltd", Email: "accounts@acme.example", Phone: "+61 2 9000 0000",
@@ -138,9 +138,9 @@ func (s *Server) seed() {
 	}
 
 	d.items.add(SeedItemID, &item{
-		id: SeedItemID, code: "CONSULT", name: "Consulting hour", description: "One hour of consulting",
-		itemType: invoicing.ItemTypeSales, unitPrice: decimal.New(15000, -2), isTaxable: true, isActive: true,
-		accountID: SeedOtherRevenueAccountID, taxCodeID: SeedGSTTaxCodeID, createdAt: now,
+		ID: SeedItemID, Code: "CONSULT", Name: "Consulting hour", Description: "One hour of consulting",
+		ItemType: invoicing.ItemTypeSales, UnitPrice: decimal.New(15000, -2), IsTaxable: true, IsActive: true,
+		AccountID: SeedOtherRevenueAccountID, TaxCodeID: SeedGSTTaxCodeID, CreatedAt: now,
 	})
 
 	for _, b := range []BankAccount{

@@ -6,12 +6,11 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
-
-	"github.com/invoicing-api/invoicing-go/internal/jsonopt"
 )
 
 // StateVersion is the version of the JSON document SaveState writes and
@@ -35,14 +34,18 @@ var ErrStateVersion = errors.New("invoicingtest: unsupported state version")
 // logs, queued faults, latency, the clock and the quote conversion rule.
 //
 // The document is versioned (StateVersion); its amounts are exact decimal
-// strings. It holds the API keys in clear text: they are keys of this fake
-// only.
+// strings and its dates YYYY-MM-DD. It holds the records as the server
+// keeps them: the JSON tags of Contact, Account, TaxCode, BankAccount,
+// BankTransaction and Recipient name their members there. It holds the API
+// keys in clear text: they are keys of this fake only.
 func (s *Server) SaveState(w io.Writer) error {
 	s.mu.Lock()
-	st := s.state()
+	doc, err := json.Marshal(s.state(), stateOptions, jsontext.WithIndent("  "))
 	s.mu.Unlock()
-	enc := jsontext.NewEncoder(w, encodeOptions, jsontext.WithIndent("  "))
-	if err := json.MarshalEncode(enc, st); err != nil {
+	if err == nil {
+		_, err = w.Write(append(doc, '\n'))
+	}
+	if err != nil {
 		return fmt.Errorf("invoicingtest: saving state: %w", err)
 	}
 	return nil
@@ -63,11 +66,7 @@ func (s *Server) SaveState(w io.Writer) error {
 // white space after the document; a name given twice takes its last value.
 func (s *Server) LoadState(r io.Reader) error {
 	var st stateDoc
-	// jsonopt.Decode (duplicate names and invalid UTF-8 accepted, as by
-	// encoding/json before), but strict where a mistyped or foreign file
-	// should fail rather than load as empty: unknown members (as before)
-	// and trailing data (which encoding/json's Decoder left unread).
-	if err := json.UnmarshalRead(r, &st, jsonopt.Decode, json.RejectUnknownMembers(true)); err != nil {
+	if err := json.UnmarshalRead(r, &st, stateOptions); err != nil {
 		return fmt.Errorf("invoicingtest: loading state: %w", err)
 	}
 	if st.Version != StateVersion {
@@ -89,38 +88,117 @@ func (s *Server) LoadState(r io.Reader) error {
 	return nil
 }
 
-// state copies the server's data into a stateDoc. The caller holds s.mu.
+// stateDoc is the document of SaveState and LoadState: the store's records
+// as they are, the API keys and the counters. The amounts that follow from
+// others (line totals, an invoice's amount paid) are not saved but
+// computed again.
+type stateDoc struct {
+	Version          int                  `json:"version"`
+	SavedAt          time.Time            `json:"saved_at"`
+	FullKey          string               `json:"full_key"`
+	ReadOnlyKey      string               `json:"read_only_key"`
+	APIKeys          []savedKey           `json:"api_keys"`
+	Clients          []contact            `json:"clients"`
+	Suppliers        []contact            `json:"suppliers"`
+	Accounts         []Account            `json:"accounts"`
+	TaxCodes         []TaxCode            `json:"tax_codes"`
+	Items            []item               `json:"items"`
+	Invoices         []invoice            `json:"invoices"`
+	Quotes           []quote              `json:"quotes"`
+	Bills            []bill               `json:"bills"`
+	BankAccounts     []BankAccount        `json:"bank_accounts"`
+	BankTransactions []bankTransactionDoc `json:"bank_transactions"`
+	Payments         []payment            `json:"payments"`
+	Counters         savedCounters        `json:"counters"`
+}
+
+// bankTransactionDoc is a bank transaction in the document, with its Date
+// written as the civil date it is.
+type bankTransactionDoc struct {
+	BankTransaction
+	Date date `json:"date"`
+}
+
+// savedKey is an API key and its scopes.
+type savedKey struct {
+	Key    string   `json:"key"`
+	Scopes []string `json:"scopes"`
+}
+
+// savedCounters are the last numbers generated for INV-, QU- and BILL-.
+type savedCounters struct {
+	Invoices int `json:"invoices"`
+	Quotes   int `json:"quotes"`
+	Bills    int `json:"bills"`
+}
+
+// Bounds on saved decimals, checked from their digits and exponent alone
+// (comparing a number such as 1e999999999 would take forever): below
+// 10^maxSavedDigits in magnitude, at most maxSavedPlaces decimal places.
+const (
+	maxSavedDigits = 15
+	maxSavedPlaces = 12
+)
+
+// stateOptions are the JSON options of the state document: those of every
+// document the fake writes, but decimals as exact JSON strings (read from
+// strings only, within the bounds above) and times by encoding/json/v2's
+// own rules (so that the records' format:DateOnly applies); when loading,
+// a member the document does not define is an error.
+var stateOptions = json.JoinOptions(
+	encodeOptions,
+	json.WithMarshalers(json.MarshalToFunc(func(enc *jsontext.Encoder, d decimal.Decimal) error {
+		return enc.WriteToken(jsontext.String(d.String()))
+	})),
+	json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, d *decimal.Decimal) error {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if tok.Kind() != '"' {
+			return errors.New("a decimal must be a JSON string")
+		}
+		v, err := decimal.NewFromString(tok.String())
+		if err != nil {
+			return err
+		}
+		if v.Exponent() < -maxSavedPlaces || v.NumDigits()+int(v.Exponent()) > maxSavedDigits {
+			return fmt.Errorf("decimal %.40q is out of range", tok.String())
+		}
+		*d = v
+		return nil
+	})),
+	json.RejectUnknownMembers(true),
+)
+
+// state copies the server's data into a stateDoc. The caller holds s.mu
+// until the document is encoded (the copies share the records' slices).
 func (s *Server) state() stateDoc {
 	d := &s.data
 	st := stateDoc{
 		Version: StateVersion, SavedAt: s.now(),
 		FullKey: s.FullKey, ReadOnlyKey: s.ReadOnlyKey,
-		Clients:          mapAll(d.clients.all(), saveContact),
-		Suppliers:        mapAll(d.suppliers.all(), saveContact),
-		Accounts:         mapAll(d.accounts.all(), saveAccount),
-		TaxCodes:         mapAll(d.taxCodes.all(), saveTaxCode),
-		Items:            mapAll(d.items.all(), saveItem),
-		Invoices:         mapAll(d.invoices.all(), saveInvoice),
-		Quotes:           mapAll(d.quotes.all(), saveQuote),
-		Bills:            mapAll(d.bills.all(), saveBill),
-		BankAccounts:     mapAll(d.bankAccounts.all(), saveBankAccount),
-		BankTransactions: mapAll(d.bankTxns.all(), saveBankTransaction),
-		Payments:         mapAll(pointers(d.payments), savePayment),
+		APIKeys:          []savedKey{},
+		Clients:          values(d.clients.all()),
+		Suppliers:        values(d.suppliers.all()),
+		Accounts:         values(d.accounts.all()),
+		TaxCodes:         values(d.taxCodes.all()),
+		Items:            values(d.items.all()),
+		Invoices:         values(d.invoices.all()),
+		Quotes:           values(d.quotes.all()),
+		Bills:            values(d.bills.all()),
+		BankAccounts:     values(d.bankAccounts.all()),
+		BankTransactions: []bankTransactionDoc{},
+		Payments:         append([]payment{}, d.payments...),
 		Counters:         savedCounters{d.invoiceSeq, d.quoteSeq, d.billSeq},
+	}
+	for _, t := range d.bankTxns.all() {
+		st.BankTransactions = append(st.BankTransactions, bankTransactionDoc{*t, date(t.Date)})
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.keys)) {
 		st.APIKeys = append(st.APIKeys, savedKey{key, slices.Sorted(maps.Keys(s.keys[key]))})
 	}
 	return st
-}
-
-// mapAll applies f to every record.
-func mapAll[R, V any](records []*R, f func(*R) V) []V {
-	out := make([]V, 0, len(records))
-	for _, r := range records {
-		out = append(out, f(r))
-	}
-	return out
 }
 
 // reportAccounts are the accounts the reports post to besides the lines'
@@ -129,8 +207,10 @@ var reportAccounts = []string{
 	SeedBankLedgerAccountID, SeedReceivablesAccountID, SeedPayablesAccountID, SeedTaxAccountID, SeedEarningsAccountID,
 }
 
-// store rebuilds the business's data from the document, checking its ids
-// and the references between records. It reports every problem found.
+// store makes the business's data of the document's records, checking
+// their ids and the references between them, and computing what follows
+// from them: the lines' amounts and the invoices' amounts paid. It reports
+// every problem found.
 func (st *stateDoc) store() (store, error) {
 	var d store
 	var errs []error
@@ -147,59 +227,73 @@ func (st *stateDoc) store() (store, error) {
 			errs = append(errs, fmt.Errorf("%s %s names %s %q, which the state does not hold", kind, id, what, ref))
 		}
 	}
-	lines := func(kind, id string, saved []savedLine) []line {
-		for _, l := range saved {
+	lines := func(kind, id string, lines []line) {
+		for i := range lines {
+			l := &lines[i]
 			need(d.accounts.get(l.AccountID) != nil, kind, id, "account", l.AccountID)
 			need(d.taxCodes.get(l.TaxCodeID) != nil, kind, id, "tax code", l.TaxCodeID)
+			l.setAmounts()
 		}
-		return mapAll(pointers(saved), (*savedLine).restore)
 	}
 
-	for _, c := range st.Clients {
-		add(d.clients.add(c.ID, c.restore()), "client", c.ID)
+	for i := range st.Clients {
+		c := &st.Clients[i]
+		add(d.clients.add(c.ID, c), "client", c.ID)
 	}
-	for _, c := range st.Suppliers {
-		add(d.suppliers.add(c.ID, c.restore()), "supplier", c.ID)
+	for i := range st.Suppliers {
+		c := &st.Suppliers[i]
+		add(d.suppliers.add(c.ID, c), "supplier", c.ID)
 	}
-	for _, a := range st.Accounts {
-		add(d.accounts.add(a.ID, a.restore()), "account", a.ID)
+	for i := range st.Accounts {
+		a := &st.Accounts[i]
+		add(d.accounts.add(a.ID, a), "account", a.ID)
 	}
 	for _, id := range reportAccounts {
 		if d.accounts.get(id) == nil {
 			errs = append(errs, fmt.Errorf("the state lacks account %s, which the reports post to", id))
 		}
 	}
-	for _, t := range st.TaxCodes {
-		add(d.taxCodes.add(t.ID, t.restore()), "tax code", t.ID)
+	for i := range st.TaxCodes {
+		t := &st.TaxCodes[i]
+		add(d.taxCodes.add(t.ID, t), "tax code", t.ID)
 	}
-	for _, it := range st.Items {
-		add(d.items.add(it.ID, it.restore()), "item", it.ID)
+	for i := range st.Items {
+		it := &st.Items[i]
+		add(d.items.add(it.ID, it), "item", it.ID)
 	}
-	for _, inv := range st.Invoices {
+	for i := range st.Invoices {
+		inv := &st.Invoices[i]
 		need(d.clients.get(inv.ClientID) != nil, "invoice", inv.ID, "client", inv.ClientID)
-		add(d.invoices.add(inv.ID, inv.restore(lines("invoice", inv.ID, inv.Lines))), "invoice", inv.ID)
+		lines("invoice", inv.ID, inv.Lines)
+		add(d.invoices.add(inv.ID, inv), "invoice", inv.ID)
 	}
-	for _, q := range st.Quotes {
+	for i := range st.Quotes {
+		q := &st.Quotes[i]
 		need(d.clients.get(q.ClientID) != nil, "quote", q.ID, "client", q.ClientID)
 		if q.ShareToken != "" && len(q.Recipients) == 0 {
 			errs = append(errs, fmt.Errorf("quote %s has a share link but no recipients", q.ID))
 		}
-		rec := q.restore(lines("quote", q.ID, q.Lines))
-		if a := q.Acceptance; a != nil {
-			rec.acceptance = a.restore(lines("quote", q.ID, a.Lines))
+		lines("quote", q.ID, q.Lines)
+		if q.Acceptance != nil {
+			lines("quote", q.ID, q.Acceptance.Lines)
 		}
-		add(d.quotes.add(q.ID, rec), "quote", q.ID)
+		add(d.quotes.add(q.ID, q), "quote", q.ID)
 	}
-	for _, b := range st.Bills {
+	for i := range st.Bills {
+		b := &st.Bills[i]
 		need(d.suppliers.get(b.SupplierID) != nil, "bill", b.ID, "supplier", b.SupplierID)
-		add(d.bills.add(b.ID, b.restore(lines("bill", b.ID, b.Lines))), "bill", b.ID)
+		lines("bill", b.ID, b.Lines)
+		add(d.bills.add(b.ID, b), "bill", b.ID)
 	}
-	for _, b := range st.BankAccounts {
-		add(d.bankAccounts.add(b.ID, b.restore()), "bank account", b.ID)
+	for i := range st.BankAccounts {
+		b := &st.BankAccounts[i]
+		add(d.bankAccounts.add(b.ID, b), "bank account", b.ID)
 	}
-	for _, t := range st.BankTransactions {
+	for i := range st.BankTransactions {
+		t := &st.BankTransactions[i].BankTransaction
+		t.Date = time.Time(st.BankTransactions[i].Date)
 		need(d.bankAccounts.get(t.BankAccountID) != nil, "bank transaction", t.ID, "bank account", t.BankAccountID)
-		add(d.bankTxns.add(t.ID, t.restore()), "bank transaction", t.ID)
+		add(d.bankTxns.add(t.ID, t), "bank transaction", t.ID)
 	}
 	payments := map[string]bool{}
 	for _, p := range st.Payments {
@@ -208,12 +302,21 @@ func (st *stateDoc) store() (store, error) {
 		inv := d.invoices.get(p.InvoiceID)
 		need(inv != nil, "payment", p.ID, "invoice", p.InvoiceID)
 		if inv != nil {
-			inv.amountPaid = inv.amountPaid.Add(decimal.Decimal(p.Amount))
+			inv.amountPaid = inv.amountPaid.Add(p.Amount)
 		}
-		d.payments = append(d.payments, p.restore())
+		d.payments = append(d.payments, p)
 	}
 	d.invoiceSeq, d.quoteSeq, d.billSeq = st.Counters.Invoices, st.Counters.Quotes, st.Counters.Bills
 	return d, errors.Join(errs...)
+}
+
+// values copies the records.
+func values[T any](records []*T) []T {
+	out := make([]T, len(records))
+	for i, r := range records {
+		out[i] = *r
+	}
+	return out
 }
 
 // keySet builds the API keys. FullKey and ReadOnlyKey need not be among
@@ -230,13 +333,4 @@ func (st *stateDoc) keySet() (map[string]map[string]bool, error) {
 		}
 	}
 	return keys, nil
-}
-
-// pointers returns pointers to the elements of s.
-func pointers[T any](s []T) []*T {
-	out := make([]*T, len(s))
-	for i := range s {
-		out[i] = &s[i]
-	}
-	return out
 }

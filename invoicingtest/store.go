@@ -72,50 +72,66 @@ func (t *table[T]) first(match func(*T) bool) *T {
 	return nil
 }
 
+// The records below are saved as they are by SaveState: their JSON tags
+// name the members of its document, whose decimals are strings (see
+// stateOptions). The unexported fields follow from the others and are
+// computed again by LoadState.
+
 // contact is a client or a supplier.
 type contact struct {
 	Contact
-	createdAt time.Time
-	updatedAt *time.Time
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitzero"`
 }
 
 // item is a catalog item.
 type item struct {
-	id, code, name, description string
-	itemType                    invoicing.ItemType
-	unitPrice                   decimal.Decimal
-	isTaxable, isActive         bool
-	accountID, taxCodeID        string
-	createdAt                   time.Time
-	updatedAt                   *time.Time
+	ID          string             `json:"id"`
+	Code        string             `json:"item_code"`
+	Name        string             `json:"name"`
+	Description string             `json:"description"`
+	ItemType    invoicing.ItemType `json:"item_type"`
+	UnitPrice   decimal.Decimal    `json:"unit_price"`
+	IsTaxable   bool               `json:"is_taxable"`
+	IsActive    bool               `json:"is_active"`
+	AccountID   string             `json:"account_id"`
+	TaxCodeID   string             `json:"tax_code_id"`
+	CreatedAt   time.Time          `json:"created_at"`
+	UpdatedAt   *time.Time         `json:"updated_at,omitzero"`
 }
 
 // line is a line of an invoice, quote or bill, with its amounts computed.
 type line struct {
-	id                           string
-	itemID, itemCode, itemName   string
-	description                  string
-	quantity, unitPrice, taxRate decimal.Decimal
-	accountID, taxCodeID         string
+	ID          string          `json:"id"`
+	ItemID      string          `json:"item_id,omitempty"`
+	ItemCode    string          `json:"item_code,omitempty"`
+	ItemName    string          `json:"item_name,omitempty"`
+	Description string          `json:"description"`
+	Quantity    decimal.Decimal `json:"quantity"`
+	UnitPrice   decimal.Decimal `json:"unit_price"`
+	TaxRate     decimal.Decimal `json:"tax_rate"`
+	AccountID   string          `json:"account_id"`
+	TaxCodeID   string          `json:"tax_code_id"`
 	// net and tax are the amounts of lineAmounts; amount is their sum, the
 	// line total including tax. setAmounts computes all three.
 	net, tax, amount decimal.Decimal
 
 	// Quote lines only: set with SetQuoteLineOptions.
-	optional, quantityEditable bool
+	Optional         bool `json:"optional,omitzero"`
+	QuantityEditable bool `json:"quantity_editable,omitzero"`
 }
 
 // setAmounts computes the line's net amount, tax and amount from its
 // quantity, unit price and tax rate.
 func (l *line) setAmounts() {
-	l.net, l.tax = lineAmounts(l.quantity, l.unitPrice, l.taxRate)
+	l.net, l.tax = lineAmounts(l.Quantity, l.UnitPrice, l.TaxRate)
 	l.amount = l.net.Add(l.tax)
 }
 
 // withQuantity returns the line with another quantity and its amounts
 // recomputed.
 func (l line) withQuantity(q decimal.Decimal) line {
-	l.quantity = q
+	l.Quantity = q
 	l.setAmounts()
 	return l
 }
@@ -138,20 +154,24 @@ func sumLines(lines []line) (subtotal, taxTotal, total decimal.Decimal) {
 
 // invoice is a sales invoice.
 type invoice struct {
-	id, number, clientID string
-	status               invoicing.InvoiceStatus
-	issueDate, dueDate   time.Time
-	currency, notes      string
-	reference            string
-	lines                []line
-	amountPaid           decimal.Decimal
-	createdAt            time.Time
-	updatedAt            *time.Time
-	shareToken           string // public payment link token; set once the invoice awaits payment
+	ID         string                  `json:"id"`
+	Number     string                  `json:"invoice_number"`
+	ClientID   string                  `json:"client_id"`
+	Status     invoicing.InvoiceStatus `json:"status"`
+	IssueDate  date                    `json:"issue_date"`
+	DueDate    date                    `json:"due_date"`
+	Currency   string                  `json:"currency"`
+	Notes      string                  `json:"notes"`
+	Reference  string                  `json:"reference"`
+	Lines      []line                  `json:"line_items"`
+	amountPaid decimal.Decimal         // the sum of its payments
+	CreatedAt  time.Time               `json:"created_at"`
+	UpdatedAt  *time.Time              `json:"updated_at,omitzero"`
+	ShareToken string                  `json:"share_token,omitempty"` // public payment link token; set once the invoice awaits payment
 }
 
 func (inv *invoice) total() decimal.Decimal {
-	_, _, total := sumLines(inv.lines)
+	_, _, total := sumLines(inv.Lines)
 	return total
 }
 
@@ -162,73 +182,83 @@ func (inv *invoice) amountDue() decimal.Decimal { return inv.total().Sub(inv.amo
 // its due date is before today; otherwise the status it was given (see
 // "Invoice statuses" in the package documentation).
 func (inv *invoice) statusOn(today time.Time) invoicing.InvoiceStatus {
-	if inv.status == invoicing.InvoiceStatusAwaitingPayment && inv.dueDate.Before(today) && inv.amountDue().IsPositive() {
+	if inv.Status == invoicing.InvoiceStatusAwaitingPayment && time.Time(inv.DueDate).Before(today) && inv.amountDue().IsPositive() {
 		return invoicing.InvoiceStatusOverdue
 	}
-	return inv.status
+	return inv.Status
 }
 
 // quote is a quote with its sharing, viewing and acceptance history.
 type quote struct {
-	id, number, title, clientID string
-	status                      invoicing.QuoteStatus
-	issueDate, validUntil       time.Time
-	currency, notes             string
-	lines                       []line // the offered lines, with all options
-	createdAt                   time.Time
-	updatedAt                   *time.Time
+	ID         string                `json:"id"`
+	Number     string                `json:"quote_number"`
+	Title      string                `json:"title"`
+	ClientID   string                `json:"client_id"`
+	Status     invoicing.QuoteStatus `json:"status"`
+	IssueDate  date                  `json:"issue_date"`
+	ValidUntil date                  `json:"valid_until"`
+	Currency   string                `json:"currency"`
+	Notes      string                `json:"notes"`
+	Lines      []line                `json:"line_items"` // the offered lines, with all options
+	CreatedAt  time.Time             `json:"created_at"`
+	UpdatedAt  *time.Time            `json:"updated_at,omitzero"`
 
-	shareToken   string
-	recipients   []Recipient
-	viewCount    int
-	lastViewedAt *time.Time
-	acceptance   *acceptance
+	ShareToken   string      `json:"share_token,omitempty"`
+	Recipients   []Recipient `json:"recipients,omitempty"`
+	ViewCount    int         `json:"view_count,omitzero"`
+	LastViewedAt *time.Time  `json:"last_viewed_at,omitzero"`
+	Acceptance   *acceptance `json:"acceptance,omitzero"` // while accepted
 }
 
 // effectiveLines are the lines the API and webhooks show: for an accepted
 // quote the client's saved selection, otherwise every offered line.
 func (q *quote) effectiveLines() []line {
-	if q.status == invoicing.QuoteStatusAccepted && q.acceptance != nil {
-		return q.acceptance.lines
+	if q.Status == invoicing.QuoteStatusAccepted && q.Acceptance != nil {
+		return q.Acceptance.Lines
 	}
-	return q.lines
+	return q.Lines
 }
 
 // acceptance is what was saved when a quote was accepted.
 type acceptance struct {
-	lines          []line
-	previousStatus invoicing.QuoteStatus // the quote's status before it was accepted
-	byStaff        bool
-	contact        *Recipient
-	acceptedBy     string
-	acceptedAt     time.Time
-	comments       string
-	orderNumber    string
-	selections     map[string]any
-	invoiceID      string
+	Lines          []line                `json:"line_items"`
+	PreviousStatus invoicing.QuoteStatus `json:"previous_status"` // the quote's status before it was accepted
+	ByStaff        bool                  `json:"by_staff"`
+	Contact        *Recipient            `json:"contact,omitzero"`
+	AcceptedBy     string                `json:"accepted_by"`
+	AcceptedAt     time.Time             `json:"accepted_at"`
+	Comments       string                `json:"comments"`
+	OrderNumber    string                `json:"order_number"`
+	Selections     map[string]any        `json:"interactive_selections"`
+	InvoiceID      string                `json:"invoice_id,omitempty"`
 }
 
 // bill is a supplier bill.
 type bill struct {
-	id, number, supplierID string
-	status                 invoicing.BillStatus
-	issueDate, dueDate     time.Time
-	currency               string
-	lines                  []line
-	createdAt              time.Time
-	updatedAt              *time.Time
-	approvedAt, paidAt     time.Time // zero until approved, paid
+	ID         string               `json:"id"`
+	Number     string               `json:"bill_number"`
+	SupplierID string               `json:"supplier_id"`
+	Status     invoicing.BillStatus `json:"status"`
+	IssueDate  date                 `json:"issue_date"`
+	DueDate    date                 `json:"due_date"`
+	Currency   string               `json:"currency"`
+	Lines      []line               `json:"line_items"`
+	CreatedAt  time.Time            `json:"created_at"`
+	UpdatedAt  *time.Time           `json:"updated_at,omitzero"`
+	ApprovedAt time.Time            `json:"approved_at,omitzero"` // zero until approved
+	PaidAt     time.Time            `json:"paid_at,omitzero"`     // zero until paid
 }
 
 func (b *bill) total() decimal.Decimal {
-	_, _, total := sumLines(b.lines)
+	_, _, total := sumLines(b.Lines)
 	return total
 }
 
 // payment is a payment allocated to an invoice.
 type payment struct {
-	id, invoiceID string
-	amount        decimal.Decimal
-	method        string
-	receivedAt    time.Time
+	ID         string          `json:"id"`
+	InvoiceID  string          `json:"invoice_id"`
+	Amount     decimal.Decimal `json:"amount"`
+	Method     string          `json:"payment_method"`
+	ReceivedAt time.Time       `json:"received_at"`
 }

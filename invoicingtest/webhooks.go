@@ -364,7 +364,7 @@ func (d *delivery) snapshot() Delivery {
 // act makes a change under s.mu, then publishes the events it raised and
 // reports them; nothing is published when change fails. The caller must
 // not hold s.mu.
-func (s *Server) act(change func() ([]event, error)) ([]eventReport, error) {
+func (s *Server) act(change func() ([]event, error)) ([]ControlEventReport, error) {
 	s.mu.Lock()
 	events, err := change()
 	s.mu.Unlock()
@@ -381,13 +381,13 @@ func (s *Server) act(change func() ([]event, error)) ([]eventReport, error) {
 // hold s.mu. An event whose payload could not be encoded (a mistake in the
 // fake) makes publish panic before anything is published; as s.mu is not
 // held, the server goes on serving and Close still returns.
-func (s *Server) publish(events ...event) []eventReport {
+func (s *Server) publish(events ...event) []ControlEventReport {
 	for _, ev := range events {
 		if ev.err != nil {
 			panic(ev.err)
 		}
 	}
-	reports := make([]eventReport, 0, len(events))
+	reports := make([]ControlEventReport, 0, len(events))
 	for _, ev := range events {
 		if ev.name == "" {
 			continue
@@ -425,27 +425,9 @@ type sentDelivery struct {
 	d  *delivery
 }
 
-// eventReport is an event and its deliveries, as the control endpoints
-// report them.
-type eventReport struct {
-	Type       webhooks.EventType `json:"type"`
-	Deliveries []deliveryReport   `json:"deliveries"`
-}
-
-// deliveryReport is a delivery as it stands: its status and the outcome of
-// its latest attempt.
-type deliveryReport struct {
-	DeliveryID string `json:"delivery_id"`
-	EndpointID string `json:"endpoint_id"`
-	URL        string `json:"url"`
-	Status     string `json:"status"`
-	StatusCode int    `json:"status_code"` // 0 when no response came (or no attempt yet)
-	Error      string `json:"error,omitempty"`
-}
-
 // report describes the event and its deliveries now. The caller holds s.mu.
-func (e *raisedEvent) report() eventReport {
-	r := eventReport{Type: e.name, Deliveries: make([]deliveryReport, 0, len(e.sent))}
+func (e *raisedEvent) report() ControlEventReport {
+	r := ControlEventReport{Type: e.name, Deliveries: make([]ControlDelivery, 0, len(e.sent))}
 	for _, sd := range e.sent {
 		r.Deliveries = append(r.Deliveries, sd.d.report(sd.ep))
 	}
@@ -453,8 +435,8 @@ func (e *raisedEvent) report() eventReport {
 }
 
 // report describes the delivery to ep now. The caller holds s.mu.
-func (d *delivery) report(ep *WebhookEndpoint) deliveryReport {
-	r := deliveryReport{DeliveryID: d.id, EndpointID: ep.id, URL: ep.url, Status: d.status}
+func (d *delivery) report(ep *WebhookEndpoint) ControlDelivery {
+	r := ControlDelivery{DeliveryID: d.id, EndpointID: ep.id, URL: ep.url, Status: d.status}
 	if n := len(d.attempts); n > 0 {
 		r.StatusCode, r.Error = d.attempts[n-1].StatusCode, d.attempts[n-1].Error
 	}

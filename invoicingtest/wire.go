@@ -2,6 +2,7 @@ package invoicingtest
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -123,13 +124,30 @@ func (p listPage[V]) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return enc.WriteToken(jsontext.EndObject)
 }
 
-// date is a civil date, written as "YYYY-MM-DD".
+// date is a civil date, held as midnight UTC and written as "YYYY-MM-DD".
 type date time.Time
+
+// String returns the date as YYYY-MM-DD.
+func (d date) String() string { return formatDate(time.Time(d)) }
 
 // MarshalJSONTo writes the date as a JSON string.
 func (d date) MarshalJSONTo(enc *jsontext.Encoder) error {
 	b := time.Time(d).AppendFormat(append(enc.AvailableBuffer(), '"'), time.DateOnly)
 	return enc.WriteValue(append(b, '"'))
+}
+
+// UnmarshalJSONFrom reads a "YYYY-MM-DD" string.
+func (d *date) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '"' {
+		return errors.New("a date must be a JSON string")
+	}
+	t, err := parseDate(tok.String())
+	*d = date(t)
+	return err
 }
 
 // datetime is a point in time, written as RFC 3339 in UTC with a trailing

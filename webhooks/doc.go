@@ -7,22 +7,32 @@
 // id for de-duplication (X-Service-Delivery), the Unix time of signing
 // (X-Service-Timestamp) and an HMAC-SHA256 signature (X-Service-Signature).
 //
-// The usual receiver is a Handler around a function:
+// The usual receiver is a Handler around a Router, which calls a function of
+// its own for each event type, with the event typed:
 //
 //	v, err := webhooks.NewVerifier(os.Getenv("INVOICING_WEBHOOK_SECRET"))
 //	if err != nil {
 //		return err
 //	}
-//	h := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
-//		switch e := d.Event.(type) {
-//		case *webhooks.QuoteAccepted:
-//			fmt.Println(e.QuoteNumber, e.Total)
-//		case *webhooks.PaymentReceived:
-//			fmt.Println(e.InvoiceID, e.Amount)
-//		}
+//	r := webhooks.NewRouter(nil) // nil: other event types are acknowledged and ignored
+//	webhooks.On(r, func(ctx context.Context, d *webhooks.Delivery, e *webhooks.QuoteAccepted) error {
+//		fmt.Println(e.QuoteNumber, e.Total)
 //		return nil
-//	}, webhooks.WithDeduper(webhooks.NewMemoryDeduper(27*time.Hour)))
+//	})
+//	webhooks.On(r, func(ctx context.Context, d *webhooks.Delivery, e *webhooks.PaymentReceived) error {
+//		inv, err := e.FetchInvoice(ctx, client) // the invoice as it stands now
+//		if err != nil {
+//			return err // answered 500: the service retries
+//		}
+//		fmt.Println(inv.InvoiceNumber, inv.AmountDue)
+//		return nil
+//	})
+//	h := webhooks.Handler(v, r.Handle, webhooks.WithDeduper(webhooks.NewMemoryDeduper(27*time.Hour)))
 //	http.Handle("/webhooks", h)
+//
+// Router.Handle is a func(context.Context, *Delivery) error, the function
+// Handler, BusinessHandler and the stores' workers take; any such function
+// will do, a type switch on Delivery.Event among them.
 //
 // Receivers that do not use net/http's handlers call Verifier.Read for an
 // *http.Request, or Verifier.ParseDelivery for headers and a body they have
@@ -55,8 +65,8 @@
 //     body as invoice.paid);
 //   - de-duplicate on the body's own id and event time where it has them, as
 //     Delivery.EventKey does, besides or instead of the delivery id;
-//   - prefer re-reading the record through the API to trusting the body
-//     for anything that moves money.
+//   - prefer re-reading the record through the API (see Fetching the
+//     record) to trusting the body for anything that moves money.
 //
 // Every failure is one of the package's sentinel errors, wrapped with
 // context; test for it with errors.Is.
@@ -70,6 +80,19 @@
 // events. Money is decimal.Decimal (exact), dates are invoicing.Date,
 // datetimes are time.Time. A field the API documents as optional is a
 // pointer, nil when the field is absent or null.
+//
+// # Fetching the record
+//
+// An event names a record and carries only some of its fields, as they were
+// when it was raised. Each event that names one has a method that reads the
+// record through an invoicing.Client, as it stands now: FetchInvoice for the
+// invoice events and PaymentReceived (the invoice the payment went to),
+// FetchBill for the bill events, FetchContact for ContactCreated (the client
+// or the supplier), FetchQuote for every quote event, and QuoteAccepted's
+// FetchInvoice for the invoice the quote was converted into (ErrNotConverted
+// when the conversion failed). Their errors are the Client's
+// (invoicing.ErrNotFound for a record deleted since). The Client's key needs
+// the record's read scope.
 //
 // # JSON
 //

@@ -52,4 +52,8 @@ var (
 	// JSON object, a field has the wrong type or format, or it lacks the id
 	// or time field its event type requires (see Parse).
 	ErrInvalidPayload = errors.New("webhooks: invalid payload")
+
+	// ErrNotConverted is returned by QuoteAccepted.FetchInvoice for a quote
+	// the service did not convert into an invoice (its InvoiceID is nil).
+	ErrNotConverted = errors.New("webhooks: the accepted quote was not converted into an invoice")
 )

@@ -9,6 +9,10 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/shopspring/decimal"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -209,4 +213,48 @@ func ExampleTestDelivery() {
 	// Output:
 	// dlv-42 INV-0412 1375.00
 	// 200
+}
+
+func ExampleRouter() {
+	// The fake service, for the example; in production the Client is
+	// invoicing.NewClient's and the Handler runs in your server.
+	srv := invoicingtest.NewServer()
+	defer srv.Close()
+	c := srv.Client()
+
+	r := webhooks.NewRouter(func(ctx context.Context, d *webhooks.Delivery) error {
+		fmt.Println("ignored:", d.Type) // types without a function, known or not
+		return nil
+	})
+	webhooks.On(r, func(ctx context.Context, d *webhooks.Delivery, e *webhooks.InvoicePaid) error {
+		inv, err := e.FetchInvoice(ctx, c) // the invoice as it stands, not the body's figures
+		if err != nil {
+			return err // the service retries the delivery
+		}
+		fmt.Println(inv.InvoiceNumber, inv.Status, "due:", inv.AmountDue.StringFixed(2))
+		return nil
+	})
+	webhooks.On(r, func(ctx context.Context, d *webhooks.Delivery, e *webhooks.PaymentReceived) error {
+		fmt.Println("payment of", e.Amount.StringFixed(2), "by", e.PaymentMethod)
+		return nil
+	})
+	srv.NewReceiver(r.Handle) // webhooks.Handler(verifier, r.Handle), as an endpoint of the fake
+
+	inv, err := c.Invoices.Create(context.Background(), &invoicing.InvoiceCreateParams{
+		ClientID:         invoicingtest.SeedClientID,
+		Status:           invoicing.InvoiceStatusAwaitingPayment,
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        []invoicing.LineItemParams{{Description: "Design", UnitPrice: decimal.RequireFromString("250")}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := srv.RecordPayment(inv.ID, invoicingtest.Payment{Amount: inv.AmountDue}); err != nil {
+		panic(err)
+	}
+	// Output:
+	// ignored: invoice.created
+	// payment of 275.00 by bank_transfer
+	// INV-0001 paid due: 0.00
 }

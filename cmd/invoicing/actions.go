@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
 // An action is a mock-only subcommand that changes one record through the
@@ -16,14 +18,18 @@ import (
 type action struct {
 	cmd, help string // "invoices pay" and its help
 	noun      string // the kind of record the id names: "invoice"
-	method    string // of the control call
-	path      string // of the control call, after the prefix, with %s for the id
-	// flags adds the action's own flags to fs, and returns the function
-	// that makes the request body once fs is parsed (nil: no body).
-	flags func(fs *flag.FlagSet) func() (any, error)
+	// call makes the change, for an action without flags of its own.
+	call controlCall
+	// flags, for an action with flags, adds them to fs and returns the
+	// function that makes the call from their values once fs is parsed.
+	flags func(fs *flag.FlagSet) func() (controlCall, error)
 	// done says what happened, from the mock's answer.
-	done func(id string, r *actionResult) string
+	done func(id string, r *invoicingtest.ControlResult) string
 }
+
+// controlCall is a control action on the record id: a method of
+// invoicingtest.ControlClient.
+type controlCall func(m *invoicingtest.ControlClient, ctx context.Context, id string) (*invoicingtest.ControlResult, error)
 
 const mockOnlyNote = `
 It works only against 'invoicing mock' (INVOICING_BASE_URL and
@@ -32,18 +38,18 @@ it. It prints each event the change raised and how the mock's webhook
 endpoints answered; --json prints the mock's answer as one JSON object.`
 
 var invoiceSendAction = action{
-	cmd: "invoices send", noun: "invoice", method: http.MethodPost, path: "/invoices/%s/send",
+	cmd: "invoices send", noun: "invoice", call: (*invoicingtest.ControlClient).SendInvoice,
 	help: `
 Usage: invoicing invoices send ID [--json]
 
 Sends the invoice, as the user interface does: a draft becomes
 awaiting_payment, and invoice.sent fires. A voided invoice cannot be sent.
 ` + mockOnlyNote,
-	done: func(id string, r *actionResult) string { return "Sent invoice " + id + "." },
+	done: func(id string, r *invoicingtest.ControlResult) string { return "Sent invoice " + id + "." },
 }
 
 var invoicePayAction = action{
-	cmd: "invoices pay", noun: "invoice", method: http.MethodPost, path: "/invoices/%s/payments",
+	cmd: "invoices pay", noun: "invoice",
 	help: `
 Usage: invoicing invoices pay ID [--amount A] [--method M] [--json]
 
@@ -52,31 +58,30 @@ draft first): by default the whole amount due, or --amount A, exact (12.50).
 payment.received fires, and invoice.paid too when the payment clears the
 balance.
 ` + mockOnlyNote,
-	flags: func(fs *flag.FlagSet) func() (any, error) {
+	flags: func(fs *flag.FlagSet) func() (controlCall, error) {
 		amount := fs.String("amount", "", "pay `A` (default: the amount due)")
 		method := fs.String("method", "", "the payment_method `M` of payment.received (default bank_transfer)")
-		return func() (any, error) {
-			body := map[string]any{}
+		return func() (controlCall, error) {
+			p := invoicingtest.Payment{Method: *method} // a zero Amount pays the amount due
 			if *amount != "" {
 				d, err := decimal.NewFromString(*amount)
 				if err != nil || !d.IsPositive() {
 					return nil, usagef("invoices pay", "--amount %q is not a positive amount such as 12.50", *amount)
 				}
-				body["amount"] = d
+				p.Amount = d
 			}
-			if *method != "" {
-				body["payment_method"] = *method
-			}
-			return body, nil
+			return func(m *invoicingtest.ControlClient, ctx context.Context, id string) (*invoicingtest.ControlResult, error) {
+				return m.RecordPayment(ctx, id, p)
+			}, nil
 		}
 	},
-	done: func(id string, r *actionResult) string {
+	done: func(id string, r *invoicingtest.ControlResult) string {
 		return "Recorded payment " + r.PaymentID + " on invoice " + id + "."
 	},
 }
 
 var invoiceVoidAction = action{
-	cmd: "invoices void", noun: "invoice", method: http.MethodPost, path: "/invoices/%s/void",
+	cmd: "invoices void", noun: "invoice", call: (*invoicingtest.ControlClient).VoidInvoice,
 	help: `
 Usage: invoicing invoices void ID [--json]
 
@@ -84,22 +89,22 @@ Voids the invoice, as staff do in the user interface: its status becomes
 voided and invoice.updated fires. A paid invoice, or one with payments,
 cannot be voided.
 ` + mockOnlyNote,
-	done: func(id string, r *actionResult) string { return "Voided invoice " + id + "." },
+	done: func(id string, r *invoicingtest.ControlResult) string { return "Voided invoice " + id + "." },
 }
 
 var quoteSendAction = action{
-	cmd: "quotes send", noun: "quote", method: http.MethodPost, path: "/quotes/%s/send",
+	cmd: "quotes send", noun: "quote", call: (*invoicingtest.ControlClient).SendQuote,
 	help: `
 Usage: invoicing quotes send ID [--json]
 
 Sends the quote to its client, as the user interface does: a draft becomes
 sent and quote.sent fires.
 ` + mockOnlyNote,
-	done: func(id string, r *actionResult) string { return "Sent quote " + id + "." },
+	done: func(id string, r *invoicingtest.ControlResult) string { return "Sent quote " + id + "." },
 }
 
 var quoteAcceptAction = action{
-	cmd: "quotes accept", noun: "quote", method: http.MethodPost, path: "/quotes/%s/accept",
+	cmd: "quotes accept", noun: "quote",
 	help: `
 Usage: invoicing quotes accept ID [--by NAME] [--json]
 
@@ -108,16 +113,15 @@ its recipient does through the share link): the quote becomes accepted,
 quote.accepted fires, and the quote is converted into an invoice
 (invoice.created), a draft as the mock's business prefers.
 ` + mockOnlyNote,
-	flags: func(fs *flag.FlagSet) func() (any, error) {
+	flags: func(fs *flag.FlagSet) func() (controlCall, error) {
 		by := fs.String("by", "", "record `NAME` as who accepted (accepted_by)")
-		return func() (any, error) {
-			if *by == "" {
-				return nil, nil
-			}
-			return map[string]any{"accepted_by": *by}, nil
+		return func() (controlCall, error) {
+			return func(m *invoicingtest.ControlClient, ctx context.Context, id string) (*invoicingtest.ControlResult, error) {
+				return m.AcceptQuote(ctx, id, *by)
+			}, nil
 		}
 	},
-	done: func(id string, r *actionResult) string {
+	done: func(id string, r *invoicingtest.ControlResult) string {
 		s := "Accepted quote " + id + "."
 		if r.InvoiceID != "" {
 			s += fmt.Sprintf(" It became invoice %s (%s, %s).", r.InvoiceNumber, r.InvoiceStatus, r.InvoiceID)
@@ -127,14 +131,14 @@ quote.accepted fires, and the quote is converted into an invoice
 }
 
 var quoteDeclineAction = action{
-	cmd: "quotes decline", noun: "quote", method: http.MethodPost, path: "/quotes/%s/decline",
+	cmd: "quotes decline", noun: "quote", call: (*invoicingtest.ControlClient).DeclineQuote,
 	help: `
 Usage: invoicing quotes decline ID [--json]
 
 Marks a draft or sent quote declined. The service documents no event for
 it, so none fires: a mirror learns it when it reconciles.
 ` + mockOnlyNote,
-	done: func(id string, r *actionResult) string { return "Declined quote " + id + "." },
+	done: func(id string, r *invoicingtest.ControlResult) string { return "Declined quote " + id + "." },
 }
 
 // actionCommand returns the subcommand that runs a.
@@ -146,15 +150,15 @@ func actionCommand(a action) func(*cli, context.Context, []string) error {
 func (c *cli) runAction(ctx context.Context, args []string, a action) error {
 	fs := newFlags(a.cmd)
 	asJSON := fs.Bool("json", false, "print the mock's answer as one JSON object")
-	body := func() (any, error) { return nil, nil }
+	call := func() (controlCall, error) { return a.call, nil }
 	if a.flags != nil {
-		body = a.flags(fs)
+		call = a.flags(fs)
 	}
 	id, _, err := c.parseID(fs, a.help, a.noun, args)
 	if err != nil {
 		return err
 	}
-	b, err := body()
+	change, err := call()
 	if err != nil {
 		return err
 	}
@@ -162,14 +166,14 @@ func (c *cli) runAction(ctx context.Context, args []string, a action) error {
 	if err != nil {
 		return err
 	}
-	var r actionResult
-	if err := m.call(ctx, a.method, fmt.Sprintf(a.path, id), b, &r); err != nil {
+	r, err := change(m.ControlClient, ctx, id)
+	if err != nil {
 		return fmt.Errorf("%s: %w", a.cmd, err)
 	}
 	if *asJSON {
-		return writeJSONLine(c.stdout, &r, nil)
+		return writeJSONLine(c.stdout, r, nil)
 	}
-	fmt.Fprintln(c.stdout, a.done(id, &r))
+	fmt.Fprintln(c.stdout, a.done(id, r))
 	c.printEvents(r.Events)
 	return nil
 }
@@ -177,7 +181,7 @@ func (c *cli) runAction(ctx context.Context, args []string, a action) error {
 // mockFor returns the control client of the mock the environment names,
 // for a mock-only command: against anything else it is an error that says
 // why.
-func (c *cli) mockFor(ctx context.Context, cmd string) (*mockControl, error) {
+func (c *cli) mockFor(ctx context.Context, cmd string) (*mock, error) {
 	m, err := c.probeMock(ctx, cmd)
 	if errors.Is(err, errNotMock) {
 		return nil, fmt.Errorf("%w; '%s' works only against 'invoicing mock', because the API has no endpoint for it", err, "invoicing "+cmd)
@@ -187,7 +191,7 @@ func (c *cli) mockFor(ctx context.Context, cmd string) (*mockControl, error) {
 
 // printEvents writes one line per delivery of each event (or one saying
 // that no endpoint receives it).
-func (c *cli) printEvents(events []eventReport) {
+func (c *cli) printEvents(events []invoicingtest.ControlEventReport) {
 	if len(events) == 0 {
 		fmt.Fprintln(c.stdout, "No event fired (the service documents none for this change).")
 		return
@@ -202,13 +206,13 @@ func (c *cli) printEvents(events []eventReport) {
 			continue
 		}
 		for _, d := range e.Deliveries {
-			fmt.Fprintf(c.stdout, "  %-*s  -> %s  %s\n", width, e.Type, d.URL, d.outcome())
+			fmt.Fprintf(c.stdout, "  %-*s  -> %s  %s\n", width, e.Type, d.URL, outcome(d))
 		}
 	}
 }
 
 // outcome says how the first attempt of the delivery ended.
-func (d deliveryReport) outcome() string {
+func outcome(d invoicingtest.ControlDelivery) string {
 	var s string
 	switch {
 	case d.StatusCode != 0:
@@ -219,17 +223,17 @@ func (d deliveryReport) outcome() string {
 		s = "no answer"
 	}
 	switch d.Status {
-	case "pending":
+	case invoicingtest.DeliveryPending:
 		s += " (the mock retries it on the service's schedule)"
-	case "failed":
+	case invoicingtest.DeliveryFailed:
 		s += " (failed)"
 	}
 	return s + " (delivery " + d.DeliveryID + ")"
 }
 
-// ok reports whether the delivery's first attempt was answered with want,
-// or with any 2xx when want is 0.
-func (d deliveryReport) ok(want int) bool {
+// answered reports whether the delivery's first attempt was answered with
+// want, or with any 2xx when want is 0.
+func answered(d invoicingtest.ControlDelivery, want int) bool {
 	if want != 0 {
 		return d.StatusCode == want
 	}
@@ -261,16 +265,16 @@ func (c *cli) mockAdvance(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var r advanceResult
-	if err := m.call(ctx, http.MethodPost, "/clock/advance", map[string]any{"by": rest[0]}, &r); err != nil {
-		var ce *controlError
-		if errors.As(err, &ce) && ce.status == http.StatusUnprocessableEntity {
-			return usagef("mock advance", "%s", ce.detail)
+	r, err := m.AdvanceClock(ctx, rest[0])
+	if err != nil {
+		var ce *invoicingtest.ControlError
+		if errors.As(err, &ce) && ce.StatusCode == http.StatusUnprocessableEntity {
+			return usagef("mock advance", "%s", ce.Detail)
 		}
 		return fmt.Errorf("mock advance: %w", err)
 	}
 	if *asJSON {
-		return writeJSONLine(c.stdout, &r, nil)
+		return writeJSONLine(c.stdout, r, nil)
 	}
 	fmt.Fprintf(c.stdout, "The mock's clock reads %s (today is %s).\n", r.Now.Format("2006-01-02 15:04:05Z07:00"), r.Today)
 	fmt.Fprintf(c.stdout, "%s now overdue, %s expired.\n", count(len(r.OverdueInvoices), "invoice", "invoices"), count(len(r.ExpiredQuotes), "quote", "quotes"))

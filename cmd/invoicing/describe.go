@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -20,7 +21,7 @@ func describe(d *webhooks.Delivery) string {
 		var s string
 		switch v := value.(type) {
 		case decimal.Decimal:
-			s = amount(v)
+			s = invoicingtest.FormatMoney(v)
 		case *string:
 			if v == nil {
 				return

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
 // invoices runs "invoicing invoices SUBCOMMAND".
@@ -42,8 +43,8 @@ var invoiceColumns = []column[invoicing.Invoice]{
 	{header: "ISSUED", field: "issue_date", value: func(i *invoicing.Invoice) string { return i.IssueDate.String() }},
 	{header: "DUE", field: "due_date", value: func(i *invoicing.Invoice) string { return i.DueDate.String() }},
 	{header: "CUR", field: "currency", value: func(i *invoicing.Invoice) string { return i.Currency }},
-	{header: "TOTAL", field: "total", value: func(i *invoicing.Invoice) string { return amount(i.Total) }, right: true},
-	{header: "AMOUNT DUE", field: "amount_due", value: func(i *invoicing.Invoice) string { return amount(i.AmountDue) }, right: true},
+	{header: "TOTAL", field: "total", value: func(i *invoicing.Invoice) string { return invoicingtest.FormatMoney(i.Total) }, right: true},
+	{header: "AMOUNT DUE", field: "amount_due", value: func(i *invoicing.Invoice) string { return invoicingtest.FormatMoney(i.AmountDue) }, right: true},
 	{header: "ID", field: "id", value: func(i *invoicing.Invoice) string { return i.ID }},
 }
 
@@ -94,11 +95,11 @@ func (c *cli) showInvoice(inv *invoicing.Invoice) {
 		{"Issued", inv.IssueDate.String()},
 		{"Due", inv.DueDate.String()},
 		{"Currency", inv.Currency},
-		{"Subtotal", amount(inv.Subtotal)},
-		{"Tax", amount(inv.TaxTotal)},
-		{"Total", amount(inv.Total)},
-		{"Paid", amount(inv.AmountPaid)},
-		{"Amount due", amount(inv.AmountDue)},
+		{"Subtotal", invoicingtest.FormatMoney(inv.Subtotal)},
+		{"Tax", invoicingtest.FormatMoney(inv.TaxTotal)},
+		{"Total", invoicingtest.FormatMoney(inv.Total)},
+		{"Paid", invoicingtest.FormatMoney(inv.AmountPaid)},
+		{"Amount due", invoicingtest.FormatMoney(inv.AmountDue)},
 		{"Reference", inv.Reference},
 		{"Notes", inv.Notes},
 		{"Created", inv.CreatedAt.Format(time.RFC3339)},
@@ -107,8 +108,8 @@ func (c *cli) showInvoice(inv *invoicing.Invoice) {
 	t := &table{headers: []string{"DESCRIPTION", "QTY", "UNIT PRICE", "TAX", "AMOUNT"},
 		right: []bool{false, true, true, true, true}, flex: []bool{true, false, false, false, false}}
 	for _, l := range inv.LineItems {
-		t.rows = append(t.rows, []string{l.Description, l.Quantity.String(), amount(l.UnitPrice),
-			amount(l.TaxAmount), amount(l.Amount)})
+		t.rows = append(t.rows, []string{l.Description, l.Quantity.String(), invoicingtest.FormatMoney(l.UnitPrice),
+			invoicingtest.FormatMoney(l.TaxAmount), invoicingtest.FormatMoney(l.Amount)})
 	}
 	fmt.Fprintln(c.stdout)
 	t.write(c.stdout, c.tableWidth())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
 // items runs "invoicing items SUBCOMMAND".
@@ -34,7 +35,7 @@ var itemColumns = []column[invoicing.Item]{
 	{header: "CODE", field: "item_code", value: func(i *invoicing.Item) string { return i.ItemCode }},
 	{header: "NAME", field: "name", value: func(i *invoicing.Item) string { return i.Name }, flex: true},
 	{header: "TYPE", field: "item_type", value: func(i *invoicing.Item) string { return string(i.ItemType) }},
-	{header: "UNIT PRICE", field: "unit_price", value: func(i *invoicing.Item) string { return amount(i.UnitPrice) }, right: true},
+	{header: "UNIT PRICE", field: "unit_price", value: func(i *invoicing.Item) string { return invoicingtest.FormatMoney(i.UnitPrice) }, right: true},
 	{header: "TAXABLE", field: "is_taxable", value: func(i *invoicing.Item) string { return strconv.FormatBool(i.IsTaxable) }},
 	{header: "ACTIVE", field: "is_active", value: func(i *invoicing.Item) string { return strconv.FormatBool(i.IsActive) }},
 	{header: "ID", field: "id", value: func(i *invoicing.Item) string { return i.ID }},
@@ -80,7 +81,7 @@ func (c *cli) showItem(it *invoicing.Item) {
 		{"Code", it.ItemCode},
 		{"Type", string(it.ItemType)},
 		{"Description", it.Description},
-		{"Unit price", amount(it.UnitPrice)},
+		{"Unit price", invoicingtest.FormatMoney(it.UnitPrice)},
 		{"Taxable", strconv.FormatBool(it.IsTaxable)},
 		{"Active", strconv.FormatBool(it.IsActive)},
 		{"Account", it.AccountID},

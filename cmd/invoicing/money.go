@@ -8,17 +8,9 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
-)
 
-// amount shows a money amount exactly, with at least two decimals: 12.50,
-// and 0.125 for a price finer than a cent, which is never rounded for
-// display. Tables, CSV and JSON all write amounts so.
-func amount(d decimal.Decimal) string {
-	if d.Equal(d.Round(2)) {
-		return d.StringFixed(2)
-	}
-	return d.String()
-}
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+)
 
 // moneyPaths names the money members of a record as JSON Pointers, "*"
 // standing for any array index: "/total", "/line_items/*/unit_price".
@@ -64,7 +56,8 @@ func matchPointer(pattern, ptr string) bool {
 
 // withMoneyPlaces rewrites the JSON document b so that every money member
 // that is a number has at least two decimal places (2649.9 becomes 2649.90,
-// 0 becomes 0.00; 0.125 stays 0.125), as amount writes it. Everything else
+// 0 becomes 0.00; 0.125 stays 0.125), as invoicingtest.FormatMoney writes
+// every amount the tool shows: exactly, never rounded for display. Everything else
 // is copied as it is.
 func withMoneyPlaces(b []byte, money moneyPaths) ([]byte, error) {
 	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
@@ -84,7 +77,7 @@ func withMoneyPlaces(b []byte, money moneyPaths) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			err = enc.WriteValue(jsontext.Value(amount(d)))
+			err = enc.WriteValue(jsontext.Value(invoicingtest.FormatMoney(d)))
 			if err != nil {
 				return nil, err
 			}

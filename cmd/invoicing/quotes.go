@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
 // quotes runs "invoicing quotes SUBCOMMAND".
@@ -43,7 +44,7 @@ var quoteColumns = []column[invoicing.Quote]{
 	{header: "ISSUED", field: "issue_date", value: func(q *invoicing.Quote) string { return q.IssueDate.String() }},
 	{header: "VALID UNTIL", field: "valid_until", value: func(q *invoicing.Quote) string { return q.ValidUntil.String() }},
 	{header: "CUR", field: "currency", value: func(q *invoicing.Quote) string { return q.Currency }},
-	{header: "TOTAL", field: "total", value: func(q *invoicing.Quote) string { return amount(q.Total) }, right: true},
+	{header: "TOTAL", field: "total", value: func(q *invoicing.Quote) string { return invoicingtest.FormatMoney(q.Total) }, right: true},
 	{header: "ID", field: "id", value: func(q *invoicing.Quote) string { return q.ID }},
 }
 
@@ -91,9 +92,9 @@ func (c *cli) showQuote(q *invoicing.Quote) {
 		{"Issued", q.IssueDate.String()},
 		{"Valid until", q.ValidUntil.String()},
 		{"Currency", q.Currency},
-		{"Subtotal", amount(q.Subtotal)},
-		{"Tax", amount(q.TaxTotal)},
-		{"Total", amount(q.Total)},
+		{"Subtotal", invoicingtest.FormatMoney(q.Subtotal)},
+		{"Tax", invoicingtest.FormatMoney(q.TaxTotal)},
+		{"Total", invoicingtest.FormatMoney(q.Total)},
 		{"Notes", q.Notes},
 		{"Created", q.CreatedAt.Format(time.RFC3339)},
 		{"Updated", formatTimePtr(q.UpdatedAt)},
@@ -102,8 +103,8 @@ func (c *cli) showQuote(q *invoicing.Quote) {
 		right: []bool{false, false, true, true, true, true}, flex: []bool{false, true, false, false, false, false},
 		drop: []int{0}}
 	for _, l := range q.LineItems {
-		t.rows = append(t.rows, []string{l.ItemCode, l.Description, l.Quantity.String(), amount(l.UnitPrice),
-			amount(l.TaxAmount), amount(l.Amount)})
+		t.rows = append(t.rows, []string{l.ItemCode, l.Description, l.Quantity.String(), invoicingtest.FormatMoney(l.UnitPrice),
+			invoicingtest.FormatMoney(l.TaxAmount), invoicingtest.FormatMoney(l.Amount)})
 	}
 	fmt.Fprintln(c.stdout)
 	t.write(c.stdout, c.tableWidth())

@@ -220,12 +220,3 @@ func TestAmountsFinerThanACentAreNotRounded(t *testing.T) {
 	assert.Contains(t, lines, `"unit_price":0.125,`, "JSON agrees: exact")
 	assert.Contains(t, lines, `"unit_price":150.00,`, "and two decimals at least")
 }
-
-func TestAmountShowsAtLeastTwoDecimalsAndNeverRounds(t *testing.T) {
-	for in, want := range map[string]string{
-		"12.5": "12.50", "12.500": "12.50", "0": "0.00", "-3": "-3.00",
-		"0.125": "0.125", "1234.5678": "1234.5678", "0.1000": "0.10",
-	} {
-		assert.Equal(t, want, amount(decimal.RequireFromString(in)), in)
-	}
-}

@@ -25,7 +25,7 @@ import (
 type realTrigger struct {
 	c   *cli
 	api *invoicing.Client
-	m   *mockControl
+	m   *mock
 	did []string        // what was done, for the report
 	ids map[string]bool // the records touched, whose events are reported
 }
@@ -40,19 +40,22 @@ var triggerRecipes = map[webhooks.EventType]func(context.Context, *realTrigger) 
 	},
 	webhooks.EventInvoiceSent: func(ctx context.Context, t *realTrigger) error {
 		id, err := t.createInvoice(ctx, invoicing.InvoiceStatusDraft)
-		return t.then(ctx, err, "sent it", http.MethodPost, "/invoices/"+id+"/send", nil)
+		return t.then(ctx, err, "sent it", (*invoicingtest.ControlClient).SendInvoice, id)
 	},
 	webhooks.EventInvoiceUpdated: func(ctx context.Context, t *realTrigger) error {
 		id, err := t.createInvoice(ctx, invoicing.InvoiceStatusDraft)
-		return t.then(ctx, err, "changed its notes", http.MethodPatch, "/invoices/"+id, map[string]any{"notes": "Changed by invoicing trigger."})
+		return t.then(ctx, err, "changed its notes", func(m *invoicingtest.ControlClient, ctx context.Context, id string) (*invoicingtest.ControlResult, error) {
+			notes := "Changed by invoicing trigger."
+			return m.UpdateInvoice(ctx, id, invoicingtest.InvoiceUpdate{Notes: &notes})
+		}, id)
 	},
 	webhooks.EventInvoicePaid: func(ctx context.Context, t *realTrigger) error {
 		id, err := t.createInvoice(ctx, invoicing.InvoiceStatusAwaitingPayment)
-		return t.then(ctx, err, "recorded a payment of the whole amount due", http.MethodPost, "/invoices/"+id+"/payments", map[string]any{})
+		return t.then(ctx, err, "recorded a payment of the whole amount due", payment(invoicingtest.Payment{}), id)
 	},
 	webhooks.EventPaymentReceived: func(ctx context.Context, t *realTrigger) error {
 		id, err := t.createInvoice(ctx, invoicing.InvoiceStatusAwaitingPayment)
-		return t.then(ctx, err, "recorded a part payment of 50.00", http.MethodPost, "/invoices/"+id+"/payments", map[string]any{"amount": decimal.New(5000, -2)})
+		return t.then(ctx, err, "recorded a part payment of 50.00", payment(invoicingtest.Payment{Amount: decimal.New(5000, -2)}), id)
 	},
 	webhooks.EventBillCreated: func(ctx context.Context, t *realTrigger) error {
 		_, err := t.createBill(ctx)
@@ -60,7 +63,7 @@ var triggerRecipes = map[webhooks.EventType]func(context.Context, *realTrigger) 
 	},
 	webhooks.EventBillApproved: func(ctx context.Context, t *realTrigger) error {
 		id, err := t.createBill(ctx)
-		return t.then(ctx, err, "approved it", http.MethodPost, "/bills/"+id+"/approve", nil)
+		return t.then(ctx, err, "approved it", (*invoicingtest.ControlClient).ApproveBill, id)
 	},
 	webhooks.EventContactCreated: func(ctx context.Context, t *realTrigger) error {
 		name := "Trigger Client " + time.Now().UTC().Format("2006-01-02 15:04:05")
@@ -77,24 +80,36 @@ var triggerRecipes = map[webhooks.EventType]func(context.Context, *realTrigger) 
 	},
 	webhooks.EventQuoteSent: func(ctx context.Context, t *realTrigger) error {
 		id, err := t.createQuote(ctx)
-		return t.then(ctx, err, "sent it", http.MethodPost, "/quotes/"+id+"/send", nil)
+		return t.then(ctx, err, "sent it", (*invoicingtest.ControlClient).SendQuote, id)
 	},
 	webhooks.EventQuoteViewed: func(ctx context.Context, t *realTrigger) error {
 		id, err := t.createQuote(ctx)
-		err = t.then(ctx, err, "sent it", http.MethodPost, "/quotes/"+id+"/send", nil)
-		return t.then(ctx, err, "had its client view it", http.MethodPost, "/quotes/"+id+"/view", nil)
+		err = t.then(ctx, err, "sent it", (*invoicingtest.ControlClient).SendQuote, id)
+		return t.then(ctx, err, "had its client view it", (*invoicingtest.ControlClient).ViewQuote, id)
 	},
 	webhooks.EventQuoteAccepted: func(ctx context.Context, t *realTrigger) error {
 		id, err := t.createQuote(ctx)
-		err = t.then(ctx, err, "sent it", http.MethodPost, "/quotes/"+id+"/send", nil)
-		return t.then(ctx, err, "had its client accept it", http.MethodPost, "/quotes/"+id+"/accept", nil)
+		err = t.then(ctx, err, "sent it", (*invoicingtest.ControlClient).SendQuote, id)
+		return t.then(ctx, err, "had its client accept it", acceptQuote, id)
 	},
 	webhooks.EventQuoteUnaccepted: func(ctx context.Context, t *realTrigger) error {
 		id, err := t.createQuote(ctx)
-		err = t.then(ctx, err, "sent it", http.MethodPost, "/quotes/"+id+"/send", nil)
-		err = t.then(ctx, err, "had its client accept it", http.MethodPost, "/quotes/"+id+"/accept", nil)
-		return t.then(ctx, err, "withdrew the acceptance", http.MethodPost, "/quotes/"+id+"/unaccept", nil)
+		err = t.then(ctx, err, "sent it", (*invoicingtest.ControlClient).SendQuote, id)
+		err = t.then(ctx, err, "had its client accept it", acceptQuote, id)
+		return t.then(ctx, err, "withdrew the acceptance", (*invoicingtest.ControlClient).UnacceptQuote, id)
 	},
+}
+
+// payment is the control call that records p.
+func payment(p invoicingtest.Payment) controlCall {
+	return func(m *invoicingtest.ControlClient, ctx context.Context, id string) (*invoicingtest.ControlResult, error) {
+		return m.RecordPayment(ctx, id, p)
+	}
+}
+
+// acceptQuote is the control call that accepts a quote, as its recipient.
+func acceptQuote(m *invoicingtest.ControlClient, ctx context.Context, id string) (*invoicingtest.ControlResult, error) {
+	return m.AcceptQuote(ctx, id, "")
 }
 
 // triggerOnMock makes the real change that raises event on the mock m and
@@ -102,15 +117,15 @@ var triggerRecipes = map[webhooks.EventType]func(context.Context, *realTrigger) 
 // webhook endpoint of the mock first (signing with secret when set). The
 // trigger fails unless every delivery of event got expect (any 2xx when
 // expect is 0).
-func (c *cli) triggerOnMock(ctx context.Context, m *mockControl, event webhooks.EventType, to, secret string, expect int) error {
+func (c *cli) triggerOnMock(ctx context.Context, m *mock, event webhooks.EventType, to, secret string, expect int) error {
 	if to != "" {
 		if err := c.ensureEndpoint(ctx, m, to, secret); err != nil {
 			return err
 		}
 	}
-	var receivers []mockWebhookInfo
+	var receivers []invoicingtest.ControlWebhook
 	for _, w := range m.info.Webhooks {
-		if !w.Paused && (w.subscribed(string(event)) || event == webhooks.EventTest) && (to == "" || w.URL == to) {
+		if !w.Paused && (w.Subscribed(event) || event == webhooks.EventTest) && (to == "" || w.URL == to) {
 			receivers = append(receivers, w)
 		}
 	}
@@ -118,11 +133,11 @@ func (c *cli) triggerOnMock(ctx context.Context, m *mockControl, event webhooks.
 		return usagef("trigger", "the mock at %s has no webhook endpoint that receives %s: start it with --webhook URL, or give --to URL", m.base, event)
 	}
 
-	var events []eventReport
+	var events []invoicingtest.ControlEventReport
 	if event == webhooks.EventTest {
 		for _, w := range receivers {
-			var r actionResult
-			if err := m.call(ctx, http.MethodPost, "/webhooks/"+w.ID+"/test", nil, &r); err != nil {
+			r, err := m.TestWebhook(ctx, w.ID)
+			if err != nil {
 				return fmt.Errorf("trigger: %w", err)
 			}
 			events = append(events, r.Events...)
@@ -147,7 +162,7 @@ func (c *cli) triggerOnMock(ctx context.Context, m *mockControl, event webhooks.
 
 	delivered, failed := 0, 0
 	for _, e := range events {
-		if e.Type != string(event) {
+		if e.Type != event {
 			continue
 		}
 		for _, d := range e.Deliveries {
@@ -155,7 +170,7 @@ func (c *cli) triggerOnMock(ctx context.Context, m *mockControl, event webhooks.
 				continue
 			}
 			delivered++
-			if !d.ok(expect) {
+			if !answered(d, expect) {
 				failed++
 			}
 		}
@@ -175,11 +190,7 @@ func (c *cli) triggerOnMock(ctx context.Context, m *mockControl, event webhooks.
 // event, unless it is one already; with secret set, the endpoint signs
 // with it (an existing endpoint's secret is replaced). A new endpoint's
 // secret, when the mock chose it, is printed with its export line.
-func (c *cli) ensureEndpoint(ctx context.Context, m *mockControl, url, secret string) error {
-	body := map[string]any{}
-	if secret != "" {
-		body["secret"] = secret
-	}
+func (c *cli) ensureEndpoint(ctx context.Context, m *mock, url, secret string) error {
 	for _, w := range m.info.Webhooks {
 		if w.URL != url {
 			continue
@@ -187,17 +198,16 @@ func (c *cli) ensureEndpoint(ctx context.Context, m *mockControl, url, secret st
 		if secret == "" {
 			return nil
 		}
-		if err := m.call(ctx, http.MethodPost, "/webhooks/"+w.ID+"/secret", body, nil); err != nil {
+		if _, err := m.SetWebhookSecret(ctx, w.ID, secret); err != nil {
 			return fmt.Errorf("trigger: setting the signing secret of %s: %w", url, err)
 		}
 		return nil
 	}
-	body["url"] = url
-	var w mockWebhookInfo
-	if err := m.call(ctx, http.MethodPost, "/webhooks", body, &w); err != nil {
+	w, err := m.AddWebhook(ctx, invoicingtest.ControlWebhookRequest{URL: url, Secret: secret})
+	if err != nil {
 		return fmt.Errorf("trigger: adding %s as a webhook endpoint of the mock: %w", url, err)
 	}
-	m.info.Webhooks = append(m.info.Webhooks, w)
+	m.info.Webhooks = append(m.info.Webhooks, *w)
 	if secret == "" {
 		fmt.Fprintf(c.stdout, "Added %s as a webhook endpoint of the mock; it signs with a new secret:\n  export %s=%s\n", url, envWebhookSecret, w.Secret)
 	} else {
@@ -212,14 +222,14 @@ func (t *realTrigger) touched(id, did string) {
 	t.did = append(t.did, did)
 }
 
-// then, unless err is set, makes one control call on a record the trigger
-// made, and records what it did (and any invoice it made).
-func (t *realTrigger) then(ctx context.Context, err error, did, method, path string, body any) error {
+// then, unless err is set, makes one control call on the record id the
+// trigger made, and records what it did (and any invoice it made).
+func (t *realTrigger) then(ctx context.Context, err error, did string, call controlCall, id string) error {
 	if err != nil {
 		return err
 	}
-	var r actionResult
-	if err := t.m.call(ctx, method, path, body, &r); err != nil {
+	r, err := call(t.m.ControlClient, ctx, id)
+	if err != nil {
 		return err
 	}
 	t.did = append(t.did, did)
@@ -244,7 +254,7 @@ func (t *realTrigger) createInvoice(ctx context.Context, status invoicing.Invoic
 		return "", fmt.Errorf("creating an invoice: %w", err)
 	}
 	inv := res.Invoice
-	t.touched(inv.ID, fmt.Sprintf("created invoice %s (%s, %s, total %s)", inv.InvoiceNumber, inv.Status, inv.ID, amount(inv.Total)))
+	t.touched(inv.ID, fmt.Sprintf("created invoice %s (%s, %s, total %s)", inv.InvoiceNumber, inv.Status, inv.ID, invoicingtest.FormatMoney(inv.Total)))
 	return inv.ID, nil
 }
 
@@ -261,7 +271,7 @@ func (t *realTrigger) createQuote(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("creating a quote: %w", err)
 	}
-	t.touched(q.ID, fmt.Sprintf("created quote %s (%s, total %s)", q.QuoteNumber, q.ID, amount(q.Total)))
+	t.touched(q.ID, fmt.Sprintf("created quote %s (%s, total %s)", q.QuoteNumber, q.ID, invoicingtest.FormatMoney(q.Total)))
 	return q.ID, nil
 }
 
@@ -288,25 +298,23 @@ func (t *realTrigger) createBill(ctx context.Context) (string, error) {
 // about.
 var recordIDFields = []string{"invoice_id", "quote_id", "bill_id", "contact_id"}
 
-// events returns the events the mock raised after seq about the records the
-// trigger touched, with their deliveries.
-func (t *realTrigger) events(ctx context.Context, after int) ([]eventReport, error) {
-	var feed struct {
-		Events []struct {
-			Type       string                    `json:"type"`
-			Deliveries []deliveryReport          `json:"deliveries"`
-			Body       map[string]jsontext.Value `json:"body"`
-		} `json:"events"`
-	}
-	if err := t.m.call(ctx, http.MethodGet, "/events?after="+strconv.Itoa(after), nil, &feed); err != nil {
+// events returns the events the mock raised after the afterth about the
+// records the trigger touched, with their deliveries.
+func (t *realTrigger) events(ctx context.Context, after int) ([]invoicingtest.ControlEventReport, error) {
+	feed, err := t.m.Events(ctx, after)
+	if err != nil {
 		return nil, err
 	}
-	var out []eventReport
+	var out []invoicingtest.ControlEventReport
 	for _, e := range feed.Events {
+		var body map[string]jsontext.Value
+		if err := json.Unmarshal(e.Body, &body, jsonopt.Decode); err != nil {
+			return nil, fmt.Errorf("the body of event %d: %w", e.Seq, err)
+		}
 		for _, f := range recordIDFields {
 			var id string
-			if v, ok := e.Body[f]; ok && json.Unmarshal(v, &id, jsonopt.Decode) == nil && t.ids[id] {
-				out = append(out, eventReport{Type: e.Type, Deliveries: e.Deliveries})
+			if v, ok := body[f]; ok && json.Unmarshal(v, &id, jsonopt.Decode) == nil && t.ids[id] {
+				out = append(out, invoicingtest.ControlEventReport{Type: e.Type, Deliveries: e.Deliveries})
 				break
 			}
 		}

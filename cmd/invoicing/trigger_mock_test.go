@@ -137,12 +137,12 @@ func TestMockActionsChangeRecordsAndReportTheirEvents(t *testing.T) {
 	assert.Regexp(t, `(?m)^  payment\.received +-> `, r.stdout)
 	assert.NotContains(t, r.stdout, "invoice.paid", "a part payment")
 	r = run(t, m.env(), "invoices", "pay", draft, "--json").requireCode(t, 0)
-	var res actionResult
+	var res invoicingtest.ControlResult
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
 	assert.Equal(t, draft, res.InvoiceID)
 	assert.NotEmpty(t, res.PaymentID)
 	require.Len(t, res.Events, 2)
-	assert.Equal(t, []string{"payment.received", "invoice.paid"}, []string{res.Events[0].Type, res.Events[1].Type})
+	assert.Equal(t, []webhooks.EventType{webhooks.EventPaymentReceived, webhooks.EventInvoicePaid}, []webhooks.EventType{res.Events[0].Type, res.Events[1].Type})
 	inv, err := c.Invoices.Get(t.Context(), draft)
 	require.NoError(t, err)
 	assert.Equal(t, invoicing.InvoiceStatusPaid, inv.Status)

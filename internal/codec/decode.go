@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"reflect"
 	"slices"
@@ -25,10 +26,11 @@ var decodeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsont
 
 // A Decoder decodes one JSON document into records, straight from its token
 // stream. In a list page (share set), strings that repeat from record to
-// record (a client's name, a currency) are stored once, and so are the
-// coefficients of equal amounts: decimal never changes a coefficient, and
-// Shift shares it. The *string fields of a page's records point into slabs
-// allocated a few at a time.
+// record (a client's name, a currency) are shared rather than stored again,
+// and so are the coefficients of equal amounts: decimal never changes a
+// coefficient, and Shift shares it (see shared). The *string fields of a
+// page's records point into slabs allocated a few at a time, and the bytes
+// of a document's strings are copied into a few blocks (newText).
 type Decoder struct {
 	dec  *jsontext.Decoder // the stream being read: top, or a lenient member's
 	top  *jsontext.Decoder
@@ -37,10 +39,10 @@ type Decoder struct {
 	nest int
 
 	share  bool
-	strs   map[string]string
-	coeffs map[int64]decimal.Decimal
+	shared *shared     // allocated on a page's first use, cleared after each
 	ptrs   []string    // the *string fields of a page point into these slabs
 	times  []time.Time // and its *time.Time fields into these
+	texts  []byte      // and the bytes of its unique strings are in these
 
 	// kept is set by a field decoder to the member's text when the field
 	// would not write the same text back, and empty when the value it
@@ -53,13 +55,30 @@ type Decoder struct {
 
 // memberDecoder reads one member's value on its own, for a lenient record.
 type memberDecoder struct {
-	r   bytes.Reader
-	dec *jsontext.Decoder
+	r    bytes.Reader
+	dec  *jsontext.Decoder
+	name []byte // the member's name
 }
 
-// maxShared bounds how many distinct strings and coefficients one document
-// shares, so that a body of only distinct values costs no more than that.
-const maxShared = 4096
+// shared holds the strings and the coefficients a page's records share.
+// Each table is direct-mapped: a value's hash picks its one slot, where a
+// later value of the same hash replaces it. A look-up is one hash and one
+// comparison, and a body of only distinct values costs no more than the
+// tables.
+type shared struct {
+	seed   maphash.Seed
+	used   bool
+	strs   [sharedSlots]string
+	coeffs [sharedSlots]decimal.Decimal // coeffs[i] is ms[i] (exponent 0)
+	ms     [sharedSlots]int64           // 0: an empty slot
+}
+
+// sharedSlots is the size of each table of shared (a page of 100 invoices
+// has some 300 distinct amounts): 1 << sharedBits.
+const (
+	sharedBits  = 10
+	sharedSlots = 1 << sharedBits
+)
 
 var decoders = sync.Pool{New: func() any {
 	d := new(Decoder)
@@ -79,9 +98,10 @@ func Decode(b []byte, share bool, fn func(*Decoder) error) error {
 	defer func() {
 		d.in.Reset(nil)
 		d.top.Reset(&d.in, decodeOptions...)
-		clear(d.strs)
-		clear(d.coeffs)
-		d.ptrs, d.times, d.kept, d.nest = nil, nil, nil, 0
+		if d.shared != nil && d.shared.used {
+			*d.shared = shared{seed: d.shared.seed} // the page's values are the caller's alone
+		}
+		d.ptrs, d.times, d.texts, d.kept, d.nest = nil, nil, nil, nil, 0
 		decoders.Put(d)
 	}()
 	err := fn(d)
@@ -181,7 +201,8 @@ func (d *Decoder) Members(m *Meta, s *Shape, extra *map[string]jsontext.Value, l
 		d.nest++
 		defer func() { d.nest-- }()
 		read = func(name []byte) error {
-			name = []byte(string(name)) // name is valid only until the next read
+			sub.name = append(sub.name[:0], name...) // name is valid only until the next read
+			name = sub.name
 			raw, err := d.dec.ReadValue()
 			if err != nil {
 				return err
@@ -257,11 +278,12 @@ func (d *Decoder) strict(m *Meta, s *Shape, extra *map[string]jsontext.Value, se
 			return err
 		}
 		name := quoted[1 : len(quoted)-1]
-		if !verbatim(name) {
-			name = []byte(unquote(quoted))
-		}
 		d.kept, d.empty = nil, false
-		i, err := member(name)
+		i, err := member(name) // a field's name needs no unescaping: try it as it is
+		if i < 0 && err == nil && !verbatim(name) {
+			name = []byte(unquote(quoted))
+			i, err = member(name)
+		}
 		switch {
 		case err != nil:
 			return err
@@ -350,11 +372,36 @@ func (d *Decoder) Unique(dst *string) error {
 	v, err := d.value('"', "a string")
 	*dst = ""
 	if v != nil {
-		*dst = unquote(v)
+		*dst = d.newText(v)
 	}
 	d.empty = *dst == ""
 	return err
 }
+
+// newText returns the text of the JSON string v. When it needs no
+// unescaping its bytes are copied into the document's slab, allocated a few
+// kilobytes at a time (at most the document's size), rather than each into
+// an allocation of its own.
+func (d *Decoder) newText(v jsontext.Value) string {
+	raw := v[1 : len(v)-1]
+	if len(raw) == 0 || len(raw) > maxSlabText || !verbatim(raw) {
+		return unquote(v)
+	}
+	if cap(d.texts)-len(d.texts) < len(raw) {
+		d.texts = make([]byte, 0, max(len(raw), min(slabSize, int(d.in.Size()))))
+	}
+	start := len(d.texts)
+	d.texts = append(d.texts, raw...)
+	// The slab's bytes are never written again: they are the string's.
+	return unsafe.String(&d.texts[start], len(raw))
+}
+
+// slabSize is the size of a slab of newText; a text longer than
+// maxSlabText has an allocation of its own.
+const (
+	slabSize    = 4096
+	maxSlabText = 256
+)
 
 // String decodes a JSON string into *dst (a string type's, converted).
 func (d *Decoder) String(dst *string) error {
@@ -390,19 +437,27 @@ func ReadStringPtr[S ~string](d *Decoder, dst **S) error {
 func (d *Decoder) text(v jsontext.Value) string {
 	raw := v[1 : len(v)-1]
 	if !d.share {
-		return unquote(v)
+		return d.newText(v)
 	}
-	if s, ok := d.strs[string(raw)]; ok {
-		return s
+	sh := d.sharing()
+	slot := &sh.strs[maphash.Bytes(sh.seed, raw)%sharedSlots]
+	if *slot == string(raw) {
+		return *slot
 	}
-	s := unquote(v)
-	if s == string(raw) && len(d.strs) < maxShared { // not escaped: raw is the key
-		if d.strs == nil {
-			d.strs = make(map[string]string, 64)
-		}
-		d.strs[s] = s
+	s := d.newText(v)
+	if s == string(raw) { // not escaped: raw is its text
+		*slot = s
 	}
 	return s
+}
+
+// sharing returns d's tables of shared values, for a page.
+func (d *Decoder) sharing() *shared {
+	if d.shared == nil {
+		d.shared = &shared{seed: maphash.MakeSeed()}
+	}
+	d.shared.used = true
+	return d.shared
 }
 
 // Bool decodes true or false into *dst.
@@ -498,17 +553,12 @@ func (d *Decoder) setDecimal(dst *decimal.Decimal, s []byte) (canonical bool, er
 		*dst = newDecimal(m, exp)
 		return m != 0 || !neg, nil
 	}
-	c, ok := d.coeffs[m]
-	if !ok {
-		c = decimal.New(m, 0)
-		if d.coeffs == nil {
-			d.coeffs = make(map[int64]decimal.Decimal, 64)
-		}
-		if len(d.coeffs) < maxShared {
-			d.coeffs[m] = c
-		}
+	sh := d.sharing()
+	i := uint64(m) * 0x9e3779b97f4a7c15 >> (64 - sharedBits) // Fibonacci hashing
+	if sh.ms[i] != m {                                       // m is not 0
+		sh.ms[i], sh.coeffs[i] = m, decimal.New(m, 0)
 	}
-	*dst = c.Shift(exp)
+	*dst = sh.coeffs[i].Shift(exp)
 	return true, nil
 }
 
@@ -800,14 +850,10 @@ func KindName(k jsontext.Kind) string {
 
 // Object reads a JSON object that is not a record (a list page, say):
 // member is called with each member's name (unescaped, valid until the
-// next read) and must read its value, or Skip it. null reads as no member.
+// next read) and must read its value, or Skip it. Any other value, null
+// included, is an error.
 func (d *Decoder) Object(member func(name []byte) error) error {
-	switch k := d.dec.PeekKind(); k {
-	case 'n':
-		_, err := d.dec.ReadToken()
-		return err
-	case '{':
-	default:
+	if k := d.dec.PeekKind(); k != '{' {
 		_, err := d.dec.ReadValue()
 		return cmpErr(err, errKind("an object", k))
 	}

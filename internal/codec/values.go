@@ -52,10 +52,25 @@ func parseDateFast(b []byte) (Date, bool) {
 		n = n*10 + int(c-'0')
 	}
 	d := Date{Year: n / 10000, Month: time.Month(n / 100 % 100), Day: n % 100}
-	if d.Month < 1 || d.Month > 12 || d.Day < 1 || d.Day > time.Date(d.Year, d.Month+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+	if d.Month < 1 || d.Month > 12 || d.Day < 1 || d.Day > daysIn(d.Month, d.Year) {
 		return Date{}, false
 	}
 	return d, true
+}
+
+// daysIn returns the number of days of month m (1 to 12) of year y, in the
+// proleptic Gregorian calendar, as time.Date counts them.
+func daysIn(m time.Month, y int) int {
+	switch m {
+	case time.February:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case time.April, time.June, time.September, time.November:
+		return 30
+	}
+	return 31
 }
 
 // Date decodes "YYYY-MM-DD" into *dst; null and "" give the zero Date.

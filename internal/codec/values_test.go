@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -58,6 +59,24 @@ func TestParseDate(t *testing.T) {
 	for _, bad := range []string{"2026-02-29", "2026-13-01", "2026-1-01", "20260101", "", "2026-01-01T00:00:00Z"} {
 		_, err := ParseDate([]byte(bad))
 		assert.Error(t, err, bad)
+	}
+}
+
+// The fast path takes exactly the dates time.Parse takes, leap years
+// included.
+func TestParseDateFastAgreesWithTime(t *testing.T) {
+	for _, y := range []int{0, 1, 4, 100, 400, 1900, 2000, 2023, 2024, 2026, 2100, 9999} {
+		for m := 0; m <= 13; m++ {
+			for day := 0; day <= 32; day++ {
+				s := fmt.Sprintf("%04d-%02d-%02d", y, m, day)
+				want, err := time.Parse(time.DateOnly, s)
+				got, ok := parseDateFast([]byte(s))
+				require.Equal(t, err == nil, ok, s)
+				if ok {
+					assert.Equal(t, Date{want.Year(), want.Month(), want.Day()}, got, s)
+				}
+			}
+		}
 	}
 }
 
