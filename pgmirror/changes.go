@@ -45,8 +45,10 @@ const (
 
 // A Change is one change of a mirrored record, as the change feed holds it.
 type Change struct {
-	// Seq orders the changes: it grows with each change, in the order they
-	// committed. Give the last Seq seen to Changes to go on after it.
+	// Seq orders the changes: the changes of one transaction together, in
+	// the order of the transactions' ids (their first writes), a reader
+	// never seeing a lower Seq appear after a higher one. Give the last Seq
+	// seen to Changes to go on after it.
 	Seq int64 `json:"seq"`
 	// At is when the transaction writing the change began.
 	At time.Time `json:"at"`
@@ -78,7 +80,8 @@ var ErrChangesPruned = errors.New("pgmirror: changes after this position were de
 const changesPage = 1000
 
 // Changes returns the changes after the seq after (0: from the first), in
-// seq order, and ends with the last one committed. It is resumable: give the
+// seq order, and ends with the last one readable: the changes of a
+// transaction still running, and those above them, come in a later call. It is resumable: give the
 // Seq of the last change handled to a later call. It reads in pages, each a
 // query of its own on the Mirror's pool; stop ranging to stop reading. The
 // iterator yields ErrChangesPruned (and ends) when retention deleted
@@ -111,9 +114,8 @@ func FollowChanges(ctx context.Context, db *pgxpool.Pool, schema string, after i
 	return followFeed(ctx, store.New(db, schema), after)
 }
 
-// readPage reads up to a page of changes after a seq, and the last seq
-// retention deleted.
-type readPage func(ctx context.Context, after int64, limit int) ([]store.Change, int64, error)
+// readPage reads up to a page of changes after a seq.
+type readPage func(ctx context.Context, after int64, limit int) (store.Page, error)
 
 func readFeed(ctx context.Context, read readPage, after int64) iter.Seq2[Change, error] {
 	return func(yield func(Change, error) bool) { readChanges(ctx, read, &after, yield) }
@@ -131,15 +133,27 @@ func followFeed(ctx context.Context, s *store.Store, after int64) iter.Seq2[Chan
 		defer l.Close()
 		// The end of ctx ends the iterator without an error.
 		quiet := func(c Change, err error) bool { return (err != nil && ctx.Err() != nil) || yield(c, err) }
+		held := 0 // reads in a row that found changes held above the horizon
 		for {
-			if !readChanges(ctx, l.ReadChanges, &after, quiet) || ctx.Err() != nil {
+			more, ok := readChanges(ctx, l.ReadChanges, &after, quiet)
+			if !ok || ctx.Err() != nil {
 				return
 			}
 			// Caught up: wait for a NOTIFY, or look again after a while in
 			// case one was missed (a NOTIFY is not sent for a rolled back
 			// transaction, and none can be lost otherwise; the timeout is a
-			// safety net only).
-			wctx, cancel := context.WithTimeout(ctx, time.Minute)
+			// safety net only). Changes held back by a transaction still
+			// running are read once it ends, which no NOTIFY tells when it
+			// wrote no change: look again soon (10 ms, doubling to a
+			// second).
+			wait := time.Minute
+			if !more {
+				held = 0
+			} else {
+				held++
+				wait = min(10*time.Millisecond<<min(held-1, 7), time.Second)
+			}
+			wctx, cancel := context.WithTimeout(ctx, wait)
 			err := l.Wait(wctx)
 			cancel()
 			switch {
@@ -153,29 +167,30 @@ func followFeed(ctx context.Context, s *store.Store, after int64) iter.Seq2[Chan
 	}
 }
 
-// readChanges yields the changes after *after to the last one committed,
-// moving *after on, and reports whether the caller may go on (the consumer
+// readChanges yields the changes after *after to the last one below the
+// horizon, moving *after on, and reports whether committed changes are
+// held above the horizon, and whether the caller may go on (the consumer
 // wants more and no error was yielded).
-func readChanges(ctx context.Context, read readPage, after *int64, yield func(Change, error) bool) bool {
+func readChanges(ctx context.Context, read readPage, after *int64, yield func(Change, error) bool) (held, ok bool) {
 	for {
-		page, pruned, err := read(ctx, *after, changesPage)
+		page, err := read(ctx, *after, changesPage)
 		switch {
 		case err != nil:
 			yield(Change{}, err)
-			return false
-		case *after < pruned:
-			yield(Change{}, fmt.Errorf("%w (asked for those after %d; deleted through %d)", ErrChangesPruned, *after, pruned))
-			return false
+			return false, false
+		case *after < page.Pruned:
+			yield(Change{}, fmt.Errorf("%w (asked for those after %d; deleted through %d)", ErrChangesPruned, *after, page.Pruned))
+			return false, false
 		}
-		for _, c := range page {
+		for _, c := range page.Changes {
 			*after = c.Seq
 			if !yield(Change{Seq: c.Seq, At: c.At, Business: c.Business, Resource: c.Resource, ID: c.ID, Cause: c.Cause, Op: c.Op,
 				Old: c.Old, New: c.New}, nil) {
-				return false
+				return false, false
 			}
 		}
-		if len(page) < changesPage {
-			return true
+		if len(page.Changes) < changesPage {
+			return page.Held, true
 		}
 	}
 }

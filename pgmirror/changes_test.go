@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
@@ -285,4 +286,78 @@ func TestChangeRetention(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The feed needs no lock among its writers, and a reader still never sees
+// a lower seq after a higher one, nor misses one: a transaction that began
+// writing first (its id older) and commits last holds the readers back
+// until it ends, and then comes first. Four businesses' events land while
+// such a transaction is open; FollowChanges yields nothing of theirs until
+// it commits, then its change first, then theirs, without a NOTIFY for it.
+func TestTheFeedHoldsReadersBehindARunningWriter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFleet(t, 4, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, 20) }))
+	mm := newMultiMirror(t, f, keyring(t, newKeyText(t, "k1")), nil)
+	for _, b := range f.Businesses {
+		mm.add(t, b, 0)
+	}
+	run(t, mm.Mirror)
+	for _, b := range f.Businesses {
+		waitBusinessBackfilled(t, mm, b.Name, time.Minute)
+	}
+	waitDrained(t, mm.DB, time.Minute)
+
+	// A writer that took its transaction id and has not committed.
+	held, err := mm.DB.Begin(ctx)
+	require.NoError(t, err)
+	defer held.Rollback(ctx) //nolint:errcheck // committed below
+	var heldSeq int64
+	require.NoError(t, held.QueryRow(ctx, `SELECT (pg_current_xact_id()::text::bigint << 20) + 1`).Scan(&heldSeq))
+
+	var mu sync.Mutex
+	var followed []int64
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		for ch, err := range mm.FollowChanges(fctx, 0) {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			followed = append(followed, ch.Seq)
+			mu.Unlock()
+		}
+	}()
+
+	// Events of every business land, committed, above the held writer.
+	for i, b := range f.Businesses {
+		b.Srv.AddClient(invoicingtest.Contact{Name: fmt.Sprintf("Client %d", i)})
+	}
+	waitDrained(t, mm.DB, time.Minute)
+	above := count(t, mm.DB, `SELECT count(*) FROM mirror_changes WHERE seq > $1`, heldSeq)
+	require.Equal(t, len(f.Businesses), above, "each business's new client, committed above the held writer")
+	for ch, err := range mm.Changes(ctx, 0) {
+		require.NoError(t, err)
+		require.Less(t, ch.Seq, heldSeq, "nothing is read above a writer still running")
+	}
+
+	// The held writer writes its change, as WriteChanges would, and commits
+	// (without a NOTIFY): the reader reads it, then the others.
+	_, err = held.Exec(ctx, `INSERT INTO mirror_changes (seq, business, resource, id, cause, op, new_values)
+		VALUES ($1, 'biz0000', 'clients', 'held', 'event', 'insert', '{}')`, heldSeq)
+	require.NoError(t, err)
+	require.NoError(t, held.Commit(ctx))
+	total := count(t, mm.DB, `SELECT count(*) FROM mirror_changes`)
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(followed) == total, fmt.Sprintf("%d of %d changes followed", len(followed), total)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(followed); i++ {
+		require.Greater(t, followed[i], followed[i-1], "seq order")
+	}
+	require.Equal(t, heldSeq, followed[len(followed)-above-1], "the held writer's change before the later ones")
 }

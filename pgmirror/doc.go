@@ -107,10 +107,13 @@
 // (insert, update, delete; an unmark is an insert) and the members of the
 // record's JSON that changed, old and new (the whole record for an insert
 // or a delete). A fetch that finds the content unchanged writes none. The
-// writers take a transaction lock just before they insert their changes
-// and keep it until they commit, so changes commit in seq order: a reader
-// that saw seq N never sees a lower one appear later, and resuming after N
-// misses nothing. Each such transaction NOTIFYs the channel named as the
+// writers take no lock: a change's seq is its transaction's id shifted
+// left 20 bits plus its ordinal in the transaction, and readers read only
+// below the horizon, the changes of the transactions older than the
+// oldest one still running (pg_current_snapshot), so that a reader that
+// saw seq N never sees a lower one appear later, and resuming after N
+// misses nothing. (A long transaction that writes, anywhere in the
+// database, delays the readers until it ends; never the writers.) Each such transaction NOTIFYs the channel named as the
 // schema with its last seq. Mirror.Changes and Mirror.FollowChanges read
 // the feed as iterators, resumable after any seq (the functions Changes
 // and FollowChanges do the same for a reader that runs no Mirror;

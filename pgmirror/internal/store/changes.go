@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,14 +17,15 @@ import (
 // insertChangesSQL writes changes of the records of a table, given as
 // arrays ($3 ids, $4 ops, $5 the JSON texts before an update, NULL
 // otherwise; $1 the resource, $2 the cause, $7 the business), in their
-// order, and notifies the channel $6 with the last seq written. What a
-// change holds is read from the row as the transaction leaves it: the whole
-// record for an insert or a delete (a deletion mark leaves the content as
-// it was), and for an update the members that differ from the JSON before
-// it. A record changes at most once in a transaction.
+// order, each numbered after the transaction's ordinal $8 (see
+// WriteChanges), and notifies the channel $6 with the last seq written.
+// What a change holds is read from the row as the transaction leaves it:
+// the whole record for an insert or a delete (a deletion mark leaves the
+// content as it was), and for an update the members that differ from the
+// JSON before it. A record changes at most once in a transaction.
 const insertChangesSQL = `WITH written AS (
-	INSERT INTO @.mirror_changes (business, resource, id, cause, op, old_values, new_values)
-	SELECT $7, $1, u.id, $2, u.op,
+	INSERT INTO @.mirror_changes (seq, business, resource, id, cause, op, old_values, new_values)
+	SELECT (pg_current_xact_id()::text::bigint << ` + seqShift + `) + $8 + u.n, $7, $1, u.id, $2, u.op,
 		CASE u.op WHEN 'update' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(u.old) AS e
 		                               WHERE t.raw -> e.key IS DISTINCT FROM e.value)
 		          WHEN 'delete' THEN t.raw END,
@@ -37,11 +39,28 @@ const insertChangesSQL = `WITH written AS (
 	RETURNING seq)
 SELECT pg_notify($6, max(seq)::text) FROM written`
 
+// seqShift is how far left a change's transaction id is shifted in its
+// seq: the low bits number the changes of one transaction, up to
+// maxChangesPerTx.
 const (
-	changesLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
-	prunedSQL      = `SELECT coalesce(max(changes_pruned_through), 0) FROM @.mirror_reconcile`
+	seqShift        = "20"
+	maxChangesPerTx = 1<<20 - 1
+)
+
+const (
+	// prunedSQL reads the last seq retention deleted, and whether changes
+	// committed wait above the horizon (held back by a transaction still
+	// running: a reader looks again soon rather than wait for a NOTIFY).
+	prunedSQL = `SELECT coalesce(max(changes_pruned_through), 0),
+	coalesce((SELECT max(seq) FROM @.mirror_changes), 0) >= (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << ` + seqShift + `)
+FROM @.mirror_reconcile`
+	// readChangesSQL reads the changes after seq $1 below the horizon: the
+	// changes of the transactions older than the oldest one running, to
+	// which no transaction can add one any more (see WriteChanges).
 	readChangesSQL = `SELECT seq, at, business, resource, id, cause, op, old_values, new_values
-FROM @.mirror_changes WHERE seq > $1 ORDER BY seq LIMIT $2`
+FROM @.mirror_changes
+WHERE seq > $1 AND seq < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << ` + seqShift + `)
+ORDER BY seq LIMIT $2`
 	pruneChangesSQL = `WITH last AS (
 	SELECT max(seq) AS seq FROM @.mirror_changes WHERE at < now() - $1::interval
 ), deleted AS (
@@ -63,17 +82,31 @@ type Changes struct {
 }
 
 // WriteChanges writes the changes of cause to records of business to the
-// feed, in tx. It first takes the feed's transaction lock, which it holds
-// until tx commits: writers commit their changes one at a time, in seq
-// order, so that a reader that has seen seq N never sees a lower one
-// appear later. Take it last, once the records are written, so that it is
-// held only while the changes are inserted and tx commits. Each
-// transaction notifies the channel named as the schema.
+// feed, in tx, once per transaction. It takes no lock: a change's seq is
+// its transaction's id (pg_current_xact_id) shifted left by seqShift bits,
+// plus its ordinal in the transaction, so that the seqs of a transaction
+// are together, in the order of changes, and above those of every older
+// transaction. Readers read below the horizon (readChangesSQL): the
+// changes of the transactions older than the oldest one running, which are
+// all committed or rolled back, and to which none can be added; a reader
+// that saw seq N never sees a lower one appear later, and resuming after N
+// misses nothing, whatever the number of writers. A long transaction that
+// writes, anywhere in the database, holds the horizon back (not the
+// writers) until it ends. Each transaction notifies the channel named as
+// the schema.
 func (tx *Tx) WriteChanges(ctx context.Context, cause, business string, changes []Changes) error {
+	if tx.fed {
+		return &Error{Op: "writing the change feed", Err: errors.New("a second time in one transaction")}
+	}
+	tx.fed = true
 	b := &pgx.Batch{}
-	b.Queue(changesLockSQL, LockKey(tx.s.schema, "changes"))
+	n := 0
 	for _, c := range changes {
-		b.Queue(tx.s.q(fmt.Sprintf(insertChangesSQL, c.Table)), c.Resource, cause, c.IDs, c.Ops, c.Olds, tx.s.schema, business)
+		b.Queue(tx.s.q(fmt.Sprintf(insertChangesSQL, c.Table)), c.Resource, cause, c.IDs, c.Ops, c.Olds, tx.s.schema, business, n)
+		n += len(c.IDs)
+	}
+	if n > maxChangesPerTx {
+		return &Error{Op: "writing the change feed", Err: fmt.Errorf("%d changes in one transaction, more than %d", n, maxChangesPerTx)}
 	}
 	return fail("writing the change feed", tx.tx.SendBatch(ctx, b).Close())
 }
@@ -87,28 +120,39 @@ type Change struct {
 	Old, New               []byte
 }
 
-// ReadChanges returns up to limit changes after seq after, in seq order,
-// and the last seq retention deleted.
-func (s *Store) ReadChanges(ctx context.Context, after int64, limit int) (changes []Change, pruned int64, err error) {
+// A Page is what one read of the feed found.
+type Page struct {
+	Changes []Change
+	// Pruned is the last seq retention deleted.
+	Pruned int64
+	// Held is true when committed changes wait above the horizon, held
+	// back by a transaction still running.
+	Held bool
+}
+
+// ReadChanges reads up to limit changes after seq after, in seq order
+// (see Page).
+func (s *Store) ReadChanges(ctx context.Context, after int64, limit int) (Page, error) {
 	return readChanges(ctx, s, s.pool, after, limit)
 }
 
 // ReadChanges is Store.ReadChanges through the listening connection.
-func (l *Listener) ReadChanges(ctx context.Context, after int64, limit int) (changes []Change, pruned int64, err error) {
+func (l *Listener) ReadChanges(ctx context.Context, after int64, limit int) (Page, error) {
 	return readChanges(ctx, l.s, l.conn, after, limit)
 }
 
-func readChanges(ctx context.Context, s *Store, q querier, after int64, limit int) ([]Change, int64, error) {
+func readChanges(ctx context.Context, s *Store, q querier, after int64, limit int) (Page, error) {
 	const op = "reading changes"
-	var pruned int64
-	if err := scan(ctx, q, op, s.q(prunedSQL), nil, &pruned); err != nil || after < pruned {
-		return nil, pruned, err
+	var p Page
+	if err := scan(ctx, q, op, s.q(prunedSQL), nil, &p.Pruned, &p.Held); err != nil || after < p.Pruned {
+		return p, err
 	}
-	out, err := collect(ctx, q, op, s.q(readChangesSQL), []any{after, limit}, func(r pgx.CollectableRow) (Change, error) {
+	var err error
+	p.Changes, err = collect(ctx, q, op, s.q(readChangesSQL), []any{after, limit}, func(r pgx.CollectableRow) (Change, error) {
 		var c Change
 		return c, r.Scan(&c.Seq, &c.At, &c.Business, &c.Resource, &c.ID, &c.Cause, &c.Op, &c.Old, &c.New)
 	})
-	return out, pruned, err
+	return p, err
 }
 
 // PruneChanges deletes the changes older than retention (every change

@@ -20,7 +20,7 @@ func TestMigrationsOnlyAdd(t *testing.T) {
 	require.NotEmpty(t, ms)
 	comment := regexp.MustCompile(`--[^\n]*`)
 	destructive := regexp.MustCompile(`(?i)\b(DROP|TRUNCATE|DELETE\s+FROM|ALTER\s+\w+\s+\w+\s+RENAME)\b`)
-	replaced := regexp.MustCompile(`(?i)\bDROP\s+(CONSTRAINT\s+\w+|INDEX\s+\w+|DEFAULT|NOT NULL|COLUMN\s+singleton)\b|` +
+	replaced := regexp.MustCompile(`(?i)\bDROP\s+(CONSTRAINT\s+\w+|INDEX\s+\w+|DEFAULT|NOT NULL|COLUMN\s+singleton|SEQUENCE\s+\w+)\b|` +
 		`DELETE FROM mirror_reconcile WHERE last_started_at IS NULL AND last_finished_at IS NULL`) // an empty placeholder
 	for i, m := range ms {
 		assert.Equal(t, i+1, m.Version)

@@ -140,8 +140,9 @@ func collect[T any](ctx context.Context, q querier, op, sql string, args []any, 
 
 // A Tx is a transaction of the Store: the statements that commit together.
 type Tx struct {
-	s  *Store
-	tx pgx.Tx
+	s   *Store
+	tx  pgx.Tx
+	fed bool // WriteChanges wrote the feed's changes
 }
 
 // InTx runs fn in a transaction, committed when fn returns nil. An error
