@@ -180,26 +180,40 @@ func (t *tenant) reconcile(ctx context.Context) (map[string]int, error) {
 }
 
 // reconcileResource walks res and returns how many records it listed and
-// how many rows it inserted, corrected or marked deleted. Once the walk is
+// how many rows it inserted, corrected or marked deleted. Each page's
+// transaction records the ids it listed (store.Listed); once the walk is
 // complete, the rows it did not list are marked deleted (see
-// markDeleted).
+// markDeleted), and its ids forgotten.
 func (t *tenant) reconcileResource(ctx context.Context, res *resource) (listed, corrected int, err error) {
-	start, err := t.m.store.NextSeq(ctx)
+	m := t.m
+	start, err := m.store.NextSeq(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
-	seen := map[string]bool{}
+	if err := m.store.ForgetListed(ctx, t.name, res.name); err != nil { // a walk's that did not end
+		return 0, 0, err
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		defer cancel()
+		if ferr := m.store.ForgetListed(fctx, t.name, res.name); err == nil {
+			err = ferr
+		}
+	}()
 	_, err = t.walkPages(ctx, res, 1, func(ctx context.Context, rows []store.Row, seq int64, _ int) error {
 		var written []string
 		err := t.writeIn(ctx, CauseReconciliation, func(w *writeTx) error {
 			var err error
-			written, err = apply(ctx, w, res, rows, seq)
-			return err
+			if written, err = apply(ctx, w, res, rows, seq); err != nil {
+				return err
+			}
+			ids := make([]string, len(rows))
+			for i, r := range rows {
+				ids[i] = r.ID
+			}
+			return w.Listed(ctx, t.name, res.name, ids)
 		})
 		if err == nil {
-			for _, r := range rows {
-				seen[r.ID] = true
-			}
 			listed, corrected = listed+len(rows), corrected+len(written)
 		}
 		return err
@@ -208,15 +222,22 @@ func (t *tenant) reconcileResource(ctx context.Context, res *resource) (listed, 
 		return listed, corrected, err
 	}
 	t.answered(ctx)
-	n, err := t.markDeleted(ctx, res, seen, start)
+	n, err := t.markDeleted(ctx, res, listed, start)
 	return listed, corrected + n, err
 }
 
 // Prune deletes what is past its retention: the processed deliveries older
 // than Config.InboxRetention, the changes older than Config.ChangeRetention,
-// and the event lags of the status older than an hour. Run does it every
-// minute, and Reconcile once; call it after ReconcileBusiness.
+// and the event lags of the status older than an hour, a batch of rows a
+// statement. Run does it every minute, and Reconcile once; call it after
+// ReconcileBusiness. One replica prunes at a time: while another does,
+// Prune returns nil at once.
 func (m *Mirror) Prune(ctx context.Context) error {
+	lock, ok, err := m.store.TryLock(ctx, "prune")
+	if err != nil || !ok {
+		return err
+	}
+	defer lock.Release()
 	if m.cfg.InboxRetention >= 0 {
 		n, err := m.store.PruneInbox(ctx, m.cfg.InboxRetention)
 		if err != nil {
@@ -263,68 +284,79 @@ const MassDeletionMinRows = 20
 // usually the API key of another business. It marked nothing.
 var ErrMassDeletion = errors.New("pgmirror: most of a table's records vanished at once")
 
+// markPage is how many rows markDeleted reads, checks and marks at a
+// time.
+const markPage = 500
+
 // markDeleted marks deleted the rows of res that a complete walk did not
-// list: listed holds the walk's ids, and start a fetch number taken before
-// it began (rows written by a later fetch are left alone: their record
-// existed after the walk began). It marks nothing when the walk listed
-// another number of records than the service counts once it ended (asked
-// only when a row is unlisted: records created or deleted during the walk;
-// the next reconciliation marks them), nor, without AllowMassDeletion, more
+// list: listed is how many records it listed (their ids are in
+// mirror_walk_listed), and start a fetch number taken before it began
+// (rows written by a later fetch are left alone: their record existed
+// after the walk began). It marks nothing when the walk listed another
+// number of records than the service counts once it ended (asked only
+// when a row is unlisted: records created or deleted during the walk; the
+// next reconciliation marks them), nor, without AllowMassDeletion, more
 // than half of a table of at least MassDeletionMinRows rows
 // (ErrMassDeletion). Where the service has a Get for the resource, each row
 // to mark is first fetched: only a 404 marks it, and a record found is
-// written. It returns the number of rows it marked or wrote.
-func (t *tenant) markDeleted(ctx context.Context, res *resource, listed map[string]bool, start int64) (int, error) {
+// written. The rows are read, checked and marked markPage at a time. It
+// returns the number of rows it marked or wrote.
+func (t *tenant) markDeleted(ctx context.Context, res *resource, listed int, start int64) (int, error) {
 	m := t.m
-	live, gone, err := m.store.LiveBefore(ctx, res.table, t.name, start)
-	if err != nil {
+	live, unlisted, err := m.store.CountUnlisted(ctx, res.table, t.name, res.name, start)
+	if err != nil || unlisted == 0 {
 		return 0, err
-	}
-	gone = slices.DeleteFunc(gone, func(id string) bool { return listed[id] })
-	if len(gone) == 0 {
-		return 0, nil
 	}
 	total, err := res.total(ctx, m.cfg.Client, t.walkOpts...)
 	if err != nil {
 		return 0, err
 	}
-	if len(listed) != total {
+	if listed != total {
 		t.log.InfoContext(ctx, "pgmirror: the walk listed another number of records than the service counts; "+
-			"deletion marks wait for the next reconciliation", "resource", res.name, "listed", len(listed), "total", total,
-			"unlisted", len(gone))
+			"deletion marks wait for the next reconciliation", "resource", res.name, "listed", listed, "total", total,
+			"unlisted", unlisted)
 		return 0, nil
 	}
-	if m.massDeletion(len(gone), live) {
-		return 0, massDeletionError(len(gone), live, res, "nothing was marked deleted")
+	if m.massDeletion(unlisted, live) {
+		return 0, massDeletionError(unlisted, live, res, "nothing was marked deleted")
 	}
-	written := 0
-	if res.get != nil {
-		if gone, written, err = t.confirmGone(ctx, res, gone); err != nil {
-			return written, err
+	written, marked := 0, 0
+	for after := ""; ; {
+		gone, err := m.store.Unlisted(ctx, res.table, t.name, res.name, start, after, markPage)
+		if err != nil || len(gone) == 0 {
+			return written + marked, err
+		}
+		after = gone[len(gone)-1]
+		if res.get != nil {
+			var w int
+			gone, w, err = t.confirmGone(ctx, res, gone)
+			if written += w; err != nil {
+				return written + marked, err
+			}
+		}
+		if len(gone) == 0 {
+			continue
+		}
+		var ids []string
+		err = t.writeIn(ctx, CauseReconciliation, func(w *writeTx) error {
+			var err error
+			if ids, err = w.MarkDeleted(ctx, res.table, t.name, gone, start); err != nil {
+				return err
+			}
+			for _, id := range ids {
+				w.changed(res, id, OpDelete, "")
+			}
+			return nil
+		})
+		if err != nil {
+			return written + marked, err
+		}
+		if len(ids) > 0 {
+			marked += len(ids)
+			t.log.InfoContext(ctx, "pgmirror: marked deleted", "resource", res.name, "rows", len(ids))
+			m.counters.addDeleted(res.name, len(ids))
 		}
 	}
-	if len(gone) == 0 {
-		return written, nil
-	}
-	var marked []string
-	err = t.writeIn(ctx, CauseReconciliation, func(w *writeTx) error {
-		var err error
-		if marked, err = w.MarkDeleted(ctx, res.table, t.name, gone, start); err != nil {
-			return err
-		}
-		for _, id := range marked {
-			w.changed(res, id, OpDelete, "")
-		}
-		return nil
-	})
-	if err != nil {
-		return written, err
-	}
-	if len(marked) > 0 {
-		t.log.InfoContext(ctx, "pgmirror: marked deleted", "resource", res.name, "rows", len(marked))
-		m.counters.addDeleted(res.name, len(marked))
-	}
-	return written + len(marked), nil
 }
 
 // confirmGone fetches each of the records ids of res: it returns those the
@@ -409,7 +441,7 @@ func (t *tenant) guardTable(ctx context.Context, res *resource) error {
 	if m.cfg.AllowMassDeletion || res.get == nil {
 		return nil
 	}
-	live, sample, err := m.store.SampleLive(ctx, res.table, t.name, massDeletionSample)
+	live, sample, err := m.store.SampleLive(ctx, res.table, t.name, massDeletionSample, MassDeletionMinRows)
 	if err != nil || live < MassDeletionMinRows {
 		return err
 	}

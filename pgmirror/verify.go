@@ -151,7 +151,7 @@ func (t *tenant) verify(ctx context.Context, res *resource, v *Verification) err
 		return err
 	}
 	v.Requests += max(1, (len(listed)+pageSize-1)/pageSize)
-	extra, err := m.store.Unlisted(ctx, res.table, res.name, t.name, listed)
+	extra, err := m.store.Extra(ctx, res.table, res.name, t.name, listed)
 	if err != nil {
 		return err
 	}

@@ -61,16 +61,39 @@ FROM @.mirror_reconcile`
 FROM @.mirror_changes
 WHERE seq > $1 AND seq < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << ` + seqShift + `)
 ORDER BY seq LIMIT $2`
-	pruneChangesSQL = `WITH last AS (
+	// prunedThroughSQL records, as the last seq retention deleted, the last
+	// seq of the changes older than $1 (when it is later): a prefix of the
+	// feed, deleted next. Readers asking for changes before it are told at
+	// once, while its rows are deleted.
+	prunedThroughSQL = `WITH last AS (
 	SELECT max(seq) AS seq FROM @.mirror_changes WHERE at < now() - $1::interval
-), deleted AS (
-	DELETE FROM @.mirror_changes WHERE seq <= (SELECT seq FROM last) RETURNING seq
-), moved AS (
-	UPDATE @.mirror_reconcile SET changes_pruned_through = greatest(changes_pruned_through, (SELECT seq FROM last))
-	WHERE (SELECT seq FROM last) IS NOT NULL
 )
-SELECT count(*) FROM deleted`
-	pruneInboxSQL = `DELETE FROM @.` + pginbox.TableName + ` WHERE status = $1 AND processed_at < now() - $2::interval`
+UPDATE @.mirror_reconcile SET changes_pruned_through = (SELECT seq FROM last)
+WHERE (SELECT seq FROM last) > changes_pruned_through`
+)
+
+// The deletions of retention, deleteBatch rows a statement (one replica's
+// pass at a time: Mirror.Prune holds a lock).
+var (
+	// pruneChangesSQL deletes the next batch of the changes after seq $1
+	// through the last seq retention deleted, a range of seqs (the
+	// deleteBatch-th seq after $1 bounds it), and returns how many it
+	// deleted and the last seq it deleted ($1 when none): the next batch
+	// starts there, never reading again the dead rows of the batches before.
+	pruneChangesSQL = `WITH through AS (
+	SELECT coalesce(max(changes_pruned_through), 0) AS seq FROM @.mirror_reconcile
+), bound AS (
+	SELECT least((SELECT seq FROM through),
+		coalesce((SELECT seq FROM @.mirror_changes WHERE seq > $1 ORDER BY seq OFFSET ` + batchLimit + ` - 1 LIMIT 1), (SELECT seq FROM through))) AS seq
+), deleted AS (
+	DELETE FROM @.mirror_changes WHERE seq > $1 AND seq <= (SELECT seq FROM bound) RETURNING seq
+)
+SELECT count(*), coalesce(max(seq), $1) FROM deleted`
+	// pruneInboxSQL deletes a batch of the deliveries of status $1
+	// processed before $2 ago.
+	pruneInboxSQL = `DELETE FROM @.` + pginbox.TableName + ` WHERE ctid IN (
+	SELECT ctid FROM @.` + pginbox.TableName + ` WHERE status = $1 AND processed_at < now() - $2::interval
+	LIMIT ` + batchLimit + `)`
 )
 
 // Changes are the changes a transaction made to the records of one table.
@@ -156,16 +179,27 @@ func readChanges(ctx context.Context, s *Store, q querier, after int64, limit in
 }
 
 // PruneChanges deletes the changes older than retention (every change
-// through the last one older: a prefix of the feed), records the last seq
-// deleted for the readers, and returns how many it deleted.
+// through the last one older: a prefix of the feed), first recording the
+// last seq it deletes for the readers, then deleteBatch changes a
+// statement, each its own short transaction (a long one would hold the
+// feed's readers back), and returns how many it deleted.
 func (s *Store) PruneChanges(ctx context.Context, retention time.Duration) (int64, error) {
-	var n int64
-	err := scan(ctx, s.pool, "deleting old changes", s.q(pruneChangesSQL), []any{retention}, &n)
-	return n, err
+	const op = "deleting old changes"
+	if _, err := exec(ctx, s.pool, op, s.q(prunedThroughSQL), retention); err != nil {
+		return 0, err
+	}
+	var total, last int64
+	for {
+		var n int64
+		if err := scan(ctx, s.pool, op, s.q(pruneChangesSQL), []any{last}, &n, &last); err != nil || n == 0 {
+			return total, err
+		}
+		total += n
+	}
 }
 
-// PruneInbox deletes the deliveries processed more than retention ago, and
-// returns how many.
+// PruneInbox deletes the deliveries processed more than retention ago,
+// deleteBatch a statement, and returns how many.
 func (s *Store) PruneInbox(ctx context.Context, retention time.Duration) (int64, error) {
-	return exec(ctx, s.pool, "deleting old deliveries", s.q(pruneInboxSQL), pginbox.StatusProcessed, retention)
+	return deleteCount(ctx, s, "deleting old deliveries", s.q(pruneInboxSQL), pginbox.StatusProcessed, retention)
 }

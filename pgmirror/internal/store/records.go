@@ -386,22 +386,19 @@ func (s *Store) CountLive(ctx context.Context, t *Table, business string) (int64
 	return n, err
 }
 
-// LiveBefore returns how many rows of t of business are not marked
-// deleted, and the ids of those of them last written by a fetch before seq.
-func (s *Store) LiveBefore(ctx context.Context, t *Table, business string, seq int64) (live int, ids []string, err error) {
-	err = scan(ctx, s.pool, "reading the rows of "+t.Name,
-		s.q(`SELECT count(*), coalesce(array_agg(id ORDER BY id) FILTER (WHERE mirror_fetch_seq < $1), '{}')
-		FROM @.`+t.Name+` WHERE business = $2 AND mirror_deleted_at IS NULL`), []any{seq, business}, &live, &ids)
-	return live, ids, err
-}
-
 // SampleLive returns how many rows of t of business are not marked
-// deleted, and the ids of n of them at random.
-func (s *Store) SampleLive(ctx context.Context, t *Table, business string, n int) (live int, sample []string, err error) {
+// deleted, counting to atLeast at most, and the ids of n of them at random
+// (fewer only in a small table): of 4n probes of the index, each the first
+// id after a random UUID, n of the distinct ones, rather than a scan of the
+// table.
+func (s *Store) SampleLive(ctx context.Context, t *Table, business string, n, atLeast int) (live int, sample []string, err error) {
 	err = scan(ctx, s.pool, "reading the rows of "+t.Name,
-		s.q(`SELECT (SELECT count(*) FROM @.`+t.Name+` WHERE business = $2 AND mirror_deleted_at IS NULL),
-		coalesce((SELECT array_agg(id) FROM (SELECT id FROM @.`+t.Name+` WHERE business = $2 AND mirror_deleted_at IS NULL
-			ORDER BY random() LIMIT $1) AS s), '{}')`), []any{n, business}, &live, &sample)
+		s.q(`SELECT (SELECT count(*) FROM (SELECT 1 FROM @.`+t.Name+` WHERE business = $2 AND mirror_deleted_at IS NULL LIMIT $3) AS c),
+		coalesce((SELECT array_agg(id) FROM (
+			SELECT id FROM (SELECT DISTINCT p.id FROM (SELECT gen_random_uuid()::text AS after FROM generate_series(1, 4 * $1)) AS g
+				CROSS JOIN LATERAL (SELECT id FROM @.`+t.Name+` WHERE business = $2 AND mirror_deleted_at IS NULL
+					AND id >= g.after ORDER BY id LIMIT 1) AS p) AS d
+			ORDER BY random() LIMIT $1) AS s), '{}')`), []any{n, business, atLeast}, &live, &sample)
 	return live, sample, err
 }
 
@@ -451,10 +448,12 @@ FROM unnest($1::text[], $2::text[]) AS u(id, raw)
 LEFT JOIN @.%[1]s AS t ON t.business = $3 AND t.id = u.id
 WHERE t.id IS NULL OR t.mirror_deleted_at IS NOT NULL OR t.raw IS DISTINCT FROM u.raw::jsonb`
 
-// unlistedSQL returns the live rows of business $1 not among $2, and
-// whether a fetch of each is pending (resource $3).
-const unlistedSQL = `SELECT t.id, EXISTS (SELECT 1 FROM @.mirror_pending_fetch AS p WHERE p.business = $1 AND p.resource = $3 AND p.id = t.id)
-FROM @.%[1]s AS t WHERE t.business = $1 AND t.mirror_deleted_at IS NULL AND NOT t.id = ANY($2::text[]) ORDER BY t.id`
+// extraSQL returns the live rows of business $1 not among $2, and whether
+// a fetch of each is pending (resource $3).
+const extraSQL = `SELECT t.id, EXISTS (SELECT 1 FROM @.mirror_pending_fetch AS p WHERE p.business = $1 AND p.resource = $3 AND p.id = t.id)
+FROM @.%[1]s AS t
+WHERE t.business = $1 AND t.mirror_deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM unnest($2::text[]) AS l(id) WHERE l.id = t.id)
+ORDER BY t.id`
 
 // Compare returns the records of rows (the service's, of resource) whose
 // row in t differs, writing nothing.
@@ -471,10 +470,10 @@ func (s *Store) Compare(ctx context.Context, t *Table, resource, business string
 		})
 }
 
-// Unlisted returns the live rows of t of business whose ids are not in
+// Extra returns the live rows of t of business whose ids are not in
 // listed (the ids the service listed), as Extra mismatches.
-func (s *Store) Unlisted(ctx context.Context, t *Table, resource, business string, listed []string) ([]Mismatch, error) {
-	return collect(ctx, s.pool, "comparing "+t.Name, s.q(fmt.Sprintf(unlistedSQL, t.Name)), []any{business, listed, resource},
+func (s *Store) Extra(ctx context.Context, t *Table, resource, business string, listed []string) ([]Mismatch, error) {
+	return collect(ctx, s.pool, "comparing "+t.Name, s.q(fmt.Sprintf(extraSQL, t.Name)), []any{business, listed, resource},
 		func(r pgx.CollectableRow) (Mismatch, error) {
 			m := Mismatch{Extra: true}
 			return m, r.Scan(&m.ID, &m.Pending)
