@@ -94,7 +94,7 @@ func TestBoundedReconciliationAndRetention(t *testing.T) {
 			}
 		}
 	}()
-	// The pass: this Prune's, or Run's own if it holds the lock; it ends
+	// The pass: this Prune's, with Run's own if it runs meanwhile; it ends
 	// when every old change is deleted.
 	start = time.Now()
 	pruned := make(chan error, 1)

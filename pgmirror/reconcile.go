@@ -230,14 +230,8 @@ func (t *tenant) reconcileResource(ctx context.Context, res *resource) (listed, 
 // than Config.InboxRetention, the changes older than Config.ChangeRetention,
 // and the event lags of the status older than an hour, a batch of rows a
 // statement. Run does it every minute, and Reconcile once; call it after
-// ReconcileBusiness. One replica prunes at a time: while another does,
-// Prune returns nil at once.
+// ReconcileBusiness.
 func (m *Mirror) Prune(ctx context.Context) error {
-	lock, ok, err := m.store.TryLock(ctx, "prune")
-	if err != nil || !ok {
-		return err
-	}
-	defer lock.Release()
 	if m.cfg.InboxRetention >= 0 {
 		n, err := m.store.PruneInbox(ctx, m.cfg.InboxRetention)
 		if err != nil {

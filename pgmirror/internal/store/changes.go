@@ -72,8 +72,9 @@ UPDATE @.mirror_reconcile SET changes_pruned_through = (SELECT seq FROM last)
 WHERE (SELECT seq FROM last) > changes_pruned_through`
 )
 
-// The deletions of retention, deleteBatch rows a statement (one replica's
-// pass at a time: Mirror.Prune holds a lock).
+// The deletions of retention, deleteBatch rows a statement. Two replicas'
+// passes at once wait on each other's rows, and the later one ends as it
+// finds them gone (the other goes on).
 var (
 	// pruneChangesSQL deletes the next batch of the changes after seq $1
 	// through the last seq retention deleted, a range of seqs (the
