@@ -28,13 +28,13 @@ func TestAMirroredRecordThatCannotBeATableIsAnError(t *testing.T) {
 		"type Client struct {\n\tThings *ThingService\n}\n\n"
 	for name, c := range map[string]struct{ directive, field string }{
 		"valid (the control)": {"//mirror:table name=things order=1", "S string `json:\"s\"`"},
-		"a slice of strings": {"//mirror:table name=things order=1", "S []string `json:\"s\"`"},
-		"a map":              {"//mirror:table name=things order=1", "M map[string]jsontext.Value `json:\"m\"`"},
-		"no order":           {"//mirror:table name=things", "S string `json:\"s\"`"},
-		"no service":         {"//mirror:table name=others order=1", "S string `json:\"s\"`"},
-		"lines without them": {"//mirror:table name=things order=1 lines=thing_lines parent=thing_id", "S string `json:\"s\"`"},
-		"an unknown field":   {"//mirror:table name=things order=1 colour=red", "S string `json:\"s\"`"},
-		"updated alone":      {"//mirror:table name=things order=1", "U *time.Time `json:\"updated_at\"`"},
+		"a slice of strings":  {"//mirror:table name=things order=1", "S []string `json:\"s\"`"},
+		"a map":               {"//mirror:table name=things order=1", "M map[string]jsontext.Value `json:\"m\"`"},
+		"no order":            {"//mirror:table name=things", "S string `json:\"s\"`"},
+		"no service":          {"//mirror:table name=others order=1", "S string `json:\"s\"`"},
+		"lines without them":  {"//mirror:table name=things order=1 lines=thing_lines parent=thing_id", "S string `json:\"s\"`"},
+		"an unknown field":    {"//mirror:table name=things order=1 colour=red", "S string `json:\"s\"`"},
+		"updated alone":       {"//mirror:table name=things order=1", "U *time.Time `json:\"updated_at\"`"},
 	} {
 		root := t.TempDir()
 		dir := filepath.Join(root, "p")
