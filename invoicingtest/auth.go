@@ -72,6 +72,15 @@ func (s *Server) RevokeAPIKey(key string) {
 	delete(s.keys, key)
 }
 
+// hasKey reports whether key is an API key of the business (of any
+// scopes, none included).
+func (s *Server) hasKey(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.keys[key]
+	return ok
+}
+
 // authorize checks the Authorization header of r against the key store and
 // the scopes the endpoint needs: 401 for a missing, malformed or unknown
 // key, 403 naming the first scope a known key lacks.

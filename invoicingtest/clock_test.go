@@ -93,16 +93,19 @@ func TestOffsetClockRunsCallsInRealTime(t *testing.T) {
 	c := NewOffsetClock()
 	fired := make(chan time.Time, 2)
 	due := time.Now().Add(20 * time.Millisecond) // before AfterFunc: its own due time is no earlier
-	c.AfterFunc(20*time.Millisecond, func() { fired <- c.Now() })
+	first := c.AfterFunc(20*time.Millisecond, func() { fired <- c.Now() })
 	select {
 	case at := <-fired:
 		assert.False(t, at.Before(due), "not before it is due")
 	case <-time.After(5 * time.Second):
 		t.Fatal("the call did not run in real time")
 	}
-	time.Sleep(30 * time.Millisecond)
-	assert.Empty(t, fired, "once only")
+	// Once only: the call left the pending calls as it ran, so neither an
+	// Advance past its due time nor its real timer firing late runs it again.
 	assert.Equal(t, 0, c.Pending())
+	c.Advance(time.Minute)
+	first.(*offsetTimer).fire()
+	assert.Empty(t, fired, "once only")
 
 	// An Advance that stops short of a call brings its real timer closer.
 	c.AfterFunc(time.Hour, func() { fired <- c.Now() })
@@ -119,7 +122,7 @@ func TestOffsetClockStop(t *testing.T) {
 	var ran atomic.Int32
 	tm := c.AfterFunc(10*time.Millisecond, func() { ran.Add(1) })
 	assert.True(t, tm.Stop())
-	time.Sleep(30 * time.Millisecond)
+	assert.False(t, tm.(*offsetTimer).real.Stop(), "Stop stopped the real timer: it never fires")
 	c.Advance(time.Hour)
 	assert.Zero(t, ran.Load(), "a stopped call never runs")
 	assert.Equal(t, 0, c.Pending())
@@ -134,18 +137,29 @@ func TestOffsetClockNeverRunsACallTwice(t *testing.T) {
 	c := NewOffsetClock()
 	var wg sync.WaitGroup
 	counts := make([]atomic.Int32, 20)
+	timers := make([]Timer, len(counts))
 	for i := range counts {
 		// Due at about the time the Advance runs: the real timer and the
 		// Advance race for it.
-		c.AfterFunc(time.Duration(i%4)*time.Millisecond, func() { counts[i].Add(1) })
+		timers[i] = c.AfterFunc(time.Duration(i%4)*time.Millisecond, func() { counts[i].Add(1) })
 	}
 	for range 3 {
 		wg.Go(func() { c.Advance(time.Millisecond) })
 	}
 	wg.Wait()
-	time.Sleep(20 * time.Millisecond)
+	assert.Equal(t, 0, c.Pending(), "every call ran or is running")
+	assert.Eventually(t, func() bool { // a call its real timer started may still be on its way
+		for i := range counts {
+			if counts[i].Load() == 0 {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond, "every call ran")
+	for _, tm := range timers {
+		tm.(*offsetTimer).fire() // a real timer firing after the Advance ran its call
+	}
 	for i := range counts {
 		assert.Equal(t, int32(1), counts[i].Load(), "call %d", i)
 	}
-	assert.Equal(t, 0, c.Pending())
 }

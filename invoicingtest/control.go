@@ -69,7 +69,7 @@ func (s *Server) controlInfo(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	now := controlTime(s.now())
 	info := ControlInfo{
-		Mock: true, BusinessID: SeedBusinessID, Now: now, Today: invoicing.DateOf(now),
+		Mock: true, BusinessID: s.businessID, Business: s.name, Now: now, Today: invoicing.DateOf(now),
 		Webhooks: make([]ControlWebhook, 0, len(s.endpoints)), LastEventSeq: len(s.events),
 	}
 	for _, ep := range s.endpoints {
@@ -128,7 +128,8 @@ func (s *Server) controlEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // controlAddWebhook serves POST /_mock/webhooks: 201 with the new endpoint
-// and its secret (the one given, else a new one).
+// and its secret (the one given, else the business's webhook secret, else a
+// new one).
 func (s *Server) controlAddWebhook(w http.ResponseWriter, r *http.Request) {
 	var req ControlWebhookRequest
 	if err := decodeOptionalBody(r, &req); err != nil {
@@ -144,10 +145,13 @@ func (s *Server) controlAddWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	secret, err := checkSecret(req.Secret)
-	if err != nil {
+	if err := checkSecret(req.Secret); err != nil {
 		writeError(w, err)
 		return
+	}
+	secret := req.Secret
+	if secret == "" {
+		secret = s.newEndpointSecret()
 	}
 	var set map[webhooks.EventType]bool
 	if events != nil {
@@ -195,16 +199,13 @@ func checkEvents(events []webhooks.EventType) ([]webhooks.EventType, *apiError) 
 	return events, nil
 }
 
-// checkSecret returns the secret given, or a new one when none is; a 422
-// unless it is 64 hexadecimal characters.
-func checkSecret(secret string) (string, *apiError) {
-	if secret == "" {
-		return randomHex(32), nil
+// checkSecret returns a 422 unless secret is "" (none given) or 64
+// hexadecimal characters.
+func checkSecret(secret string) *apiError {
+	if secret != "" && !validSecret(secret) {
+		return invalid("secret must be %d hexadecimal characters, got %d characters", secretLength, len(secret))
 	}
-	if !validSecret(secret) {
-		return "", invalid("secret must be %d hexadecimal characters, got %d characters", secretLength, len(secret))
-	}
-	return secret, nil
+	return nil
 }
 
 // endpointFor finds a webhook endpoint (not deleted) by the path's id, or
@@ -226,26 +227,32 @@ func (s *Server) endpointFor(w http.ResponseWriter, r *http.Request) *WebhookEnd
 
 // controlWebhookSecret serves POST /_mock/webhooks/{id}/secret: the
 // endpoint signs with the secret given (else a new one) from now on, and
-// the old one is invalid at once, as with RotateSecret.
+// the old one is invalid at once, as with RotateSecret. The answer shows
+// both, so that a program that changed it for a while can put it back.
 func (s *Server) controlWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	var req ControlWebhookRequest
 	if err := decodeOptionalBody(r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	secret, err := checkSecret(req.Secret)
-	if err != nil {
+	if err := checkSecret(req.Secret); err != nil {
 		writeError(w, err)
 		return
+	}
+	secret := req.Secret
+	if secret == "" {
+		secret = randomHex(32)
 	}
 	ep := s.endpointFor(w, r)
 	if ep == nil {
 		return
 	}
-	ep.setSecret(secret)
 	s.mu.Lock()
+	previous := ep.secret
+	ep.secret = secret
 	v := ep.view(true)
 	s.mu.Unlock()
+	v.PreviousSecret = previous
 	writeJSON(w, http.StatusOK, v)
 }
 
@@ -497,9 +504,10 @@ const maxAdvance = 3650 * 24 * time.Hour
 
 // controlAdvance serves POST /_mock/clock/advance {"by": "15d"}: it
 // advances the server's clock (running the webhook retries that fall due),
-// then expires the quotes past their valid_until (ExpireQuotes), and
-// reports the invoices that became overdue and the quotes expired. 409 when
-// the clock has no Advance method (SystemClock).
+// then expires the quotes past their valid_until (ExpireQuotes), in every
+// business of a MultiServer, which share the clock, and reports the
+// business's invoices that became overdue and quotes expired. 409 when the
+// clock has no Advance method (SystemClock).
 func (s *Server) controlAdvance(w http.ResponseWriter, r *http.Request) {
 	var req advanceBody
 	if err := decodeOptionalBody(r, &req); err != nil {
@@ -525,6 +533,11 @@ func (s *Server) controlAdvance(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	clock.Advance(by) // runs due retries, which take s.mu
+	for _, other := range s.peers {
+		if other != s {
+			other.ExpireQuotes()
+		}
+	}
 
 	s.mu.Lock()
 	answer := ControlAdvance{OverdueInvoices: []string{}, ExpiredQuotes: []string{}}

@@ -30,8 +30,12 @@ import (
 type ControlInfo struct {
 	// Mock is true: the answer is a fake's.
 	Mock bool `json:"mock"`
-	// BusinessID is the business's id, SeedBusinessID.
+	// BusinessID is the business's id (Server.BusinessID): SeedBusinessID,
+	// or on a MultiServer that of the business the key belongs to.
 	BusinessID string `json:"business_id"`
+	// Business is the name of that business on a MultiServer (the
+	// business the request's key chose); "" on a server made by NewServer.
+	Business string `json:"business,omitempty"`
 	// Now is the time on the server's Clock, to the second, in UTC.
 	Now time.Time `json:"now"`
 	// Today is the business's date on that clock (in UTC).
@@ -58,6 +62,9 @@ type ControlWebhook struct {
 	// Secret is the signing secret, shown only by the answers that set it
 	// (AddWebhook, SetWebhookSecret); "" elsewhere.
 	Secret string `json:"secret,omitempty"`
+	// PreviousSecret is the secret SetWebhookSecret replaced, so that a
+	// program that changed it for a while can put it back; "" elsewhere.
+	PreviousSecret string `json:"previous_secret,omitempty"`
 }
 
 // Subscribed reports whether the endpoint receives the event type.
@@ -74,7 +81,8 @@ type ControlWebhookRequest struct {
 	// every event (an empty list is refused).
 	Events []webhooks.EventType `json:"events,omitzero"`
 	// Secret is the signing secret, 64 hexadecimal characters; "" for a new
-	// random one.
+	// random one, or in AddWebhook for the business's webhook secret
+	// (Server.SetWebhookSecret) when it has one.
 	Secret string `json:"secret,omitzero"`
 }
 
@@ -272,7 +280,8 @@ func (c *ControlClient) AddWebhook(ctx context.Context, w ControlWebhookRequest)
 // SetWebhookSecret makes the endpoint sign with secret from now on (a new
 // random one when secret is ""), the old one invalid at once, as
 // WebhookEndpoint.RotateSecret does (POST /_mock/webhooks/{id}/secret). It
-// returns the endpoint with its secret.
+// returns the endpoint with its secret and the one replaced
+// (PreviousSecret).
 func (c *ControlClient) SetWebhookSecret(ctx context.Context, id, secret string) (*ControlWebhook, error) {
 	return controlCall[ControlWebhook](ctx, c, http.MethodPost, "/webhooks/"+url.PathEscape(id)+"/secret", ControlWebhookRequest{Secret: secret})
 }

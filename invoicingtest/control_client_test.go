@@ -124,6 +124,7 @@ func TestControlClientManagesWebhooks(t *testing.T) {
 	w, err = ctl.SetWebhookSecret(ctx, w.ID, "")
 	require.NoError(t, err)
 	assert.Regexp(t, `^[0-9a-f]{64}$`, w.Secret)
+	assert.Equal(t, secret, w.PreviousSecret, "the answer names the secret replaced, to put it back")
 	r, err := ctl.TestWebhook(ctx, w.ID)
 	require.NoError(t, err)
 	require.Equal(t, []webhooks.EventType{webhooks.EventTest}, eventTypes(r))

@@ -40,6 +40,13 @@
 // SetLatency give every request a network-like delay, waited in parallel by
 // concurrent requests, to show what concurrency gains.
 //
+// A MultiServer (NewMultiServer, NewTestMultiServer) is several businesses
+// behind one base URL, as the service serves them to an accounting
+// practice or a platform: each business is a Server of its own (Business),
+// with its own data, keys, webhook endpoints and webhook secret
+// (SetWebhookSecret: the secret its endpoints sign with unless given
+// another), and a request goes to the business whose API key it carries.
+//
 // Statuses and item types are the SDK's (invoicing.InvoiceStatus,
 // invoicing.QuoteStatus, invoicing.BillStatus, invoicing.ItemType); event
 // types are the webhooks package's.
@@ -96,7 +103,8 @@
 //
 // They take the API's Authorization header, and a key with every scope of
 // AllScopes (FullKey): 401 for a missing or unknown key, 403 for a key
-// lacking one. Bodies are JSON objects; a body whose fields are all
+// lacking one. On a MultiServer they act on the business of that key, and
+// never reach another's records or endpoints. Bodies are JSON objects; a body whose fields are all
 // optional may be left out, and members the endpoint does not know are
 // ignored. Errors are {"detail": ...}: 400 for malformed JSON or a field of
 // the wrong JSON type, 404 for an unknown record ("Invoice not found",
@@ -112,7 +120,8 @@
 // failed), "status_code" (0 when no response came), "error" (when no
 // response came)}; the first attempts have been made when the answer is
 // written. Paths are relative to srv.URL:
-//   - GET /_mock: {"mock": true, "business_id", "now" (the server's clock),
+//   - GET /_mock: {"mock": true, "business_id", "business" (the business's
+//     name on a MultiServer, left out alone), "now" (the server's clock),
 //     "today", "webhooks": [{"id", "url", "events" (null: every event),
 //     "paused"}], "last_event_seq"}. Secrets are never listed.
 //   - GET /_mock/events?after=N: {"events": [...], "last_event_seq"}, the
@@ -122,9 +131,11 @@
 //   - POST /_mock/webhooks {"url", "events"?, "secret"?}: 201 {"id", "url",
 //     "events", "paused", "secret"}, a new endpoint receiving the events
 //     given (every event when left out) at an http or https URL, signing
-//     with the secret given (64 hexadecimal characters) or a new one.
+//     with the secret given (64 hexadecimal characters), else the
+//     business's webhook secret, else a new one.
 //   - POST /_mock/webhooks/{id}/secret {"secret"?}: 200, the same object
-//     with the secret given or a new one; the old one is invalid at once.
+//     with the secret given or a new one, and "previous_secret", the one
+//     it replaced, which is invalid at once.
 //   - DELETE /_mock/webhooks/{id}: 204.
 //   - POST /_mock/webhooks/{id}/test: 200 {"events"}, a test delivery (409
 //     while the endpoint is paused).
@@ -151,8 +162,10 @@
 //     advanced" for SystemClock) by a Go duration ("36h") optionally
 //     preceded by whole days ("15d", "1d12h"), more than zero and at most
 //     3650 days; the webhook retries due on the way run; then ExpireQuotes
-//     runs. It answers {"now", "today", "overdue_invoices" (the invoices
-//     that read overdue now and did not before), "expired_quotes"}.
+//     runs (in every business of a MultiServer, which share the clock). It
+//     answers {"now", "today", "overdue_invoices" (the invoices that read
+//     overdue now and did not before), "expired_quotes"}, of the key's
+//     business only.
 //
 // # Choices where the API documentation is silent
 //

@@ -200,3 +200,33 @@ func ExampleServer_AddWebhookEndpointWithSecret() {
 	// Output:
 	// paid: INV-0001
 }
+
+// Several businesses behind one base URL, as a practice's mirror meets the
+// service: the API key picks the business, and each sees only its own
+// data. In a test, NewTestMultiServer(t, names) replaces NewMultiServer and
+// Close.
+func ExampleMultiServer() {
+	m := invoicingtest.NewMultiServer([]string{"acme", "globex"})
+	defer m.Close()
+	ctx := context.Background()
+
+	_, err := m.Business("acme").Client().Invoices.Create(ctx, &invoicing.InvoiceCreateParams{
+		ClientID:         invoicingtest.SeedClientID,
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        []invoicing.LineItemParams{{Description: "Bookkeeping", UnitPrice: decimal.NewFromInt(400)}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, b := range m.Businesses() {
+		page, err := b.Client().Invoices.ListPage(ctx, nil)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(b.BusinessName(), b.URL == m.URL, page.Total)
+	}
+	// Output:
+	// acme true 1
+	// globex true 0
+}

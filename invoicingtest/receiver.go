@@ -15,7 +15,7 @@ type ReceiverOption func(*receiverConfig)
 type receiverConfig struct {
 	events  []webhooks.EventType
 	handler []webhooks.HandlerOption
-	secret  string // "": a new random secret
+	secret  string // "": the business's webhook secret, or a new one
 }
 
 // Subscribe makes the receiver's endpoint receive only the given events
@@ -34,7 +34,8 @@ func WithHandlerOptions(opts ...webhooks.HandlerOption) ReceiverOption {
 }
 
 // WithSecret makes the receiver's endpoint sign with secret, the one your
-// handler was built with, instead of a new random secret. NewReceiver and
+// handler was built with, instead of the business's webhook secret
+// (SetWebhookSecret) or, without one, a new random secret. NewReceiver and
 // NewHandlerReceiver panic unless secret is 64 hexadecimal characters, the
 // service's format (see AddWebhookEndpointWithSecret).
 func WithSecret(secret string) ReceiverOption {
@@ -70,7 +71,7 @@ func (s *Server) NewReceiver(fn func(ctx context.Context, d *webhooks.Delivery) 
 	if fn == nil {
 		panic("invoicingtest: NewReceiver needs a function")
 	}
-	cfg := receiverOptions("NewReceiver", opts)
+	cfg := s.receiverOptions("NewReceiver", opts)
 	v, err := webhooks.NewVerifier(cfg.secret, webhooks.WithClock(s.signingNow))
 	if err != nil {
 		panic("invoicingtest: NewReceiver: " + err.Error()) // the secret is 64 hex characters
@@ -82,10 +83,11 @@ func (s *Server) NewReceiver(fn func(ctx context.Context, d *webhooks.Delivery) 
 // /webhooks, and makes it a webhook endpoint of the business, in one call,
 // and returns the endpoint, as NewReceiver does for a function: h gets
 // every delivery of the events chosen with Subscribe (all of them by
-// default), signed with the secret given with WithSecret (a new random one
-// without it: read it with the endpoint's Secret, too late to build h
-// with), before the API call or helper that raised the event returns. A
-// non-2xx answer is retried on RetrySchedule by the server's Clock. The
+// default), signed with the secret given with WithSecret (without it, the
+// business's WebhookSecret, or a new random one: read it with the
+// endpoint's Secret, too late to build h with), before the API call or
+// helper that raised the event returns. A non-2xx answer is retried on
+// RetrySchedule by the server's Clock. The
 // deliveries' X-Service-Timestamp is on the server's Clock (on a FakeClock,
 // h's verifier must read that clock, webhooks.WithClock(srv.Now)), except
 // on an OffsetClock, which signs with the wall time. The receiver is
@@ -101,7 +103,7 @@ func (s *Server) NewHandlerReceiver(h http.Handler, opts ...ReceiverOption) *Web
 	if h == nil {
 		panic("invoicingtest: NewHandlerReceiver needs a handler")
 	}
-	cfg := receiverOptions("NewHandlerReceiver", opts)
+	cfg := s.receiverOptions("NewHandlerReceiver", opts)
 	if len(cfg.handler) > 0 {
 		panic("invoicingtest: NewHandlerReceiver: WithHandlerOptions configures NewReceiver's handler; configure your own handler yourself")
 	}
@@ -110,15 +112,15 @@ func (s *Server) NewHandlerReceiver(h http.Handler, opts ...ReceiverOption) *Web
 
 // receiverOptions applies opts and checks them, panicking (naming the
 // caller) on an unknown event or a malformed secret before anything starts.
-// A secret not given is a new random one.
-func receiverOptions(caller string, opts []ReceiverOption) receiverConfig {
+// A secret not given is the business's webhook secret, or a new one.
+func (s *Server) receiverOptions(caller string, opts []ReceiverOption) receiverConfig {
 	var cfg receiverConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	subscription(caller, cfg.events)
 	if cfg.secret == "" {
-		cfg.secret = randomHex(32)
+		cfg.secret = s.newEndpointSecret()
 	}
 	mustBeSecret(caller, cfg.secret)
 	return cfg

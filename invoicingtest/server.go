@@ -30,24 +30,29 @@ type Server struct {
 	// ReadOnlyKey is an API key with only the :read scopes.
 	ReadOnlyKey string
 
-	ts            *httptest.Server
-	root          string // scheme://host:port, for the admin and share links
+	ts            *httptest.Server // nil for a business of a MultiServer
+	h             http.Handler     // the API, under BasePath
+	root          string           // scheme://host:port, for the admin and share links
+	name          string           // the business's name in a MultiServer; "" alone
+	businessID    string
+	peers         []*Server // the businesses of its MultiServer, which share its clock; nil alone
 	clock         Clock
 	webhookClient *http.Client
 	control       bool                    // serve the control endpoints (WithControl)
 	latency       atomic.Pointer[latency] // never nil
 	waiting       atomic.Int64            // requests waiting for their latency now
 
-	mu         sync.Mutex // guards everything below
-	data       store
-	keys       map[string]map[string]bool
-	conversion QuoteConversion
-	faults     []*activeFault
-	requests   []Request
-	events     []*raisedEvent
-	endpoints  []*WebhookEndpoint
-	receivers  []*httptest.Server // started by NewReceiver, closed by Close
-	closed     bool
+	mu            sync.Mutex // guards everything below
+	data          store
+	keys          map[string]map[string]bool
+	webhookSecret string // what new endpoints sign with; "": a new secret each
+	conversion    QuoteConversion
+	faults        []*activeFault
+	requests      []Request
+	events        []*raisedEvent
+	endpoints     []*WebhookEndpoint
+	receivers     []*httptest.Server // started by NewReceiver, closed by Close
+	closed        bool
 }
 
 // Option configures a Server in NewServer.
@@ -83,6 +88,16 @@ func WithWebhookClient(c *http.Client) Option {
 // given with WithListener) with the seed data loaded. Call Close when done;
 // in a test, NewTestServer does that for you.
 func NewServer(opts ...Option) *Server {
+	cfg := newConfig(opts)
+	s := buildServer(cfg, "", SeedBusinessID, true)
+	s.ts = serveHTTP(s.h, cfg.listener)
+	s.setRoot(rootURL(s.ts.Listener.Addr()))
+	s.ts.Start()
+	return s
+}
+
+// newConfig applies opts to the defaults.
+func newConfig(opts []Option) config {
 	cfg := config{
 		clock:         SystemClock{},
 		conversion:    ConvertToDraftInvoice,
@@ -91,7 +106,16 @@ func NewServer(opts ...Option) *Server {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	return cfg
+}
+
+// buildServer makes the business named name (with id businessID), with its
+// seed data and, when withKeys, its FullKey and ReadOnlyKey, and its
+// handler; it serves nothing yet.
+func buildServer(cfg config, name, businessID string, withKeys bool) *Server {
 	s := &Server{
+		name:          name,
+		businessID:    businessID,
 		clock:         cfg.clock,
 		conversion:    cfg.conversion,
 		webhookClient: cfg.webhookClient,
@@ -99,18 +123,30 @@ func NewServer(opts ...Option) *Server {
 		keys:          map[string]map[string]bool{},
 	}
 	s.latency.Store(&cfg.latency)
-	s.FullKey = s.NewAPIKey(AllScopes()...)
-	s.ReadOnlyKey = s.NewAPIKey(ReadScopes()...)
-	s.seed()
-	s.ts = httptest.NewUnstartedServer(s.handler())
-	if cfg.listener != nil {
-		s.ts.Listener.Close()
-		s.ts.Listener = cfg.listener
+	if withKeys {
+		s.FullKey = s.NewAPIKey(AllScopes()...)
+		s.ReadOnlyKey = s.NewAPIKey(ReadScopes()...)
 	}
-	s.ts.Start()
-	s.root = rootURL(s.ts.Listener.Addr())
-	s.URL = s.root + BasePath
+	s.seed()
+	s.h = s.handler()
 	return s
+}
+
+// serveHTTP returns an unstarted server of h on l, or on a new loopback
+// listener when l is nil.
+func serveHTTP(h http.Handler, l net.Listener) *httptest.Server {
+	ts := httptest.NewUnstartedServer(h)
+	if l != nil {
+		ts.Listener.Close()
+		ts.Listener = l
+	}
+	return ts
+}
+
+// setRoot sets the scheme://host:port the server is reached at, and URL.
+func (s *Server) setRoot(root string) {
+	s.root = root
+	s.URL = root + BasePath
 }
 
 // NewTestServer starts a server like NewServer and closes it when tb and
@@ -127,7 +163,9 @@ func NewTestServer(tb testing.TB, opts ...Option) *Server {
 
 // Close shuts the server down, cancels pending webhook retries and blocks
 // until outstanding requests finish, then closes the receivers NewReceiver
-// started. Calling it more than once is harmless.
+// started. Calling it more than once is harmless. A business of a
+// MultiServer is closed by the MultiServer's Close; closed alone, it stops
+// its webhooks and receivers, and the MultiServer still passes it requests.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -141,14 +179,22 @@ func (s *Server) Close() {
 	receivers := s.receivers
 	s.receivers = nil
 	s.mu.Unlock()
-	s.ts.Close() // requests still running may deliver to the receivers
+	if s.ts != nil {
+		s.ts.Close() // requests still running may deliver to the receivers
+	}
 	for _, r := range receivers {
 		r.Close()
 	}
 }
 
-// BusinessID returns the id of the fake's single business (SeedBusinessID).
-func (s *Server) BusinessID() string { return SeedBusinessID }
+// BusinessID returns the id of the server's business: SeedBusinessID, or
+// for a business of a MultiServer an id derived from its name (the same
+// name always gives the same id).
+func (s *Server) BusinessID() string { return s.businessID }
+
+// BusinessName returns the name of the business in its MultiServer, or ""
+// for a server made by NewServer.
+func (s *Server) BusinessName() string { return s.name }
 
 // Now returns the current time on the server's clock.
 func (s *Server) Now() time.Time { return s.clock.Now() }

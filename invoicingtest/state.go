@@ -64,6 +64,8 @@ func (s *Server) SaveState(w io.Writer) error {
 // account that the state does not hold. Member names match exactly, and a
 // member the document does not define is an error, as is anything but
 // white space after the document; a name given twice takes its last value.
+// In a MultiServer, a state holding an API key of another of its
+// businesses is refused too: a key routes to one business.
 func (s *Server) LoadState(r io.Reader) error {
 	var st stateDoc
 	if err := json.UnmarshalRead(r, &st, stateOptions); err != nil {
@@ -79,6 +81,13 @@ func (s *Server) LoadState(r io.Reader) error {
 	keys, err := st.keySet()
 	if err != nil {
 		return fmt.Errorf("invoicingtest: loading state: %w", err)
+	}
+	for _, p := range s.peers { // a key routes to one business only
+		for k := range keys {
+			if p != s && p.hasKey(k) {
+				return fmt.Errorf("invoicingtest: loading state: one of its API keys is business %s's", p.name)
+			}
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

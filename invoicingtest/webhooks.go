@@ -95,10 +95,46 @@ type Attempt struct {
 
 // AddWebhookEndpoint registers a webhook endpoint that receives the given
 // events (every event of AllEvents when none is given) at url, and returns
-// its handle with a new 64-hex-character signing secret. It panics on an
-// event type outside AllEvents, which is a mistake in the test's setup.
+// its handle with a signing secret: the business's WebhookSecret when set,
+// else a new 64-hex-character one. It panics on an event type outside
+// AllEvents, which is a mistake in the test's setup.
 func (s *Server) AddWebhookEndpoint(url string, events ...webhooks.EventType) *WebhookEndpoint {
-	return s.addEndpoint(url, subscription("AddWebhookEndpoint", events), randomHex(32))
+	return s.addEndpoint(url, subscription("AddWebhookEndpoint", events), s.newEndpointSecret())
+}
+
+// SetWebhookSecret makes secret the business's webhook secret: the one its
+// endpoints added later without a secret of their own sign with
+// (AddWebhookEndpoint, NewReceiver and NewHandlerReceiver without
+// WithSecret, POST /_mock/webhooks without "secret"), so that one receiver
+// configuration serves every endpoint of the business. Endpoints that exist
+// keep their secrets. "" goes back to a new secret for each endpoint, the
+// default of a server made by NewServer; each business of a MultiServer
+// starts with a secret of its own. It panics unless secret is "" or 64
+// hexadecimal characters.
+func (s *Server) SetWebhookSecret(secret string) {
+	if secret != "" {
+		mustBeSecret("SetWebhookSecret", secret)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.webhookSecret = secret
+}
+
+// WebhookSecret returns the business's webhook secret (see
+// SetWebhookSecret), or "" when each new endpoint gets a secret of its own.
+func (s *Server) WebhookSecret() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.webhookSecret
+}
+
+// newEndpointSecret is the secret of an endpoint added without one: the
+// business's webhook secret, else a new one.
+func (s *Server) newEndpointSecret() string {
+	if secret := s.WebhookSecret(); secret != "" {
+		return secret
+	}
+	return randomHex(32)
 }
 
 // AddWebhookEndpointWithSecret registers a webhook endpoint like
@@ -269,7 +305,7 @@ func (ep *WebhookEndpoint) test() (*delivery, error) {
 		{Key: "event", Value: webhooks.EventTest},
 		{Key: "timestamp", Value: formatTime(s.now())},
 		{Key: "message", Value: "This is a test webhook delivery."},
-		{Key: "business_id", Value: SeedBusinessID},
+		{Key: "business_id", Value: s.businessID},
 	})
 	if ev.err != nil {
 		s.mu.Unlock()

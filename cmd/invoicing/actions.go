@@ -34,8 +34,14 @@ type controlCall func(m *invoicingtest.ControlClient, ctx context.Context, id st
 const mockOnlyNote = `
 It works only against 'invoicing mock' (INVOICING_BASE_URL and
 INVOICING_API_KEY as the mock printed them): the API has no endpoint for
-it. It prints each event the change raised and how the mock's webhook
-endpoints answered; --json prints the mock's answer as one JSON object.`
+it. On a mock of several businesses, --business NAME acts on that one (its
+key is INVOICING_API_KEY_NAME). It prints each event the change raised and
+how the mock's webhook endpoints answered; --json prints the mock's answer
+as one JSON object.
+
+Exit status: 0 done; 1 the mock refused the change (a record in a status
+that does not allow it, an unknown id) or cannot be reached, or the
+service is not a mock; 2 a usage mistake.`
 
 var invoiceSendAction = action{
 	cmd: "invoices send", noun: "invoice", call: (*invoicingtest.ControlClient).SendInvoice,
@@ -241,20 +247,23 @@ func answered(d invoicingtest.ControlDelivery, want int) bool {
 }
 
 const mockAdvanceHelp = `
-Usage: invoicing mock advance DURATION [--json]
+Usage: invoicing mock advance DURATION [--business NAME] [--json]
 
 Moves the clock of the running mock forward by DURATION (15d, 36h, 1d12h;
 d is 24 hours): the business's "today" moves on, invoices awaiting payment
 past their due date read overdue, draft and sent quotes past valid_until
 expire, and webhook retries that fall due in that span are made. Webhook
-deliveries stay signed with the real time, so receivers accept them.
+deliveries stay signed with the real time, so receivers accept them. The
+businesses of a mock of several share its clock: each one's day moves, and
+the overdue invoices and expired quotes listed are those of the business
+of the key (--business NAME).
 ` + mockOnlyNote
 
 // mockAdvance runs "invoicing mock advance".
 func (c *cli) mockAdvance(ctx context.Context, args []string) error {
 	fs := newFlags("mock advance")
 	asJSON := fs.Bool("json", false, "print the mock's answer as one JSON object")
-	rest, err := c.parse(fs, mockAdvanceHelp, args)
+	rest, err := c.parseWithBusiness(fs, mockAdvanceHelp, args)
 	if err != nil {
 		return err
 	}
@@ -277,7 +286,11 @@ func (c *cli) mockAdvance(ctx context.Context, args []string) error {
 		return writeJSONLine(c.stdout, r, nil)
 	}
 	fmt.Fprintf(c.stdout, "The mock's clock reads %s (today is %s).\n", r.Now.Format("2006-01-02 15:04:05Z07:00"), r.Today)
-	fmt.Fprintf(c.stdout, "%s now overdue, %s expired.\n", count(len(r.OverdueInvoices), "invoice", "invoices"), count(len(r.ExpiredQuotes), "quote", "quotes"))
+	in := ""
+	if m.info.Business != "" {
+		in = "In business " + m.info.Business + ": " // the others' are theirs to list
+	}
+	fmt.Fprintf(c.stdout, "%s%s now overdue, %s expired.\n", in, count(len(r.OverdueInvoices), "invoice", "invoices"), count(len(r.ExpiredQuotes), "quote", "quotes"))
 	return nil
 }
 

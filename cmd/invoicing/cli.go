@@ -26,6 +26,9 @@ type cli struct {
 	// stop restores the default handling of SIGINT and SIGTERM, so that a
 	// second Ctrl-C ends a server that is shutting down at once.
 	stop func()
+	// business is --business: the business of a mock of several whose key
+	// (and secret) the command uses; "" for INVOICING_API_KEY's.
+	business string
 }
 
 // command is a top-level command.
@@ -41,6 +44,7 @@ func commands() []command {
 		{"mock", "serve the in-memory Invoicing Service locally", (*cli).mock},
 		{"trigger", "send one signed webhook delivery of an event type", (*cli).trigger},
 		{"listen", "receive, verify and print webhook deliveries", (*cli).listen},
+		{"webhooks", "list, add and remove the webhook endpoints of a mock", (*cli).webhooks},
 		{"invoices", "list, show and download invoices", (*cli).invoices},
 		{"quotes", "list, show and download quotes", (*cli).quotes},
 		{"items", "list and show catalog items", (*cli).items},
@@ -137,7 +141,8 @@ Run 'invoicing COMMAND --help' (or 'invoicing help COMMAND') for a command's usa
 
 The reads (invoices, quotes, items) use INVOICING_BASE_URL (including
 /api/v1/external) and INVOICING_API_KEY; 'invoicing mock' prints both for
-its local service. The key is never printed.
+its local service. The key is never printed. Against a mock of several
+businesses, --business NAME takes the key in INVOICING_API_KEY_NAME.
 
 Exit status: 0 success, 1 API or runtime error, 2 usage error.
 `)
@@ -154,7 +159,7 @@ func (c *cli) group(ctx context.Context, name, about string, args []string, subs
 		for _, s := range subs {
 			fmt.Fprintf(w, "  invoicing %s %-7s  %s\n", name, s.name, s.summary)
 		}
-		fmt.Fprintf(w, "\nRun 'invoicing %s SUBCOMMAND --help' for a subcommand's flags.\n", name)
+		fmt.Fprintf(w, "\nRun 'invoicing %s SUBCOMMAND --help' for a subcommand's flags.\n\n%s\n", name, exitStatusHelp)
 		if len(args) == 0 {
 			return usagef(name, "%s needs a subcommand", name)
 		}
@@ -238,14 +243,24 @@ func (c *cli) printHelp(fs *flag.FlagSet, help string) {
 	for i := range names {
 		fmt.Fprintf(c.stdout, "  %-*s  %s\n", width, names[i], usages[i])
 	}
+	if !strings.Contains(help, "Exit status") {
+		fmt.Fprintln(c.stdout, "\n"+exitStatusHelp)
+	}
 }
 
-// redact blanks the API key out of a message. No message of the tool or
-// the SDK contains it; this guards against one that someday would. Keys too
-// short to be told from ordinary text are left alone.
+// exitStatusHelp closes the help of a command whose own help does not
+// detail its exit status.
+const exitStatusHelp = "Exit status: 0 success, 1 an API or runtime error, 2 a usage error."
+
+// redact blanks the API keys the command may use out of a message. No
+// message of the tool or the SDK contains one; this guards against one
+// that someday would. Keys too short to be told from ordinary text are
+// left alone.
 func (c *cli) redact(msg string) string {
-	if key := c.getenv(envAPIKey); len(key) >= 8 {
-		msg = strings.ReplaceAll(msg, key, "[redacted]")
+	for _, v := range []string{envAPIKey, c.apiKeyVar()} {
+		if key := c.getenv(v); len(key) >= 8 {
+			msg = strings.ReplaceAll(msg, key, "[redacted]")
+		}
 	}
 	return msg
 }

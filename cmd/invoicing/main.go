@@ -16,9 +16,11 @@
 //
 // Usage:
 //
-//	invoicing mock [--addr 127.0.0.1:4010] [--seed N] [--latency D] [--state FILE] [--webhook URL[,EVENT...]]...
-//	invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret] [--expect STATUS]
+//	invoicing mock [--addr 127.0.0.1:4010] [--business NAME]... [--seed N] [--latency D] [--state FILE] [--env-file FILE] [--webhook URL[,EVENT...]]...
+//	invoicing mock advance DURATION
+//	invoicing trigger EVENT [--to URL [--keep]] [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret] [--expect STATUS]
 //	invoicing listen [--addr 127.0.0.1:8080] [--secret S] [--forward URL]
+//	invoicing webhooks list|add|remove
 //	invoicing invoices list [--status S] [--json|--csv]
 //	invoicing invoices get ID [--json]
 //	invoicing invoices pdf ID [-o FILE]
@@ -31,10 +33,13 @@
 //
 // mock serves the in-memory service of package invoicingtest under
 // /api/v1/external and prints its base URL, its API keys and the signing
-// secret of each webhook endpoint given with --webhook. trigger sends one
+// secret of each webhook endpoint given with --webhook; with --business
+// NAME (repeatable) it serves several businesses behind the one base URL,
+// told apart by API key (invoicingtest.MultiServer). trigger sends one
 // signed delivery of any event type, or a bad one a receiver must refuse;
 // listen verifies deliveries with package webhooks and prints one line per
-// event. Every command explains itself with --help.
+// event; webhooks lists, adds and removes a mock's webhook endpoints. Every
+// command explains itself, its flags and its exit status with --help.
 //
 // # Configuration
 //
@@ -43,7 +48,11 @@
 // /api/v1/external, and INVOICING_API_KEY. No flag takes the key, so that it
 // stays out of shell history, and the key is never printed, not even in an
 // error. trigger and listen take the webhook signing secret from --secret
-// or, when that is not given, from INVOICING_WEBHOOK_SECRET.
+// or, when that is not given, from INVOICING_WEBHOOK_SECRET. With --business
+// NAME, the commands that call the service use the key in
+// INVOICING_API_KEY_NAME (and the secret in INVOICING_WEBHOOK_SECRET_NAME),
+// as a mock of several businesses exports them; INVOICING_MOCK_ADDR moves
+// the mock's default address.
 //
 // # Exit status
 //

@@ -70,8 +70,8 @@ func toolCommand(ctx context.Context, env []string, args ...string) *exec.Cmd {
 }
 
 // run runs the tool to its end (within 20 seconds). When env sets
-// INVOICING_API_KEY, it also checks that the key appears in none of the
-// output, whatever the outcome.
+// INVOICING_API_KEY (or a business's INVOICING_API_KEY_NAME), it also
+// checks that the key appears in none of the output, whatever the outcome.
 func run(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	return runIn(t, "", env, args...)
@@ -93,7 +93,7 @@ func runIn(t *testing.T, dir string, env []string, args ...string) result {
 	}
 	r := result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 	for _, kv := range env {
-		if key, ok := strings.CutPrefix(kv, "INVOICING_API_KEY="); ok && key != "" {
+		if name, key, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, "INVOICING_API_KEY") && key != "" {
 			assert.NotContains(t, r.stdout, key, "invoicing %v printed the API key on stdout", args)
 			assert.NotContains(t, r.stderr, key, "invoicing %v printed the API key on stderr", args)
 		}

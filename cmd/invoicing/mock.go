@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
@@ -17,14 +20,16 @@ import (
 
 const mockHelp = `
 Usage: invoicing mock [--addr 127.0.0.1:4010] [--seed N] [--latency D] [--state FILE] [--env-file FILE] [--webhook URL[,EVENT...]]...
-       invoicing mock advance DURATION
+       invoicing mock --business NAME... | --businesses N  [the flags above]
+       invoicing mock advance DURATION [--business NAME]
 
 Serves the in-memory Invoicing Service (package invoicingtest) under
 /api/v1/external until interrupted (Ctrl-C or SIGTERM), for front ends,
 scripts and CI jobs in any language. It prints the base URL, two API keys
 (every scope, and read scopes only) and the signing secret of each webhook
 endpoint, with the export lines that configure the other commands. These
-are keys and secrets of the local fake, not of a real account.
+are keys and secrets of the local fake, not of a real account. It listens
+on --addr, else $` + envMockAddr + `, else 127.0.0.1:4010.
 
 The business starts with the fake's fixed seed data (two clients, two
 suppliers, a chart of accounts, tax codes, a catalog item, bank accounts).
@@ -55,16 +60,48 @@ call returns once its webhooks were answered.
 to FILE, readable by you only, once the mock is serving, and removes it on
 exit: '. ./FILE' configures a shell, and a script can wait for FILE.
 
+Several businesses: --business NAME (repeatable; lower-case letters,
+digits, - and _) or --businesses N (named business1 to businessN) serves
+that many businesses behind the one base URL, as the service serves an
+accounting practice's clients: each has its own data (the seed data, and
+--seed N samples of its own), API keys, webhook endpoints and webhook
+secret, and the API key of a request picks its business, so a key of one
+never sees another's data. A --webhook URL holds {business}, which each
+business's endpoint has replaced by its name (--webhook
+http://127.0.0.1:8080/webhooks/{business} suits invoicing-mirror). A
+business NAME signs with $` + envWebhookSecret + `_NAME (NAME in capitals, -
+as _) when set, else with a new secret; --state saves every business and
+its secret. The banner prints, for each business, a line that adds it to
+invoicing-mirror ('INVOICING_API_KEY=... INVOICING_WEBHOOK_SECRET=...
+invoicing-mirror businesses add NAME'), and the export lines set
+` + envAPIKey + `_NAME and ` + envWebhookSecret + `_NAME for each business,
+which the other commands' --business NAME read (` + envAPIKey + ` and
+` + envWebhookSecret + ` are the first business's). The businesses share
+the mock's clock.
+
 The mock also serves control endpoints under /api/v1/external/_mock, a path
 the service never uses, for what only the service's user interface does:
-'invoicing invoices send|pay|void', 'invoicing quotes send|accept|decline'
-and 'invoicing mock advance DURATION' (the clock: invoices become overdue,
-quotes expire) drive them, and 'invoicing trigger EVENT' uses them to make
-the real change that raises EVENT.
+'invoicing invoices send|pay|void', 'invoicing quotes send|accept|decline',
+'invoicing webhooks list|add|remove' and 'invoicing mock advance DURATION'
+(the clock: invoices become overdue, quotes expire) drive them, and
+'invoicing trigger EVENT' uses them to make the real change that raises
+EVENT. They act on the business whose key they are called with.
 
-Example:
+Exit status: 0 when stopped by Ctrl-C or SIGTERM (after saving --state);
+1 when the address is in use, or --state cannot be read or saved; 2 for a
+usage mistake.
+
+Examples:
   invoicing mock --seed 20 --state demo.json --webhook http://127.0.0.1:8080/webhooks --env-file mock.env
+  invoicing mock --business acme --business globex --seed 20 --webhook 'http://127.0.0.1:8081/webhooks/{business}'
 `
+
+// envMockAddr names the variable that moves the mock's default address.
+const envMockAddr = "INVOICING_MOCK_ADDR"
+
+// businessPlaceholder is what a --webhook URL holds where each business's
+// name goes.
+const businessPlaceholder = "{business}"
 
 // webhookFlag is one --webhook: a URL and the events it receives (nil for
 // every event).
@@ -104,149 +141,181 @@ func eventNames(events []webhooks.EventType) []string {
 	return s
 }
 
+// mockBusiness is one business the mock serves, with the webhook
+// endpoints --webhook gave it.
+type mockBusiness struct {
+	name          string // "" for the only business of a mock without --business
+	srv           *invoicingtest.Server
+	endpoints     []*invoicingtest.WebhookEndpoint
+	secretFromEnv bool // its webhook secret came from the environment: never printed
+}
+
+// mockFlags are the flags of "invoicing mock".
+type mockFlags struct {
+	addr, state, envFile string
+	seed                 int
+	latency              time.Duration
+	hooks                []webhookFlag
+	names                []string // the businesses; none for a mock of one unnamed business
+}
+
 // mock runs "invoicing mock".
 func (c *cli) mock(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "advance" {
 		return c.mockAdvance(ctx, args[1:])
 	}
-	fs := newFlags("mock")
-	addr := fs.String("addr", "127.0.0.1:4010", "listen on `HOST:PORT`; port 0 picks a free one")
-	seed := fs.Int("seed", 0, "add `N` sample invoices and N sample quotes (deterministic)")
-	latency := fs.Duration("latency", 0, "delay every API request by `D`, e.g. 150ms")
-	state := fs.String("state", "", "restore the data from `FILE` if it exists, save it there on exit")
-	envFile := fs.String("env-file", "", "write the export lines to `FILE` once serving; removed on exit")
-	hooks := repeatedFlag(fs, "webhook", "add a webhook endpoint `URL[,EVENT...]` for every event or those listed (repeatable)", parseWebhookFlag)
-	rest, err := c.parse(fs, mockHelp, args)
+	f, err := c.mockFlags(args)
 	if err != nil {
 		return err
 	}
-	if err := noArgs("mock", rest); err != nil {
-		return err
-	}
-	if *seed < 0 || *latency < 0 {
-		return usagef("mock", "--seed and --latency must not be negative")
-	}
-	secret := c.getenv(envWebhookSecret)
-	if secret != "" && !isSigningSecret(secret) {
-		return usagef("mock", "%s is set but is not a signing secret (64 hexadecimal characters): unset it, or set it to one such as $(openssl rand -hex 32)", envWebhookSecret)
-	}
-	if *envFile != "" {
+	if f.envFile != "" {
 		// A file left by an earlier run must not pass for this one's.
-		if err := os.Remove(*envFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(f.envFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("mock: %w", err)
 		}
 	}
 
-	l, err := net.Listen("tcp", *addr)
+	l, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("mock: %w", err)
 	}
-	srv := invoicingtest.NewServer(invoicingtest.WithListener(l), invoicingtest.WithControl(),
-		invoicingtest.WithClock(invoicingtest.NewOffsetClock()))
-	defer srv.Close()
-	restored, err := restoreState(srv, *state)
+	businesses, baseURL, closeServer := serveMock(l, f.names)
+	defer closeServer()
+
+	restored, err := restoreState(businesses, f.state)
 	if err != nil {
 		return err
 	}
-	if !restored && *seed > 0 {
-		if err := seedSamples(ctx, srv, *seed); err != nil {
-			return fmt.Errorf("mock: adding sample data: %w", err)
+	for i, b := range businesses {
+		if !restored && f.seed > 0 {
+			if err := seedSamples(ctx, b.srv, f.seed, i*f.seed+1); err != nil {
+				return fmt.Errorf("mock: adding sample data: %w", err)
+			}
+		}
+		b.srv.SetLatency(f.latency, 0)
+		if secret := c.getenv(envFor(envWebhookSecret, b.name)); secret != "" {
+			b.srv.SetWebhookSecret(secret)
+			b.secretFromEnv = true
+		}
+		for _, h := range f.hooks {
+			url := strings.ReplaceAll(h.url, businessPlaceholder, b.name)
+			b.endpoints = append(b.endpoints, b.srv.AddWebhookEndpoint(url, h.events...))
 		}
 	}
-	srv.SetLatency(*latency, 0)
-	endpoints := make([]*invoicingtest.WebhookEndpoint, len(*hooks))
-	for i, h := range *hooks {
-		if secret != "" {
-			endpoints[i] = srv.AddWebhookEndpointWithSecret(h.url, secret, h.events...)
-		} else {
-			endpoints[i] = srv.AddWebhookEndpoint(h.url, h.events...)
-		}
-	}
-	exports := mockExports(srv, endpoints, secret != "")
-	if *envFile != "" {
-		if err := writeEnvFile(*envFile, exports); err != nil {
+	exports := mockExports(baseURL, businesses)
+	if f.envFile != "" {
+		if err := writeEnvFile(f.envFile, exports); err != nil {
 			return err
 		}
-		defer os.Remove(*envFile)
+		defer os.Remove(f.envFile)
 	}
-	c.printMockBanner(srv, endpoints, exports, *state, restored, *seed)
+	c.printMockBanner(baseURL, businesses, exports, f, restored)
 
 	<-ctx.Done()
 	c.stop()
 	fmt.Fprintln(c.stdout, "Shutting down...")
-	srv.Close()
-	if *state != "" {
-		if err := saveState(srv, *state); err != nil {
+	closeServer()
+	if f.state != "" {
+		if err := saveState(businesses, f.state); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "Saved the data to %s.\n", *state)
+		fmt.Fprintf(c.stdout, "Saved the data to %s.\n", f.state)
 	}
 	return nil
 }
 
-// printMockBanner writes what a user of the mock needs: the base URL, the
-// keys, the webhook secrets (once, unless they came from the environment),
-// where the data comes from, and the export lines.
-func (c *cli) printMockBanner(srv *invoicingtest.Server, endpoints []*invoicingtest.WebhookEndpoint, exports []string, state string, restored bool, seed int) {
-	w := c.stdout
-	fmt.Fprintln(w, "Invoicing mock service (in-memory fake: the keys and secrets below are not real)")
-	fmt.Fprintf(w, "base URL       %s\n", srv.URL)
-	fmt.Fprintf(w, "full key       %s\n", srv.FullKey)
-	fmt.Fprintf(w, "read-only key  %s\n", srv.ReadOnlyKey)
-	switch {
-	case restored:
-		fmt.Fprintf(w, "data           restored from %s\n", state)
-	case seed > 0:
-		fmt.Fprintf(w, "data           seed data and %d sample invoices and quotes\n", seed)
-	default:
-		fmt.Fprintln(w, "data           seed data")
+// serveMock serves the businesses named (one unnamed business when none
+// is) on l, with the control endpoints and a clock that can be advanced,
+// and returns them, their base URL and what closes them.
+func serveMock(l net.Listener, names []string) (businesses []*mockBusiness, baseURL string, closeAll func()) {
+	opts := []invoicingtest.Option{invoicingtest.WithListener(l), invoicingtest.WithControl(), invoicingtest.WithClock(invoicingtest.NewOffsetClock())}
+	if len(names) == 0 {
+		srv := invoicingtest.NewServer(opts...)
+		return []*mockBusiness{{srv: srv}}, srv.URL, srv.Close
 	}
-	for _, ep := range endpoints {
-		events := "all events"
-		var subscribed []webhooks.EventType
-		for _, e := range invoicingtest.AllEvents() {
-			if ep.Subscribed(e) {
-				subscribed = append(subscribed, e)
-			}
-		}
-		if len(subscribed) < len(invoicingtest.AllEvents()) {
-			events = eventList(subscribed)
-		}
-		fmt.Fprintf(w, "webhook        %s (%s)\n", ep.URL(), events)
-		if c.getenv(envWebhookSecret) != "" {
-			fmt.Fprintf(w, "  secret       from $%s\n", envWebhookSecret)
-		} else {
-			fmt.Fprintf(w, "  secret       %s\n", ep.Secret())
-		}
+	m := invoicingtest.NewMultiServer(names, opts...)
+	for _, srv := range m.Businesses() {
+		businesses = append(businesses, &mockBusiness{name: srv.BusinessName(), srv: srv})
 	}
-	fmt.Fprintln(w, "\nConfigure another shell with:")
-	for _, e := range exports {
-		fmt.Fprintln(w, "  "+e)
-	}
-	fmt.Fprintln(w, "\nThen try:\n  invoicing invoices list\n  invoicing trigger invoice.paid      # pays a new invoice: real events to the webhook endpoints")
-	fmt.Fprintln(w, "\nServing until Ctrl-C.")
+	return businesses, m.URL, m.Close
 }
 
-// mockExports returns the export lines that configure the other commands
-// (and the SDK) for the mock: every variable the banner names. With
-// several webhook endpoints, each line names the endpoint its secret signs
-// for. A secret taken from the environment is not repeated.
-func mockExports(srv *invoicingtest.Server, endpoints []*invoicingtest.WebhookEndpoint, secretFromEnv bool) []string {
-	lines := []string{
-		"export " + envBaseURL + "=" + srv.URL,
-		"export " + envAPIKey + "=" + srv.FullKey,
+// mockFlags parses the command line of "invoicing mock" and checks it,
+// with the webhook secrets the environment holds.
+func (c *cli) mockFlags(args []string) (*mockFlags, error) {
+	var f mockFlags
+	fs := newFlags("mock")
+	fs.StringVar(&f.addr, "addr", "", "listen on `HOST:PORT` (default $"+envMockAddr+", else 127.0.0.1:4010); port 0 picks a free one")
+	fs.IntVar(&f.seed, "seed", 0, "add `N` sample invoices and N sample quotes (deterministic)")
+	fs.DurationVar(&f.latency, "latency", 0, "delay every API request by `D`, e.g. 150ms")
+	fs.StringVar(&f.state, "state", "", "restore the data from `FILE` if it exists, save it there on exit")
+	fs.StringVar(&f.envFile, "env-file", "", "write the export lines to `FILE` once serving; removed on exit")
+	hooks := repeatedFlag(fs, "webhook", "add a webhook endpoint `URL[,EVENT...]` for every event or those listed (repeatable; {business} in URL: each business's name)", parseWebhookFlag)
+	names := repeatedFlag(fs, "business", "serve a business named `NAME` (repeatable): several behind one base URL, told apart by API key", func(v string) (string, error) {
+		return v, checkBusinessName(v)
+	})
+	count := fs.Int("businesses", 0, "serve `N` businesses, named business1 to businessN")
+	rest, err := c.parse(fs, mockHelp, args)
+	if err != nil {
+		return nil, err
 	}
-	if secretFromEnv {
-		return lines
+	if err := noArgs("mock", rest); err != nil {
+		return nil, err
 	}
-	for _, ep := range endpoints {
-		line := "export " + envWebhookSecret + "=" + ep.Secret()
-		if len(endpoints) > 1 {
-			line += "  # for " + ep.URL()
+	f.addr = cmp.Or(f.addr, c.getenv(envMockAddr), "127.0.0.1:4010")
+	f.hooks, f.names = *hooks, *names
+	switch {
+	case f.seed < 0 || f.latency < 0 || *count < 0:
+		return nil, usagef("mock", "--seed, --latency and --businesses must not be negative")
+	case *count > 0 && len(f.names) > 0:
+		return nil, usagef("mock", "give --business NAME for each business, or --businesses N, not both")
+	case *count > 0:
+		width := len(strconv.Itoa(*count))
+		for i := 1; i <= *count; i++ {
+			f.names = append(f.names, fmt.Sprintf("business%0*d", width, i))
 		}
-		lines = append(lines, line)
 	}
-	return lines
+	if err := checkBusinessNames(f.names); err != nil {
+		return nil, err
+	}
+	for _, h := range f.hooks {
+		switch placeholder := strings.Contains(h.url, businessPlaceholder); {
+		case len(f.names) == 0 && placeholder:
+			return nil, usagef("mock", "--webhook %s: {business} stands for a business's name, and the mock serves no named business: give --business NAME", h.url)
+		case len(f.names) > 1 && !placeholder:
+			return nil, usagef("mock", "--webhook %s: with several businesses, put {business} in the URL (e.g. http://127.0.0.1:8080/webhooks/{business}): each business signs with its own secret", h.url)
+		}
+	}
+	secretVars := []string{envWebhookSecret}
+	if len(f.names) > 0 {
+		secretVars = nil // each business's own variable, not the plain one
+		for _, name := range f.names {
+			secretVars = append(secretVars, envFor(envWebhookSecret, name))
+		}
+	}
+	for _, v := range secretVars {
+		if secret := c.getenv(v); secret != "" && !isSigningSecret(secret) {
+			return nil, usagef("mock", "%s is set but is not a signing secret (64 hexadecimal characters): unset it, or set it to one such as $(openssl rand -hex 32)", v)
+		}
+	}
+	return &f, nil
+}
+
+// checkBusinessNames returns a usage error when two names are the same, or
+// would share their variables (acme-1 and acme_1).
+func checkBusinessNames(names []string) error {
+	seen := map[string]string{}
+	for _, name := range names {
+		v := envFor(envAPIKey, name)
+		if other, ok := seen[v]; ok {
+			if other == name {
+				return usagef("mock", "business %s is named twice", name)
+			}
+			return usagef("mock", "businesses %s and %s would share the variable %s: rename one", other, name, v)
+		}
+		seen[v] = name
+	}
+	return nil
 }
 
 // writeEnvFile writes the export lines to path, readable by its owner only
@@ -275,36 +344,6 @@ func isSigningSecret(s string) bool {
 		}
 	}
 	return true
-}
-
-// restoreState loads the state file into srv when path names one, and
-// reports whether it did. A missing file is not an error: it is written on
-// exit.
-func restoreState(srv *invoicingtest.Server, path string) (bool, error) {
-	if path == "" {
-		return false, nil
-	}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("mock: %w", err)
-	}
-	defer f.Close()
-	if err := srv.LoadState(f); err != nil {
-		return false, fmt.Errorf("mock: restoring %s: %w", path, err)
-	}
-	return true, nil
-}
-
-// saveState writes srv's data to path, readable by its owner only: it
-// holds the mock's API keys.
-func saveState(srv *invoicingtest.Server, path string) error {
-	if err := writeFileAtomic(path, srv.SaveState); err != nil {
-		return fmt.Errorf("mock: saving the data to %s: %w", path, err)
-	}
-	return nil
 }
 
 // writeFileAtomic writes path with write, through a temporary file (mode

@@ -60,6 +60,15 @@ func (m *mockProc) env() []string {
 	return []string{"INVOICING_BASE_URL=" + m.baseURL, "INVOICING_API_KEY=" + m.fullKey}
 }
 
+// webhooks returns the mock's webhook endpoints, as its control endpoint
+// lists them for its full key.
+func (m *mockProc) webhooks(t *testing.T) []invoicingtest.ControlWebhook {
+	t.Helper()
+	info, err := invoicingtest.NewControlClient(m.baseURL, m.fullKey, nil).Info(t.Context())
+	require.NoError(t, err)
+	return info.Webhooks
+}
+
 // client is an SDK client for the mock.
 func (m *mockProc) client(t *testing.T, key string) *invoicing.Client {
 	t.Helper()

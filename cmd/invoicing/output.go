@@ -28,16 +28,19 @@ const (
 // Missing or unusable configuration is a usage error of cmd; the key is
 // never part of the message.
 func (c *cli) apiClient(cmd string) (*invoicing.Client, error) {
-	baseURL, key := c.getenv(envBaseURL), c.getenv(envAPIKey)
+	keyVar := c.apiKeyVar()
+	baseURL, key := c.getenv(envBaseURL), c.getenv(keyVar)
 	switch {
 	case baseURL == "":
 		return nil, usagef(cmd, "%s is not set: set it to the API's base URL, including /api/v1/external ('invoicing mock' prints one)", envBaseURL)
+	case key == "" && c.business != "":
+		return nil, usagef(cmd, "%s is not set: with --business %s it holds that business's API key ('invoicing mock --business %s' exports it)", keyVar, c.business, c.business)
 	case key == "":
-		return nil, usagef(cmd, "%s is not set: set it to an API key of the business", envAPIKey)
+		return nil, usagef(cmd, "%s is not set: set it to an API key of the business", keyVar)
 	}
 	client, err := invoicing.NewClient(baseURL, key, invoicing.WithUserAgent("invoicing-cli/"+invoicing.Version))
 	if err != nil {
-		return nil, usagef(cmd, "%s or %s is unusable: %v", envBaseURL, envAPIKey, err)
+		return nil, usagef(cmd, "%s or %s is unusable: %v", envBaseURL, keyVar, err)
 	}
 	return client, nil
 }
@@ -203,7 +206,7 @@ func runList[T any, E ~string](c *cli, args []string, cmd, help string, f filter
 	fs := newFlags(cmd)
 	value := fs.String(f.flag, "", f.usage)
 	format := formatFlags(fs)
-	rest, err := c.parse(fs, help, args)
+	rest, err := c.parseWithBusiness(fs, help, args)
 	if err != nil {
 		return err
 	}
@@ -272,7 +275,7 @@ func fetch[T any](c *cli, fs *flag.FlagSet, help, noun string, args []string, ge
 // returns the id and an SDK client.
 func (c *cli) parseID(fs *flag.FlagSet, help, noun string, args []string) (string, *invoicing.Client, error) {
 	cmd := fs.Name()
-	rest, err := c.parse(fs, help, args)
+	rest, err := c.parseWithBusiness(fs, help, args)
 	if err != nil {
 		return "", nil, err
 	}

@@ -35,18 +35,20 @@ const sampleTermsDays = 14
 
 // seedSamples adds n sample invoices and n sample quotes through the API
 // and the server's helpers, issued a week apart, the last one on the
-// server's today (UTC). Everything but the ids, the creation times and the
-// dates follows from n; the dates follow from n and today.
-func seedSamples(ctx context.Context, srv *invoicingtest.Server, n int) error {
+// server's today (UTC): samples number from to from+n-1 (a mock of several
+// businesses gives each its own numbers, hence its own samples).
+// Everything but the ids, the creation times and the dates follows from n
+// and from; the dates follow from n and today.
+func seedSamples(ctx context.Context, srv *invoicingtest.Server, n, from int) error {
 	c := srv.Client()
 	defer c.CloseIdleConnections()
 	first := invoicing.DateOf(srv.Now().UTC()).AddDays(-7 * (n - 1))
-	for i := 1; i <= n; i++ {
-		issue := first.AddDays(7 * (i - 1))
-		if err := seedInvoice(ctx, srv, c, i, issue); err != nil {
+	for i := range n {
+		issue := first.AddDays(7 * i)
+		if err := seedInvoice(ctx, srv, c, from+i, issue); err != nil {
 			return err
 		}
-		if err := seedQuote(ctx, srv, c, i, issue); err != nil {
+		if err := seedQuote(ctx, srv, c, from+i, issue); err != nil {
 			return err
 		}
 	}

@@ -41,7 +41,7 @@ const deliveryTimeout = 30 * time.Second
 var allEventTypes = append(invoicingtest.AllEvents(), webhooks.EventTest)
 
 var triggerHelp = `
-Usage: invoicing trigger EVENT [--to URL] [--secret S] [--expect STATUS]
+Usage: invoicing trigger EVENT [--business NAME] [--to URL [--keep]] [--secret S] [--expect STATUS]
        invoicing trigger EVENT --to URL [--secret S] [--set FIELD=VALUE]... [--stale] [--tamper] [--wrong-secret] [--expect STATUS]
 
 Against 'invoicing mock' (INVOICING_BASE_URL and INVOICING_API_KEY as the
@@ -50,9 +50,17 @@ creates a new invoice, quote, bill or client through the API and changes it
 through the mock's control endpoints (sends, pays, approves, accepts...), so
 the mock signs and delivers EVENT, and the events before it, naming records
 that exist. It prints what it did and how each webhook endpoint answered
-each event. --to URL makes URL an endpoint of the mock first (signing with
---secret, else $` + envWebhookSecret + `, when set), and only its answers
-decide the exit status.
+each event. --business NAME makes the change in that business of a mock of
+several (its key is $` + envAPIKey + `_NAME).
+
+--to URL delivers to URL only, and only its answers decide the exit status:
+URL is made an endpoint of the mock's business for the trigger (signing with
+--secret, else $` + envWebhookSecret + ` or, with --business, its
+$` + envWebhookSecret + `_NAME, when set; else with the secret the mock
+chooses) and removed when the trigger is done, so that it receives no later
+event. When URL is an endpoint already, it is used as it is, its secret
+changed for the trigger only when one is given. --keep keeps what --to
+added or changed.
 
 Anywhere else, or with --set, --stale, --tamper or --wrong-secret, it sends
 one made-up delivery of EVENT to --to URL itself, as the service would: a
@@ -63,8 +71,10 @@ X-Service-Delivery id, X-Service-Timestamp and an X-Service-Signature
 $` + envWebhookSecret + `). The ids name no record: a receiver that fetches
 them gets 404.
 
-It exits 1 unless every delivery of EVENT was answered 2xx, or with
---expect STATUS, unless each was answered STATUS.
+Exit status: 0 when every delivery of EVENT was answered 2xx (with
+--expect STATUS, STATUS); 1 otherwise, or when the mock or the receiver
+cannot be reached; 2 for a usage mistake (an unknown event, a bad URL, no
+secret for a made-up delivery, no endpoint of the mock receiving EVENT).
 
 EVENT is one of:
   invoice.created  invoice.sent  invoice.updated  invoice.paid
@@ -88,6 +98,7 @@ refused.
 
 Examples:
   invoicing trigger quote.accepted
+  invoicing trigger invoice.paid --business globex
   invoicing trigger invoice.paid --to http://127.0.0.1:8080/webhooks
   invoicing trigger invoice.paid --to http://127.0.0.1:8080/webhooks --tamper --expect 401
 `
@@ -100,6 +111,7 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 	stale := fs.Bool("stale", false, "sign with a timestamp 10 minutes old")
 	tamper := fs.Bool("tamper", false, "change the body after signing")
 	wrongSecret := fs.Bool("wrong-secret", false, "sign with another, random secret")
+	keep := fs.Bool("keep", false, "on a mock, keep the endpoint --to added (or its secret --secret set) afterwards")
 	expect := 0 // any 2xx
 	fs.Func("expect", "exit 0 when the receiver answers `STATUS` (such as 401), 1 otherwise", func(v string) error {
 		n, err := strconv.Atoi(v)
@@ -110,7 +122,7 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 		return nil
 	})
 	sets := repeatedFlag(fs, "set", "set `FIELD=VALUE` at the top of the body (repeatable; VALUE is JSON or a string)", parseSet)
-	rest, err := c.parse(fs, triggerHelp, args)
+	rest, err := c.parseWithBusiness(fs, triggerHelp, args)
 	if err != nil {
 		return err
 	}
@@ -126,7 +138,7 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 		}
 	}
 	if *secret == "" {
-		*secret = c.getenv(envWebhookSecret)
+		*secret = c.getenv(c.secretVar())
 	}
 	event := webhooks.EventType(rest[0])
 	madeUp := len(*sets) > 0 || *stale || *tamper || *wrongSecret
@@ -137,7 +149,7 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 	case c.getenv(envBaseURL) != "":
 		m, err := c.probeMock(ctx, "trigger")
 		if err == nil {
-			return c.triggerOnMock(ctx, m, event, *to, *secret, expect)
+			return c.triggerOnMock(ctx, m, event, mockTarget{url: *to, secret: *secret, keep: *keep}, expect)
 		}
 		if !errors.Is(err, errNotMock) {
 			return err
@@ -148,7 +160,7 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 		return err
 	}
 	if *secret == "" {
-		return usagef("trigger", "no signing secret: give --secret or set %s", envWebhookSecret)
+		return usagef("trigger", "no signing secret: give --secret or set %s", c.secretVar())
 	}
 	fmt.Fprintf(c.stdout, "Sending a delivery made by hand (%s).\n", note)
 

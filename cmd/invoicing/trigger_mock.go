@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -112,25 +113,43 @@ func acceptQuote(m *invoicingtest.ControlClient, ctx context.Context, id string)
 	return m.AcceptQuote(ctx, id, "")
 }
 
+// mockTarget is where trigger's --to sends on a mock: the receiver's URL
+// ("" for every endpoint of the mock), the secret to sign with ("": the
+// endpoint's, or the mock's choice) and whether the endpoint stays after
+// the trigger (--keep).
+type mockTarget struct {
+	url, secret string
+	keep        bool
+}
+
 // triggerOnMock makes the real change that raises event on the mock m and
-// reports the deliveries of every event it raised. to, when set, is made a
-// webhook endpoint of the mock first (signing with secret when set). The
-// trigger fails unless every delivery of event got expect (any 2xx when
-// expect is 0).
-func (c *cli) triggerOnMock(ctx context.Context, m *mock, event webhooks.EventType, to, secret string, expect int) error {
-	if to != "" {
-		if err := c.ensureEndpoint(ctx, m, to, secret); err != nil {
+// reports the deliveries of every event it raised. to.url, when set, is
+// made a webhook endpoint of the mock first, and put back as it was
+// afterwards unless to.keep. The trigger fails unless every delivery of
+// event got expect (any 2xx when expect is 0).
+func (c *cli) triggerOnMock(ctx context.Context, m *mock, event webhooks.EventType, to mockTarget, expect int) (err error) {
+	if to.url != "" {
+		undo, err := c.ensureEndpoint(ctx, m, to.url, to.secret)
+		if err != nil {
 			return err
+		}
+		if undo != nil && !to.keep {
+			defer func() {
+				// Also when ctx ended: the mock is left as it was found.
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), controlTimeout)
+				defer cancel()
+				err = errors.Join(err, undo(ctx))
+			}()
 		}
 	}
 	var receivers []invoicingtest.ControlWebhook
 	for _, w := range m.info.Webhooks {
-		if !w.Paused && (w.Subscribed(event) || event == webhooks.EventTest) && (to == "" || w.URL == to) {
+		if !w.Paused && (w.Subscribed(event) || event == webhooks.EventTest) && (to.url == "" || w.URL == to.url) {
 			receivers = append(receivers, w)
 		}
 	}
 	if len(receivers) == 0 {
-		return usagef("trigger", "the mock at %s has no webhook endpoint that receives %s: start it with --webhook URL, or give --to URL", m.base, event)
+		return usagef("trigger", "%s has no webhook endpoint that receives %s: start the mock with --webhook URL, add one with 'invoicing webhooks add URL', or give --to URL", m.where(), event)
 	}
 
 	var events []invoicingtest.ControlEventReport
@@ -142,7 +161,7 @@ func (c *cli) triggerOnMock(ctx context.Context, m *mock, event webhooks.EventTy
 			}
 			events = append(events, r.Events...)
 		}
-		fmt.Fprintf(c.stdout, "On the mock at %s: sent a test delivery.\n", m.base)
+		fmt.Fprintf(c.stdout, "On %s: sent a test delivery.\n", m.where())
 	} else {
 		api, err := c.apiClient("trigger")
 		if err != nil {
@@ -156,7 +175,7 @@ func (c *cli) triggerOnMock(ctx context.Context, m *mock, event webhooks.EventTy
 		if events, err = t.events(ctx, after); err != nil {
 			return fmt.Errorf("trigger: %w", err)
 		}
-		fmt.Fprintf(c.stdout, "On the mock at %s: %s.\n", m.base, strings.Join(t.did, ", then "))
+		fmt.Fprintf(c.stdout, "On %s: %s.\n", m.where(), strings.Join(t.did, ", then "))
 	}
 	c.printEvents(events)
 
@@ -166,7 +185,7 @@ func (c *cli) triggerOnMock(ctx context.Context, m *mock, event webhooks.EventTy
 			continue
 		}
 		for _, d := range e.Deliveries {
-			if to != "" && d.URL != to {
+			if to.url != "" && d.URL != to.url {
 				continue
 			}
 			delivered++
@@ -188,32 +207,50 @@ func (c *cli) triggerOnMock(ctx context.Context, m *mock, event webhooks.EventTy
 
 // ensureEndpoint makes url a webhook endpoint of the mock, receiving every
 // event, unless it is one already; with secret set, the endpoint signs
-// with it (an existing endpoint's secret is replaced). A new endpoint's
-// secret, when the mock chose it, is printed with its export line.
-func (c *cli) ensureEndpoint(ctx context.Context, m *mock, url, secret string) error {
+// with it. It returns what puts the mock back as it was (nil when nothing
+// changed): deleting the endpoint it added, or giving an existing one its
+// secret back. A new endpoint's secret, when the mock chose it, is printed
+// with its export line.
+func (c *cli) ensureEndpoint(ctx context.Context, m *mock, url, secret string) (undo func(context.Context) error, err error) {
 	for _, w := range m.info.Webhooks {
 		if w.URL != url {
 			continue
 		}
 		if secret == "" {
+			return nil, nil
+		}
+		set, err := m.SetWebhookSecret(ctx, w.ID, secret)
+		if err != nil {
+			return nil, fmt.Errorf("trigger: setting the signing secret of %s: %w", url, err)
+		}
+		if set.PreviousSecret == secret {
+			return nil, nil
+		}
+		return func(ctx context.Context) error {
+			if _, err := m.SetWebhookSecret(ctx, w.ID, set.PreviousSecret); err != nil {
+				return fmt.Errorf("trigger: putting back the signing secret of %s: %w", url, err)
+			}
+			fmt.Fprintf(c.stdout, "Put back the signing secret of the webhook endpoint %s (--keep keeps the one given).\n", url)
 			return nil
-		}
-		if _, err := m.SetWebhookSecret(ctx, w.ID, secret); err != nil {
-			return fmt.Errorf("trigger: setting the signing secret of %s: %w", url, err)
-		}
-		return nil
+		}, nil
 	}
 	w, err := m.AddWebhook(ctx, invoicingtest.ControlWebhookRequest{URL: url, Secret: secret})
 	if err != nil {
-		return fmt.Errorf("trigger: adding %s as a webhook endpoint of the mock: %w", url, err)
+		return nil, fmt.Errorf("trigger: adding %s as a webhook endpoint of the mock: %w", url, err)
 	}
 	m.info.Webhooks = append(m.info.Webhooks, *w)
 	if secret == "" {
-		fmt.Fprintf(c.stdout, "Added %s as a webhook endpoint of the mock; it signs with a new secret:\n  export %s=%s\n", url, envWebhookSecret, w.Secret)
+		fmt.Fprintf(c.stdout, "Added %s as a webhook endpoint of the mock; it signs with the secret the mock chose:\n  export %s=%s\n", url, c.secretVar(), w.Secret)
 	} else {
 		fmt.Fprintf(c.stdout, "Added %s as a webhook endpoint of the mock, signing with the secret given.\n", url)
 	}
-	return nil
+	return func(ctx context.Context) error {
+		if err := m.DeleteWebhook(ctx, w.ID); err != nil {
+			return fmt.Errorf("trigger: removing the webhook endpoint %s it added: %w", url, err)
+		}
+		fmt.Fprintf(c.stdout, "Removed the webhook endpoint %s (--keep keeps it).\n", url)
+		return nil
+	}, nil
 }
 
 // touched records a record the trigger made or changed, and what it did.

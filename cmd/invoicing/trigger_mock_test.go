@@ -90,15 +90,24 @@ func TestTriggerOnAMockWithoutAnEndpoint(t *testing.T) {
 	r := run(t, m.env(), "trigger", "invoice.created").requireCode(t, 2)
 	assert.Contains(t, r.stderr, "has no webhook endpoint that receives invoice.created")
 
-	// --to makes the receiver an endpoint of the mock, signing with the
-	// secret given; a second trigger reuses it.
+	// --to makes the receiver an endpoint of the mock for the trigger,
+	// signing with the secret given, and removes it afterwards: the mock is
+	// left as it was found, and a second trigger adds it again.
 	rc := newRecorder(t, http.StatusOK)
 	r = run(t, m.env(), "trigger", "invoice.created", "--to", rc.URL+"/in", "--secret", testSecret).requireCode(t, 0)
 	assert.Contains(t, r.stdout, "Added "+rc.URL+"/in as a webhook endpoint of the mock, signing with the secret given.")
-	r = run(t, m.env(), "trigger", "contact.created", "--to", rc.URL+"/in", "--secret", testSecret).requireCode(t, 0)
-	assert.NotContains(t, r.stdout, "Added ")
+	assert.Contains(t, r.stdout, "Removed the webhook endpoint "+rc.URL+"/in (--keep keeps it).")
+	assert.Empty(t, m.webhooks(t), "trigger --to leaves no endpoint behind")
+	r = run(t, m.env(), "trigger", "contact.created", "--to", rc.URL+"/in", "--secret", testSecret, "--keep").requireCode(t, 0)
+	assert.Contains(t, r.stdout, "Added ")
+	assert.NotContains(t, r.stdout, "Removed ")
+	require.Len(t, m.webhooks(t), 1, "--keep keeps it")
+	r = run(t, m.env(), "trigger", "invoice.sent", "--to", rc.URL+"/in").requireCode(t, 0)
+	assert.NotContains(t, r.stdout, "Added ", "an endpoint already there is used as it is")
+	assert.NotContains(t, r.stdout, "Removed ")
+	assert.Len(t, m.webhooks(t), 1)
 	events := verifiedEvents(t, rc, testSecret)
-	assert.Len(t, events[webhooks.EventInvoiceCreated], 1)
+	assert.Len(t, events[webhooks.EventInvoiceCreated], 2)
 	assert.Len(t, events[webhooks.EventContactCreated], 1)
 
 	// Without a secret, the mock chooses one and trigger prints it.
@@ -106,6 +115,24 @@ func TestTriggerOnAMockWithoutAnEndpoint(t *testing.T) {
 	r = run(t, m.env(), "trigger", "test", "--to", other.URL).requireCode(t, 0)
 	line := regexpLine(t, r.stdout, `export INVOICING_WEBHOOK_SECRET=([0-9a-f]{64})`)
 	assert.Len(t, verifiedEvents(t, other, line)[webhooks.EventTest], 1)
+	assert.Len(t, m.webhooks(t), 1)
+}
+
+func TestTriggerPutsBackTheSecretOfAnEndpointItSigned(t *testing.T) {
+	rc := newRecorder(t, http.StatusOK)
+	m := startMock(t, "--webhook", rc.URL+"/webhooks")
+	r := run(t, m.env(), "trigger", "quote.sent", "--to", rc.URL+"/webhooks", "--secret", testSecret).requireCode(t, 0)
+	assert.Contains(t, r.stdout, "Put back the signing secret of the webhook endpoint "+rc.URL+"/webhooks")
+	assert.Len(t, verifiedEvents(t, rc, testSecret)[webhooks.EventQuoteSent], 1, "signed with the secret given")
+
+	run(t, m.env(), "trigger", "test").requireCode(t, 0)
+	rc.mu.Lock()
+	h, body := rc.headers[len(rc.headers)-1], rc.bodies[len(rc.bodies)-1]
+	rc.mu.Unlock()
+	v, err := webhooks.NewVerifier(m.secrets[0])
+	require.NoError(t, err)
+	_, err = v.ParseDelivery(h, body)
+	require.NoError(t, err, "later deliveries are signed with the endpoint's own secret again")
 }
 
 func TestTriggerElsewhereSaysTheIDsAreMadeUp(t *testing.T) {

@@ -44,6 +44,22 @@ func TestUsageErrorsExitWith2(t *testing.T) {
 		{"quotes", "pdf"},
 		{"items", "list", "--type", "SERVICE"},
 		{"items", "pdf", "x"},
+		{"mock", "--business", "Acme"},
+		{"mock", "--business", "acme", "--business", "acme"},
+		{"mock", "--business", "acme-1", "--business", "acme_1"},
+		{"mock", "--business", "acme", "--businesses", "2"},
+		{"mock", "--businesses", "-1"},
+		{"mock", "--businesses", "2", "--webhook", to},
+		{"mock", "--webhook", to + "/{business}"},
+		{"mock", "--business", "acme", "--env-file", "x", "extra"},
+		{"webhooks"},
+		{"webhooks", "add"},
+		{"webhooks", "add", "not-a-url"},
+		{"webhooks", "add", to, "--secret", "short"},
+		{"webhooks", "remove"},
+		{"webhooks", "list", "extra"},
+		{"invoices", "list", "--business", "Not A Name"},
+		{"trigger", "test", "--business", "hooli", "--to", to},
 	} {
 		assertUsageError(t, run(t, env, args...), args)
 	}
@@ -83,6 +99,8 @@ func TestHelpOnEveryCommand(t *testing.T) {
 		{"invoices", "list", "--help"}, {"invoices", "get", "--help"}, {"invoices", "pdf", "--help"}, {"help", "invoices", "pdf"},
 		{"quotes", "list", "--help"}, {"quotes", "get", "--help"}, {"quotes", "pdf", "--help"},
 		{"items", "list", "--help"}, {"items", "get", "--help"},
+		{"mock", "advance", "--help"}, {"invoices", "pay", "--help"}, {"quotes", "accept", "--help"},
+		{"webhooks", "list", "--help"}, {"webhooks", "add", "--help"}, {"help", "webhooks", "remove"},
 	}
 	overviews := [][]string{{"--help"}, {"-h"}, {"help"}, {"invoices", "--help"}, {"quotes", "-h"}, {"help", "items"}}
 	for _, args := range append(withFlags, overviews...) {
@@ -95,6 +113,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 		r := run(t, nil, args...)
 		assert.Contains(t, r.stdout, "\nFlags:\n", "invoicing %q", args)
 		assert.Contains(t, r.stdout, "  -h, --help", "invoicing %q", args)
+		assert.Contains(t, r.stdout, "Exit status: 0 ", "invoicing %q documents its exit status", args)
 	}
 
 	r := run(t, nil, "--help")

@@ -93,6 +93,7 @@ type recorder struct {
 	mu      sync.Mutex
 	headers []http.Header
 	bodies  [][]byte
+	paths   []string
 	status  int
 }
 
@@ -102,6 +103,7 @@ func newRecorder(t *testing.T, status int) *recorder {
 		b, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
 		rc.headers, rc.bodies = append(rc.headers, r.Header.Clone()), append(rc.bodies, b)
+		rc.paths = append(rc.paths, r.URL.Path)
 		status := rc.status
 		rc.mu.Unlock()
 		w.WriteHeader(status)

@@ -46,11 +46,20 @@ func TestREADMECommands(t *testing.T) {
 	env := userEnv(t, work, src, pg.URL)
 
 	readmes := findREADMEs(t, clone)
+	all := map[string][]block{}
+	for _, rel := range readmes {
+		all[rel] = parseBlocks(t, filepath.Join(clone, rel))
+	}
+	ports, _ := movePorts(t, all)
+	env = append(env, envMockAddr+"=127.0.0.1:"+ports[mockPort])
 	ran := 0
 	for _, rel := range readmes {
-		blocks := parseBlocks(t, filepath.Join(clone, rel))
+		blocks := all[rel]
 		if len(blocks) == 0 {
 			continue
+		}
+		for i := range blocks {
+			blocks[i] = ports.rewrite(blocks[i])
 		}
 		ok := t.Run(strings.ReplaceAll(rel, "/", "_"), func(t *testing.T) {
 			s := newSession(t, work, clone, rel, env)
