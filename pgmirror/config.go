@@ -146,6 +146,17 @@ type Config struct {
 	// (DefaultInboxRetention). Negative: keep them all. Deliveries parked as
 	// failed are kept for inspection.
 	InboxRetention time.Duration
+	// InboxMaxPending is the number of webhook deliveries due in the inbox
+	// (stored, not yet turned into fetches) at which the webhook endpoint
+	// answers 503 with Retry-After instead of storing more, until the
+	// Workers catch up; the service retries the deliveries it refused
+	// (pginbox.WithBackpressure). 0: DefaultInboxMaxPending; negative: no
+	// limit.
+	InboxMaxPending int
+	// InboxMaxLag is how long the oldest due delivery may have waited for
+	// a Worker before the webhook endpoint answers 503 with Retry-After, as
+	// for InboxMaxPending. 0: DefaultInboxMaxLag; negative: no limit.
+	InboxMaxLag time.Duration
 	// ClosingPasses bounds the extra walks of a backfill whose table holds
 	// fewer records than the service counts (DefaultClosingPasses).
 	// Negative: none.

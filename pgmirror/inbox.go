@@ -91,6 +91,28 @@ func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) e
 	return m.store.Tx(tx).RequestFetches(ctx, business, resources, ids, m.cfg.CoalesceWindow, d.ID, d.Business)
 }
 
+// Defaults of the inbox's backpressure, pginbox's: the webhook endpoint
+// answers 503 with Retry-After (a minute) while 10,000 deliveries are
+// due, or the oldest has waited 5 minutes for a Worker (the lag status
+// calls degraded). The Workers turn a delivery into fetches with one
+// insert, thousands a second: a backlog that large means they are stuck.
+// The service retries a refused delivery for about a day; one it gives up
+// on is not lost to the mirror, whose next reconciliation lists its
+// record again.
+const (
+	// DefaultInboxMaxPending is Config.InboxMaxPending's default: 10,000.
+	DefaultInboxMaxPending = pginbox.DefaultMaxPending
+	// DefaultInboxMaxLag is Config.InboxMaxLag's default: 5 minutes.
+	DefaultInboxMaxLag = pginbox.DefaultMaxPendingAge
+)
+
+// backpressure is the option of the Handlers' pginbox handler that
+// answers 503 while the Workers are behind (Config.InboxMaxPending,
+// Config.InboxMaxLag; zero takes pginbox's default, which is the mirror's).
+func (m *Mirror) backpressure() pginbox.HandlerOption {
+	return pginbox.WithBackpressure(pginbox.Backpressure{MaxPending: m.cfg.InboxMaxPending, MaxPendingAge: m.cfg.InboxMaxLag})
+}
+
 // inboxWorker is the pginbox Worker whose ProcessNext the Workers' loops
 // step: it turns each stored delivery into requests to fetch.
 func (m *Mirror) inboxWorker() *pginbox.Worker {

@@ -152,7 +152,7 @@ func (m *Mirror) BusinessHandler() http.Handler {
 // refusals go to the log, its database failures to the supervisor's
 // decision (they enter the mirror here).
 func (m *Mirror) inboxOptions() []pginbox.HandlerOption {
-	return []pginbox.HandlerOption{pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.log),
+	return []pginbox.HandlerOption{pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.log), m.backpressure(),
 		pginbox.WithErrorHandler(func(ctx context.Context, err error) {
 			m.failed(ctx, nil, "storing a delivery", &store.Error{Op: "storing a delivery", Err: err}, 1)
 		})}

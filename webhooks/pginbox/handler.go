@@ -28,10 +28,11 @@ const DefaultHandlerTimeout = 10 * time.Second
 type HandlerOption func(*handlerConfig)
 
 type handlerConfig struct {
-	log     *slog.Logger
-	onError func(context.Context, error)
-	timeout time.Duration
-	metrics *Metrics
+	log          *slog.Logger
+	onError      func(context.Context, error)
+	timeout      time.Duration
+	metrics      *Metrics
+	backpressure *Backpressure
 }
 
 // WithLogger makes the Handler log each delivery it refuses (at level Warn),
@@ -77,6 +78,9 @@ func WithTimeout(d time.Duration) HandlerOption {
 //   - 500 when the database fails, or has not stored the delivery within
 //     the limit of WithTimeout (DefaultHandlerTimeout), so the service
 //     retries: a delivery is never acknowledged unless it is stored;
+//   - 503 with a Retry-After header, with WithBackpressure, while the
+//     Workers are behind, before reading the request; the service
+//     retries;
 //   - 405, 413, 401 and 400 for requests that are not verified deliveries,
 //     as webhooks.Handler does: 405 for a method other than POST, 413 for a
 //     body over v's limit, 401 when verification fails, 400 for a verified
@@ -92,7 +96,7 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 		panic("pginbox: Handler needs a non-nil pool and Verifier")
 	}
 	cfg := newHandlerConfig(opts)
-	return cfg.count(webhooks.Handler(v, cfg.store(pool), cfg.hopts()...))
+	return cfg.throttle(pool, cfg.count(webhooks.Handler(v, cfg.store(pool), cfg.hopts()...)))
 }
 
 // BusinessHandler returns an http.Handler for one webhook endpoint shared
@@ -111,14 +115,15 @@ func Handler(pool *pgxpool.Pool, v *webhooks.Verifier, opts ...HandlerOption) ht
 // delivery's Business. It answers as Handler does, and as
 // webhooks.BusinessHandler does for the business: 404 for a URL without
 // one or one verifier does not know (webhooks.ErrUnknownBusiness), 500
-// when verifier fails otherwise. Its options are Handler's.
+// when verifier fails otherwise (503 before any of those while the
+// Workers are behind, with WithBackpressure). Its options are Handler's.
 // BusinessHandler panics if pool or verifier is nil.
 func BusinessHandler(pool *pgxpool.Pool, verifier webhooks.VerifierFunc, opts ...HandlerOption) http.Handler {
 	if pool == nil || verifier == nil {
 		panic("pginbox: BusinessHandler needs a non-nil pool and VerifierFunc")
 	}
 	cfg := newHandlerConfig(opts)
-	return cfg.count(webhooks.BusinessHandler(verifier, cfg.store(pool), cfg.hopts()...))
+	return cfg.throttle(pool, cfg.count(webhooks.BusinessHandler(verifier, cfg.store(pool), cfg.hopts()...)))
 }
 
 // newHandlerConfig applies opts to the defaults, and panics for a timeout

@@ -62,3 +62,16 @@ $$;
 -- The workers' claim query reads pending rows in next_attempt_at order.
 CREATE INDEX IF NOT EXISTS invoicing_webhook_inbox_pending
     ON invoicing_webhook_inbox (next_attempt_at) WHERE status = 'pending';
+
+-- Inbox's listings read the deliveries newest first, all of them, a
+-- business's, or the failed ones, a page at a time (received_at, then the
+-- primary key, breaks ties). Building them on an existing table holds
+-- inserts back meanwhile (about 3 s per 1,000,000 rows on a 2-core
+-- machine); on a large table, create them first with CREATE INDEX
+-- CONCURRENTLY under these names, and this file skips them.
+CREATE INDEX IF NOT EXISTS invoicing_webhook_inbox_received
+    ON invoicing_webhook_inbox (received_at, business, delivery_id);
+CREATE INDEX IF NOT EXISTS invoicing_webhook_inbox_business_received
+    ON invoicing_webhook_inbox (business, received_at, delivery_id);
+CREATE INDEX IF NOT EXISTS invoicing_webhook_inbox_failed
+    ON invoicing_webhook_inbox (received_at, business, delivery_id) WHERE status = 'failed';

@@ -24,19 +24,21 @@ const (
 	outcomeDuplicate                  // the Handler found it stored already and answered 200
 	outcomeRefused                    // not a verified delivery: 4xx
 	outcomeStoreFailed                // not stored, 500: the database (or a VerifierFunc) failed or was too slow
+	outcomeThrottled                  // not read, 503: the backlog was over WithBackpressure's limits
 	outcomeProcessed                  // a run succeeded
 	outcomeRetried                    // a run failed; the delivery is tried again after the Backoff
 	outcomeFailed                     // a run failed and the delivery was parked as failed
 	outcomes
 )
 
-var outcomeNames = [outcomes]string{"stored", "duplicate", "refused", "store_failed", "processed", "retried", "failed"}
+var outcomeNames = [outcomes]string{"stored", "duplicate", "refused", "store_failed", "throttled", "processed", "retried", "failed"}
 
 // The metrics of Metrics.
 var (
 	deliveriesDesc = prometheus.NewDesc("invoicing_pginbox_deliveries_total",
 		"Webhook deliveries by outcome. Handler: stored (new, acknowledged), duplicate (stored already, acknowledged), "+
-			"refused (not a verified delivery: 4xx), store_failed (not stored, answered 5xx: the database, or BusinessHandler's lookup of the business's secrets, failed or was too slow; the service retries). "+
+			"refused (not a verified delivery: 4xx), store_failed (not stored, answered 5xx: the database, or BusinessHandler's lookup of the business's secrets, failed or was too slow; the service retries), "+
+			"throttled (not read, answered 503 with Retry-After: the Workers' backlog was over WithBackpressure's limits; the service retries). "+
 			"Workers, one per run of the callback: processed, retried (the run failed; tried again after the backoff), "+
 			"failed (the run failed and the delivery was parked as failed).",
 		[]string{"outcome"}, nil)
@@ -68,7 +70,8 @@ var (
 //
 // Its metrics, all named invoicing_pginbox_..., carry no label with
 // unbounded values: deliveries by outcome (invoicing_pginbox_deliveries_total:
-// stored, duplicate, refused, store_failed, processed, retried, failed),
+// stored, duplicate, refused, store_failed, throttled, processed, retried,
+// failed),
 // deliveries in flight in the Workers, the Workers' database errors, and,
 // queried from the table at each scrape within ScrapeTimeout, the pending
 // deliveries (due, or waiting for their backoff) and the age of the oldest.
@@ -159,8 +162,8 @@ func (m *Metrics) depth() (due, waiting int64, oldest float64, err error) {
 }
 
 // WithMetrics makes the Handler (or BusinessHandler) count the deliveries
-// it stores, finds stored already, refuses and fails to store in m (see
-// Metrics). Its counts are not per business: a label per business would
+// it stores, finds stored already, refuses, fails to store and, with
+// WithBackpressure, turns away for the backlog in m (see Metrics). Its counts are not per business: a label per business would
 // grow without bound; the table has the figures per business (see the
 // package documentation).
 func WithMetrics(m *Metrics) HandlerOption {

@@ -73,9 +73,9 @@ func TestMetricsAreWellFormed(t *testing.T) {
 	problems, err := testutil.CollectAndLint(m)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	// Seven outcomes, in flight, worker errors, pending due and waiting,
+	// Eight outcomes, in flight, worker errors, pending due and waiting,
 	// oldest age, query errors.
-	assert.Equal(t, 13, testutil.CollectAndCount(m))
+	assert.Equal(t, 14, testutil.CollectAndCount(m))
 	for name, mf := range gather(t, m) {
 		assert.True(t, strings.HasPrefix(name, "invoicing_pginbox_"), name)
 		assert.NotEmpty(t, mf.GetHelp(), name)

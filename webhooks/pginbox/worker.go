@@ -36,10 +36,8 @@ const (
 	// StatusProcessed: the callback succeeded.
 	StatusProcessed = "processed"
 	// StatusFailed: parked after MaxAttempts failures (or a stored body
-	// that no longer parses); workers leave it alone. To try it again:
-	//
-	//	UPDATE invoicing_webhook_inbox SET status = 'pending', next_attempt_at = now()
-	//	WHERE business = $1 AND delivery_id = $2 AND status = 'failed'
+	// that no longer parses); workers leave it alone. Inbox.Requeue and
+	// Inbox.RequeueFailed make it pending again.
 	StatusFailed = "failed"
 )
 

@@ -41,6 +41,7 @@ const usage = `Usage: invoicing-mirror [flags]
        invoicing-mirror resync [flags]       (see invoicing-mirror resync --help)
        invoicing-mirror verify [flags]       (see invoicing-mirror verify --help)
        invoicing-mirror doctor [flags]       (see invoicing-mirror doctor --help)
+       invoicing-mirror deliveries COMMAND   (see invoicing-mirror deliveries --help)
 
 Keeps a PostgreSQL schema equal to the business's data on the Invoicing
 Service: invoices and their lines, quotes and their lines, items, clients,
@@ -122,6 +123,8 @@ type options struct {
 	fetchLease        time.Duration
 	allowMassDeletion bool
 	logLevel          slog.Level
+	inboxMaxPending   int
+	inboxMaxLag       time.Duration
 }
 
 // run is the command, with its arguments, environment and outputs.
@@ -143,6 +146,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if len(args) > 0 && args[0] == "doctor" {
 		return doctor(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "deliveries" {
+		return deliveries(ctx, args[1:], getenv, stdout, stderr)
 	}
 	var o options
 	fs := flag.NewFlagSet("invoicing-mirror", flag.ContinueOnError)
@@ -168,6 +174,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&o.fetchLease, "fetch-lease", pgmirror.DefaultFetchLease, "a record being fetched is taken over by another replica after `DURATION` if its replica died")
 	fs.BoolVar(&o.allowMassDeletion, "allow-mass-deletion", false, "let reconciliations mark deleted most of a table's rows at once (see pgmirror.Config.AllowMassDeletion)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
+	fs.IntVar(&o.inboxMaxPending, "inbox-max-pending", pgmirror.DefaultInboxMaxPending, "answer deliveries 503 with Retry-After while `N` are due in the inbox (negative: no limit)")
+	fs.DurationVar(&o.inboxMaxLag, "inbox-max-lag", pgmirror.DefaultInboxMaxLag, "answer deliveries 503 with Retry-After while the oldest due one has waited `DURATION` (negative: no limit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usage)
@@ -241,7 +249,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	m, err := pgmirror.New(ctx, pc, pgmirror.Config{
 		Client: client, Schema: o.schema, Logger: log, Metrics: metrics, Keys: keys, Business: o.business, Budget: o.budget, BudgetTotal: o.budgetTotal, Walkers: o.walkers,
 		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
-		AllowMassDeletion: o.allowMassDeletion, OnProgress: progress.update,
+		AllowMassDeletion: o.allowMassDeletion, OnProgress: progress.update, InboxMaxPending: o.inboxMaxPending, InboxMaxLag: o.inboxMaxLag,
 		OnReconciled: func(resource string, corrected int) {
 			if corrected > 0 {
 				log.Info("invoicing-mirror: reconciliation corrected rows", "resource", resource, "rows", corrected)
