@@ -23,7 +23,7 @@ import (
 
 // The benchmarks compare the SDK with a hand-written net/http +
 // encoding/json (v1) client decoding into plain structs with the same
-// fields (the bench* types below), against the same local server, in the
+// fields (benchpair.Baseline), against the same local server, in the
 // same loop: internal/benchpair runs every variant in each iteration,
 // rotating which goes first, and reports <variant>-ns/op, -B/op and
 // -allocs/op, and the ratio of each other variant's time to the first's
@@ -34,46 +34,6 @@ import (
 //
 // The targets (in each benchmark's comment) are ratios within one run, so
 // that a busy machine weighs on both sides alike.
-
-// benchInvoice is the baseline's invoice: the SDK's fields and field types,
-// without the record's own JSON methods.
-type benchInvoice struct {
-	ID            string                  `json:"id"`
-	InvoiceNumber string                  `json:"invoice_number"`
-	ClientID      string                  `json:"client_id"`
-	ClientName    string                  `json:"client_name"`
-	Status        invoicing.InvoiceStatus `json:"status"`
-	IssueDate     invoicing.Date          `json:"issue_date"`
-	DueDate       invoicing.Date          `json:"due_date"`
-	Subtotal      decimal.Decimal         `json:"subtotal"`
-	TaxTotal      decimal.Decimal         `json:"tax_total"`
-	Total         decimal.Decimal         `json:"total"`
-	AmountPaid    decimal.Decimal         `json:"amount_paid"`
-	AmountDue     decimal.Decimal         `json:"amount_due"`
-	Currency      string                  `json:"currency"`
-	Notes         string                  `json:"notes"`
-	Reference     string                  `json:"reference,omitempty"`
-	LineItems     []struct {
-		ID          string          `json:"id"`
-		Description string          `json:"description"`
-		Quantity    decimal.Decimal `json:"quantity"`
-		UnitPrice   decimal.Decimal `json:"unit_price"`
-		Amount      decimal.Decimal `json:"amount"`
-		TaxAmount   decimal.Decimal `json:"tax_amount"`
-		AccountID   *string         `json:"account_id"`
-		TaxCodeID   *string         `json:"tax_code_id"`
-	} `json:"line_items"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt *time.Time `json:"updated_at"`
-}
-
-type benchInvoicePage struct {
-	Invoices []benchInvoice `json:"invoices"`
-	Total    int            `json:"total"`
-	Page     int            `json:"page"`
-	PageSize int            `json:"page_size"`
-	HasMore  bool           `json:"has_more"`
-}
 
 const (
 	benchInvoices  = 10_000
@@ -127,111 +87,9 @@ func benchServer(tb testing.TB, total int, latency time.Duration) *httptest.Serv
 	return srv
 }
 
-// benchBaseline is what a careful hand-written client does: one
-// http.Client, bearer header, status check, json.Decoder into plain
-// structs, drain.
-type benchBaseline struct {
-	hc        *http.Client
-	base, key string
-}
-
-func newBenchBaseline(tb testing.TB, base, key string) *benchBaseline {
-	bl := &benchBaseline{hc: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}, base: base, key: key}
-	tb.Cleanup(bl.hc.CloseIdleConnections)
-	return bl
-}
-
-func (b *benchBaseline) get(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+b.key)
-	req.Header.Set("Accept", "application/json")
-	resp, err := b.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return err
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
-}
-
-func (b *benchBaseline) page(ctx context.Context, n int) (*benchInvoicePage, error) {
-	var p benchInvoicePage
-	err := b.get(ctx, "/invoices?page="+strconv.Itoa(n)+"&page_size=100", &p)
-	return &p, err
-}
-
-// rangeAll ranges over every invoice: page 1, then (knowing the total) the
-// other pages, one at a time when inFlight is 0, or with up to inFlight
-// requests under way while the caller ranges, yielded in order.
-func (b *benchBaseline) rangeAll(ctx context.Context, inFlight int) iter.Seq2[*benchInvoice, error] {
-	type result struct {
-		page *benchInvoicePage
-		err  error
-	}
-	return func(yield func(*benchInvoice, error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		first, err := b.page(ctx, 1)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		last := (first.Total + 99) / 100
-		results := make([]chan result, last+1)
-		if inFlight > 0 {
-			slots := make(chan struct{}, inFlight)
-			for n := 2; n <= last; n++ {
-				results[n] = make(chan result, 1)
-			}
-			go func() {
-				for n := 2; n <= last; n++ {
-					select {
-					case slots <- struct{}{}:
-					case <-ctx.Done():
-						return
-					}
-					go func() {
-						p, err := b.page(ctx, n)
-						results[n] <- result{p, err}
-						<-slots
-					}()
-				}
-			}()
-		}
-		for n := 1; n <= last; n++ {
-			r := result{page: first}
-			switch {
-			case n == 1:
-			case inFlight > 0:
-				r = <-results[n]
-			default:
-				r.page, r.err = b.page(ctx, n)
-			}
-			if r.err != nil {
-				yield(nil, r.err)
-				return
-			}
-			for i := range r.page.Invoices {
-				if !yield(&r.page.Invoices[i], nil) {
-					return
-				}
-			}
-		}
-	}
-}
-
 // benchCount ranges over seq and fails unless it yields want invoices,
 // each with a number.
-func benchCount[T invoicing.Invoice | benchInvoice](seq iter.Seq2[*T, error], want int) error {
+func benchCount[T invoicing.Invoice | benchpair.Invoice](seq iter.Seq2[*T, error], want int) error {
 	n := 0
 	for inv, err := range seq {
 		if err != nil {
@@ -241,7 +99,7 @@ func benchCount[T invoicing.Invoice | benchInvoice](seq iter.Seq2[*T, error], wa
 		switch v := any(inv).(type) {
 		case *invoicing.Invoice:
 			number = v.InvoiceNumber
-		case *benchInvoice:
+		case *benchpair.Invoice:
 			number = v.InvoiceNumber
 		}
 		if number == "" {
@@ -257,9 +115,9 @@ func benchCount[T invoicing.Invoice | benchInvoice](seq iter.Seq2[*T, error], wa
 
 // benchClients returns the local server of benchServer, the baseline and
 // an SDK client for it.
-func benchClients(b *testing.B) (*benchBaseline, *invoicing.Client) {
+func benchClients(b *testing.B) (*benchpair.Baseline, *invoicing.Client) {
 	srv := benchServer(b, benchInvoices, 0)
-	return newBenchBaseline(b, srv.URL+invoicingtest.BasePath, testKey), newClient(b, srv.URL+invoicingtest.BasePath, testKey)
+	return benchpair.NewBaseline(b, srv.URL+invoicingtest.BasePath, testKey), newClient(b, srv.URL+invoicingtest.BasePath, testKey)
 }
 
 // benchInvoicePageJSON returns a page of 100 invoices exactly as
@@ -293,25 +151,31 @@ func benchInvoicePageJSON(tb testing.TB) []byte {
 	return page
 }
 
+// expect returns the variant name, which runs run and fails unless it
+// returns want and no error.
+func expect[T comparable](name string, want T, run func() (T, error)) benchpair.Variant {
+	return benchpair.Variant{Name: name, Run: func() error {
+		if got, err := run(); err != nil || got != want {
+			return fmt.Errorf("%s: got %v (%v), want %v", name, got, err, want)
+		}
+		return nil
+	}}
+}
+
 // BenchmarkDecodeInvoicePage decodes one page of 100 invoices: with
 // encoding/json into plain structs (v1), and as the SDK decodes a page
 // (sdk). Target: sdk/v1 <= 0.4 (2.5 times as fast).
 func BenchmarkDecodeInvoicePage(b *testing.B) {
 	page := benchInvoicePageJSON(b)
 	b.SetBytes(int64(len(page)))
-	benchpair.Run(b, 200, benchpair.Variant{Name: "v1", Run: func() error {
-		var p benchInvoicePage
-		if err := json.Unmarshal(page, &p); err != nil || len(p.Invoices) != 100 {
-			return fmt.Errorf("v1: %d invoices, %v", len(p.Invoices), err)
-		}
-		return nil
-	}}, benchpair.Variant{Name: "sdk", Run: func() error {
+	benchpair.Run(b, 200, expect("v1", 100, func() (int, error) {
+		var p benchpair.InvoicePage
+		err := json.Unmarshal(page, &p)
+		return len(p.Invoices), err
+	}), expect("sdk", 100, func() (int, error) {
 		p, err := invoicing.DecodePage[invoicing.Invoice](page, "invoices")
-		if err != nil || len(p.Items) != 100 {
-			return fmt.Errorf("sdk: %v", err)
-		}
-		return nil
-	}})
+		return len(p.Items), err
+	}))
 }
 
 // BenchmarkInvoicesListPage fetches one page of 100 invoices. Target:
@@ -320,38 +184,33 @@ func BenchmarkInvoicesListPage(b *testing.B) {
 	bl, c := benchClients(b)
 	ctx := context.Background()
 	p := &invoicing.InvoiceListParams{ListParams: invoicing.ListParams{PageSize: 100}}
-	benchpair.Run(b, 50, benchpair.Variant{Name: "baseline", Run: func() error {
-		pg, err := bl.page(ctx, 1)
-		if err != nil || len(pg.Invoices) != 100 {
-			return fmt.Errorf("baseline: %v", err)
-		}
-		return nil
-	}}, benchpair.Variant{Name: "sdk", Run: func() error {
+	benchpair.Run(b, 50, expect("baseline", 100, func() (int, error) {
+		pg, err := bl.Page(ctx, 1)
+		return len(pg.Invoices), err
+	}), expect("sdk", 100, func() (int, error) {
 		pg, err := c.Invoices.ListPage(ctx, p)
-		if err != nil || len(pg.Items) != 100 {
-			return fmt.Errorf("sdk: %v", err)
+		if err != nil {
+			return 0, err
 		}
-		return nil
-	}})
+		return len(pg.Items), nil
+	}))
 }
 
 // BenchmarkInvoicesGet fetches one invoice. Target: sdk/baseline <= 0.85.
 func BenchmarkInvoicesGet(b *testing.B) {
 	bl, c := benchClients(b)
 	ctx := context.Background()
-	benchpair.Run(b, 200, benchpair.Variant{Name: "baseline", Run: func() error {
-		var inv benchInvoice
-		if err := bl.get(ctx, "/invoices/"+benchInvoiceID, &inv); err != nil || inv.InvoiceNumber != "INV-0042" {
-			return fmt.Errorf("baseline: %v", err)
-		}
-		return nil
-	}}, benchpair.Variant{Name: "sdk", Run: func() error {
+	benchpair.Run(b, 200, expect("baseline", "INV-0042", func() (string, error) {
+		var inv benchpair.Invoice
+		err := bl.Get(ctx, "/invoices/"+benchInvoiceID, &inv)
+		return inv.InvoiceNumber, err
+	}), expect("sdk", "INV-0042", func() (string, error) {
 		inv, err := c.Invoices.Get(ctx, benchInvoiceID)
-		if err != nil || inv.InvoiceNumber != "INV-0042" {
-			return fmt.Errorf("sdk: %v", err)
+		if err != nil {
+			return "", err
 		}
-		return nil
-	}})
+		return inv.InvoiceNumber, nil
+	}))
 }
 
 // BenchmarkInvoicesListAll ranges over 10,000 invoices, a page of 100 at a
@@ -361,7 +220,7 @@ func BenchmarkInvoicesListAll(b *testing.B) {
 	bl, c := benchClients(b)
 	ctx := context.Background()
 	benchpair.Run(b, 2, benchpair.Variant{Name: "baseline", Run: func() error {
-		return benchCount(bl.rangeAll(ctx, 0), benchInvoices)
+		return benchCount(bl.RangeAll(ctx, 0), benchInvoices)
 	}}, benchpair.Variant{Name: "sdk", Run: func() error {
 		return benchCount(c.Invoices.List(ctx, nil), benchInvoices)
 	}})
@@ -402,13 +261,20 @@ func BenchmarkInvoicesListLatency(b *testing.B) {
 		}
 	}
 	srv.SetLatency(20*time.Millisecond, 0)
-	bl := newBenchBaseline(b, srv.URL, srv.FullKey)
+	benchLatency(b, c, benchpair.NewBaseline(b, srv.URL, srv.FullKey), total)
+}
+
+// benchLatency runs the variants of the latency benchmarks, each ranging
+// over total invoices: c's List (plain, and prefetch8 with
+// WithPrefetch(8)), and bl with 8 requests in flight (nethttp8).
+func benchLatency(b *testing.B, c *invoicing.Client, bl *benchpair.Baseline, total int) {
+	ctx := context.Background()
 	benchpair.Run(b, 1, benchpair.Variant{Name: "plain", Run: func() error {
 		return benchCount(c.Invoices.List(ctx, nil), total)
 	}}, benchpair.Variant{Name: "prefetch8", Run: func() error {
 		return benchCount(c.Invoices.List(ctx, nil, invoicing.WithPrefetch(8)), total)
 	}}, benchpair.Variant{Name: "nethttp8", Run: func() error {
-		return benchCount(bl.rangeAll(ctx, 8), total)
+		return benchCount(bl.RangeAll(ctx, 8), total)
 	}})
 }
 
@@ -421,13 +287,5 @@ func BenchmarkInvoicesListLatencyFixedPages(b *testing.B) {
 	const total = 2000
 	srv := benchServer(b, total, 20*time.Millisecond)
 	base := srv.URL + invoicingtest.BasePath
-	c, bl := newClient(b, base, testKey), newBenchBaseline(b, base, testKey)
-	ctx := context.Background()
-	benchpair.Run(b, 1, benchpair.Variant{Name: "plain", Run: func() error {
-		return benchCount(c.Invoices.List(ctx, nil), total)
-	}}, benchpair.Variant{Name: "prefetch8", Run: func() error {
-		return benchCount(c.Invoices.List(ctx, nil, invoicing.WithPrefetch(8)), total)
-	}}, benchpair.Variant{Name: "nethttp8", Run: func() error {
-		return benchCount(bl.rangeAll(ctx, 8), total)
-	}})
+	benchLatency(b, newClient(b, base, testKey), benchpair.NewBaseline(b, base, testKey), total)
 }

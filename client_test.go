@@ -153,8 +153,7 @@ func TestUserAgent(t *testing.T) {
 // No way of printing a Client or its services shows the key.
 func TestAPIKeyCannotBePrinted(t *testing.T) {
 	const key = "sk_live_do_not_print_me_0123456789"
-	c, err := invoicing.NewClient("https://api.example.test"+prefix, key, invoicing.WithUserAgent("app/1"))
-	require.NoError(t, err)
+	c := newClient(t, "https://api.example.test"+prefix, key, invoicing.WithUserAgent("app/1"))
 	// Make a call, so that whatever a call leaves behind is printed too.
 	used, _ := newMock(t, &mockAPI{key: key, handler: always(429, `{"detail": "slow"}`)}, invoicing.WithMaxRetries(0))
 	require.Error(t, getInvoice(used))
@@ -192,9 +191,7 @@ func TestCloseIdleConnections(t *testing.T) {
 	mt := httpmock.NewMockTransport()
 	mt.RegisterNoResponder(httpmock.NewStringResponder(503, `{"detail": "busy"}`))
 	rt := &closeCounter{RoundTripper: mt}
-	c, err := invoicing.NewClient(testURL, testKey, invoicing.WithHTTPClient(&http.Client{Transport: rt}),
-		invoicing.WithRetryWait(0, 0))
-	require.NoError(t, err)
+	c := newClient(t, "", "", invoicing.WithHTTPClient(&http.Client{Transport: rt}), invoicing.WithRetryWait(0, 0))
 
 	// Calls never close the caller's idle connections: not a call that
 	// spends its retries, nor one cancelled while it waits to retry.
@@ -206,10 +203,9 @@ func TestCloseIdleConnections(t *testing.T) {
 			cancel()
 		}
 	}}
-	waiting, err := invoicing.NewClient(testURL, testKey, invoicing.WithHTTPClient(&http.Client{Transport: rt}),
+	waiting := newClient(t, "", "", invoicing.WithHTTPClient(&http.Client{Transport: rt}),
 		invoicing.WithRetryWait(time.Minute, time.Minute), logs.logger())
-	require.NoError(t, err)
-	_, err = waiting.Invoices.Get(ctx, idInvoice)
+	_, err := waiting.Invoices.Get(ctx, idInvoice)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 4+1, mt.GetTotalCallCount())
 	assert.Zero(t, rt.closes.Load())
@@ -223,9 +219,7 @@ func TestCloseIdleConnections(t *testing.T) {
 	c, _ = newMock(t, always(200, fixture(t, "invoice.json")))
 	c.CloseIdleConnections()
 	require.NoError(t, getInvoice(c))
-	own, err := invoicing.NewClient(testURL, testKey)
-	require.NoError(t, err)
-	own.CloseIdleConnections()
+	newClient(t, "", "").CloseIdleConnections()
 }
 
 func TestConcurrentUse(t *testing.T) {
@@ -247,9 +241,7 @@ func TestConcurrentUse(t *testing.T) {
 }
 
 func TestServicesHangOffTheClient(t *testing.T) {
-	c, err := invoicing.NewClient(testURL, testKey)
-	require.NoError(t, err)
-	v := reflect.ValueOf(c).Elem()
+	v := reflect.ValueOf(newClient(t, "", "")).Elem()
 	for i := range v.NumField() {
 		if f := v.Type().Field(i); f.IsExported() {
 			assert.False(t, v.Field(i).IsNil(), f.Name)

@@ -33,12 +33,9 @@ func TestItemsGet(t *testing.T) {
 
 func TestItemsListFilterAndKey(t *testing.T) {
 	c, api := newMock(t, always(200, `{"items": [`+fixture(t, "item.json")+`], "total": 1, "page": 1, "page_size": 100, "has_more": false}`))
-	var got []string
-	for it, err := range c.Items.List(context.Background(), &invoicing.ItemListParams{ItemType: invoicing.ItemTypePurchase}) {
-		require.NoError(t, err)
-		got = append(got, it.Name)
-	}
-	assert.Equal(t, []string{"Widget"}, got)
+	got := listAll(t, c.Items.List(context.Background(), &invoicing.ItemListParams{ItemType: invoicing.ItemTypePurchase}))
+	require.Len(t, got, 1)
+	assert.Equal(t, "Widget", got[0].Name)
 	svcAssertGET(t, api.last(t), "/items", "item_type=PURCHASE&page=1&page_size=100")
 
 	pg, err := c.Items.ListPage(context.Background(), &invoicing.ItemListParams{ListParams: invoicing.ListParams{PageSize: 10}, ItemType: invoicing.ItemTypeText})

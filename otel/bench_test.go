@@ -2,13 +2,10 @@ package invoicingotel_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/shopspring/decimal"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -57,8 +54,8 @@ func BenchmarkInvoicesGet(b *testing.B) {
 	base := srv.URL + invoicingtest.BasePath
 	ctx := context.Background()
 
-	client := func(opts ...invoicing.Option) func() error {
-		c, err := invoicing.NewClient(base, "bench-key", opts...)
+	client := func(mws ...invoicing.Middleware) func() error {
+		c, err := invoicing.NewClient(base, "bench-key", invoicing.WithMiddleware(mws...))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -71,9 +68,23 @@ func BenchmarkInvoicesGet(b *testing.B) {
 			return nil
 		}
 	}
-	mw := func(opts ...invoicingotel.Option) invoicing.Option {
-		return invoicing.WithMiddleware(invoicingotel.Middleware(opts...))
+	bl := benchpair.NewBaseline(b, base, "bench-key")
+	baseline := func() error {
+		var inv benchpair.Invoice
+		if err := bl.Get(ctx, "/invoices/"+id, &inv); err != nil || inv.ID != id {
+			return fmt.Errorf("baseline: %v", err)
+		}
+		return nil
 	}
+	benchpair.Run(b, 200, middlewareVariants(b, client, benchpair.Variant{Name: "baseline", Run: baseline})...)
+}
+
+// middlewareVariants returns the variants of the middleware benchmarks:
+// sdk, a Client from client without the middleware, then Clients with it
+// (noop, sampledout, recording), extra, and the OpenTelemetry SDK's own
+// part of sampledout and recording (bareOTel).
+func middlewareVariants(b *testing.B, client func(...invoicing.Middleware) func() error, extra ...benchpair.Variant) []benchpair.Variant {
+	ctx := context.Background()
 	meter := func() *sdkmetric.MeterProvider {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 		b.Cleanup(func() { _ = mp.Shutdown(ctx) })
@@ -85,19 +96,18 @@ func BenchmarkInvoicesGet(b *testing.B) {
 		return tp
 	}
 	tc := invoicingotel.WithPropagator(propagation.TraceContext{})
-
-	benchpair.Run(b, 200,
-		benchpair.Variant{Name: "sdk", Run: client()},
-		benchpair.Variant{Name: "noop", Run: client(mw(
+	vs := []benchpair.Variant{
+		{Name: "sdk", Run: client()},
+		{Name: "noop", Run: client(invoicingotel.Middleware(
 			invoicingotel.WithTracerProvider(tracenoop.NewTracerProvider()), invoicingotel.WithMeterProvider(metricnoop.NewMeterProvider())))},
-		benchpair.Variant{Name: "sampledout", Run: client(mw(
+		{Name: "sampledout", Run: client(invoicingotel.Middleware(
 			invoicingotel.WithTracerProvider(tracer(sdktrace.NeverSample())), invoicingotel.WithMeterProvider(meter()), tc))},
-		benchpair.Variant{Name: "recording", Run: client(mw(
+		{Name: "recording", Run: client(invoicingotel.Middleware(
 			invoicingotel.WithTracerProvider(tracer(sdktrace.AlwaysSample())), invoicingotel.WithMeterProvider(meter()), tc))},
-		benchpair.Variant{Name: "baseline", Run: baselineGet(b, base+"/invoices/"+id)},
+	}
+	return append(append(vs, extra...),
 		benchpair.Variant{Name: "bare-sampledout", Run: bareOTel(b, tracer(sdktrace.NeverSample()), meter())},
-		benchpair.Variant{Name: "bare-recording", Run: bareOTel(b, tracer(sdktrace.AlwaysSample()), meter())},
-	)
+		benchpair.Variant{Name: "bare-recording", Run: bareOTel(b, tracer(sdktrace.AlwaysSample()), meter())})
 }
 
 // benchInvoice returns an invoice's id and JSON exactly as invoicingtest
@@ -119,65 +129,4 @@ func benchInvoice(b *testing.B) (string, []byte) {
 		b.Fatal(err)
 	}
 	return created.ID, raw
-}
-
-// baselineInvoice is the root benchmark's: the SDK's invoice fields and
-// field types, without the record's own JSON methods.
-type baselineInvoice struct {
-	ID            string                  `json:"id"`
-	InvoiceNumber string                  `json:"invoice_number"`
-	ClientID      string                  `json:"client_id"`
-	ClientName    string                  `json:"client_name"`
-	Status        invoicing.InvoiceStatus `json:"status"`
-	IssueDate     invoicing.Date          `json:"issue_date"`
-	DueDate       invoicing.Date          `json:"due_date"`
-	Subtotal      decimal.Decimal         `json:"subtotal"`
-	TaxTotal      decimal.Decimal         `json:"tax_total"`
-	Total         decimal.Decimal         `json:"total"`
-	AmountPaid    decimal.Decimal         `json:"amount_paid"`
-	AmountDue     decimal.Decimal         `json:"amount_due"`
-	Currency      string                  `json:"currency"`
-	Notes         string                  `json:"notes"`
-	Reference     string                  `json:"reference,omitempty"`
-	LineItems     []struct {
-		ID          string          `json:"id"`
-		Description string          `json:"description"`
-		Quantity    decimal.Decimal `json:"quantity"`
-		UnitPrice   decimal.Decimal `json:"unit_price"`
-		Amount      decimal.Decimal `json:"amount"`
-		TaxAmount   decimal.Decimal `json:"tax_amount"`
-		AccountID   *string         `json:"account_id"`
-		TaxCodeID   *string         `json:"tax_code_id"`
-	} `json:"line_items"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt *time.Time `json:"updated_at"`
-}
-
-// baselineGet is the root benchmark's hand-written client: one
-// http.Client, bearer header, status check, json.Decoder, drain.
-func baselineGet(b *testing.B, url string) func() error {
-	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	b.Cleanup(hc.CloseIdleConnections)
-	return func() error {
-		req, err := http.NewRequest(http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Authorization", "Bearer bench-key")
-		req.Header.Set("Accept", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		var inv baselineInvoice
-		if err := json.NewDecoder(resp.Body).Decode(&inv); err != nil || inv.InvoiceNumber == "" {
-			return fmt.Errorf("baseline: %v", err)
-		}
-		_, err = io.Copy(io.Discard, resp.Body)
-		return err
-	}
 }

@@ -231,29 +231,44 @@ func TestTimeoutsAndCancellation(t *testing.T) {
 }
 
 // A span lasts until the body has been read: the SDK reads it within the
-// attempt.
+// attempt. The server holds the rest of the body until the test has seen
+// the headers arrive with no span ended.
 func TestSpanEndsWithTheBody(t *testing.T) {
-	const pause = 50 * time.Millisecond
+	rest := make(chan struct{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"items": [`))
 		w.(http.Flusher).Flush()
-		time.Sleep(pause)
+		<-rest
 		_, _ = w.Write([]byte(`], "total": 0, "page": 1, "page_size": 100, "has_more": false}`))
 	}))
 	t.Cleanup(ts.Close)
 	tel := newTelemetry(t, nil)
-	c, err := invoicing.NewClient(ts.URL+invoicingtest.BasePath, "test-key", invoicing.WithMiddleware(tel.middleware()))
+	headers := make(chan time.Time, 1)
+	probe := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		resp, err := next(req)
+		headers <- time.Now()
+		return resp, err
+	}
+	c, err := invoicing.NewClient(ts.URL+invoicingtest.BasePath, "test-key", invoicing.WithMiddleware(tel.middleware(), probe))
 	require.NoError(t, err)
-	_, err = c.Items.ListPage(context.Background(), nil)
-	require.NoError(t, err)
+	listed := make(chan error, 1)
+	go func() {
+		_, err := c.Items.ListPage(context.Background(), nil)
+		listed <- err
+	}()
+	headersAt := <-headers
+	assert.Empty(t, tel.attemptSpans(), "no span ends while the body is on its way")
+	released := time.Now()
+	close(rest)
+	require.NoError(t, <-listed)
 
 	spans := tel.attemptSpans()
 	require.Len(t, spans, 1)
-	assert.GreaterOrEqual(t, spans[0].EndTime.Sub(spans[0].StartTime), pause, "the span covers the body")
+	assert.True(t, spans[0].EndTime.After(released), "the span covers the body")
 	points := tel.durations(t)
 	require.Len(t, points, 1)
-	assert.GreaterOrEqual(t, points[0].Sum, pause.Seconds(), "so does the duration")
+	assert.GreaterOrEqual(t, points[0].Sum, released.Sub(headersAt).Seconds(), "so does the duration")
 }
 
 // A body cut short is an error of the attempt, though its status was 200.

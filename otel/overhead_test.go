@@ -9,15 +9,9 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/semconv/v1.43.0/httpconv"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/invoicing-api/invoicing-go"
 	"github.com/invoicing-api/invoicing-go/internal/benchpair"
@@ -56,28 +50,7 @@ func BenchmarkOverhead(b *testing.B) {
 			return err
 		}
 	}
-	meter := func() *sdkmetric.MeterProvider {
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-		b.Cleanup(func() { _ = mp.Shutdown(ctx) })
-		return mp
-	}
-	tracer := func(s sdktrace.Sampler) *sdktrace.TracerProvider {
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(s), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-		b.Cleanup(func() { _ = tp.Shutdown(ctx) })
-		return tp
-	}
-	tc := invoicingotel.WithPropagator(propagation.TraceContext{})
-	benchpair.Run(b, 200,
-		benchpair.Variant{Name: "sdk", Run: client()},
-		benchpair.Variant{Name: "noop", Run: client(invoicingotel.Middleware(
-			invoicingotel.WithTracerProvider(tracenoop.NewTracerProvider()), invoicingotel.WithMeterProvider(metricnoop.NewMeterProvider())))},
-		benchpair.Variant{Name: "sampledout", Run: client(invoicingotel.Middleware(
-			invoicingotel.WithTracerProvider(tracer(sdktrace.NeverSample())), invoicingotel.WithMeterProvider(meter()), tc))},
-		benchpair.Variant{Name: "recording", Run: client(invoicingotel.Middleware(
-			invoicingotel.WithTracerProvider(tracer(sdktrace.AlwaysSample())), invoicingotel.WithMeterProvider(meter()), tc))},
-		benchpair.Variant{Name: "bare-sampledout", Run: bareOTel(b, tracer(sdktrace.NeverSample()), meter())},
-		benchpair.Variant{Name: "bare-recording", Run: bareOTel(b, tracer(sdktrace.AlwaysSample()), meter())},
-	)
+	benchpair.Run(b, 200, middlewareVariants(b, client)...)
 }
 
 // bareOTel returns what the OpenTelemetry SDK does for one attempt,

@@ -9,10 +9,12 @@
 // first, and times each call: a slowdown of the shared machine weighs on
 // all of them alike.
 //
-// BaselineVerify is the hand-written webhook verifier the webhook
-// benchmarks use as their baseline. The package uses only the standard
-// library; the nested modules' benchmarks import it through their replace
-// of the SDK's module.
+// The baselines are here, written once for every benchmark that compares
+// with them: Baseline, the hand-written net/http + encoding/json client of
+// the SDK's benchmarks (and otel's), and BaselineVerify, the hand-written
+// webhook verifier of the webhook benchmarks. The package uses the standard
+// library and the SDK's own field types; the nested modules' benchmarks
+// import it through their replace of the SDK's module.
 package benchpair
 
 import (

@@ -205,9 +205,8 @@ func sendAll(t *testing.T, h http.Handler, deliveries []webhooktest.Delivery) []
 // service retries, failing t after 10 seconds.
 func retryUntilAcknowledged(t *testing.T, h http.Handler, d webhooktest.Delivery) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); d.Send(h) != http.StatusOK; time.Sleep(10 * time.Millisecond) {
-		require.False(t, time.Now().After(deadline), "delivery %s not acknowledged 10s after PostgreSQL came back", short(d.ID))
-	}
+	require.Eventually(t, func() bool { return d.Send(h) == http.StatusOK }, 10*time.Second, 10*time.Millisecond,
+		"delivery %s not acknowledged 10s after PostgreSQL came back", short(d.ID))
 }
 
 // processAll runs a Worker on schema until n deliveries are processed, its

@@ -92,9 +92,8 @@ func TestAbandonedClaimExpiresWithLease(t *testing.T) {
 func TestNeverReleasesAnotherReplicasClaim(t *testing.T) {
 	ctx := context.Background()
 	p := prefix(t)
-	slow := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(50*time.Millisecond))
-	other := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
-	third := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+	slow, others := replicas(t, p, 2)
+	other, third := others[0], others[1]
 
 	_, err := slow.Claim(ctx, "d1")
 	require.NoError(t, err)
@@ -112,10 +111,12 @@ func TestNeverReleasesAnotherReplicasClaim(t *testing.T) {
 func TestLateSuccessIsRememberedWhenNobodyClaimed(t *testing.T) {
 	ctx := context.Background()
 	p := prefix(t)
-	slow := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(20*time.Millisecond))
+	rdb := newClient(t)
+	slow := redisdedup.New(rdb, redisdedup.WithKeyPrefix(p), redisdedup.WithLease(20*time.Millisecond))
 	_, err := slow.Claim(ctx, "d1")
 	require.NoError(t, err)
-	time.Sleep(60 * time.Millisecond) // the lease runs out; nobody claims meanwhile
+	require.Eventually(t, func() bool { return rdb.Exists(ctx, p+"d1").Val() == 0 }, 5*time.Second, 5*time.Millisecond,
+		"the lease runs out; nobody claims meanwhile")
 	require.NoError(t, slow.Release(ctx, "d1", true))
 	s, err := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p)).Claim(ctx, "d1")
 	require.NoError(t, err)
@@ -153,8 +154,8 @@ func TestRedisUnreachable(t *testing.T) {
 func TestReleaseFindingAnotherClaimsSuccessIsLeaseExpired(t *testing.T) {
 	ctx := context.Background()
 	p := prefix(t)
-	slow := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(50*time.Millisecond))
-	other := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+	slow, others := replicas(t, p, 1)
+	other := others[0]
 
 	_, err := slow.Claim(ctx, "d1")
 	require.NoError(t, err)
@@ -185,9 +186,8 @@ func TestDoneWithoutTokenIsDuplicate(t *testing.T) {
 func TestLateSuccessIsRememberedOverAnotherClaim(t *testing.T) {
 	ctx := context.Background()
 	p := prefix(t)
-	slow := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p), redisdedup.WithLease(50*time.Millisecond))
-	other := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
-	third := redisdedup.New(newClient(t), redisdedup.WithKeyPrefix(p))
+	slow, others := replicas(t, p, 2)
+	other, third := others[0], others[1]
 
 	for _, otherProcessed := range []bool{true, false} {
 		id := fmt.Sprint("d-", otherProcessed)

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,43 +55,10 @@ func TestHandlerAnswersWithinBoundWhileRedisIsFrozen(t *testing.T) {
 		replicas = append(replicas, webhooks.Handler(v, fn, webhooks.WithDeduper(d)))
 	}
 
-	var mu sync.Mutex
-	var during []answer // the answers to requests sent while Redis was frozen
-	var all []answer
-	var frozen atomic.Bool // Redis is frozen
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range freezeSends {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				d := webhooktest.Deliveries(1)[0]
-				isFrozen := frozen.Load()
-				start := time.Now()
-				status := d.Send(replicas[rand.IntN(len(replicas))])
-				a := answer{d: d, status: status, took: time.Since(start)}
-				mu.Lock()
-				all = append(all, a)
-				if isFrozen {
-					during = append(during, a)
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	time.Sleep(time.Second)
-	require.NoError(t, srv.Pause())
-	frozen.Store(true)
-	time.Sleep(freeze)
-	frozen.Store(false)
-	require.NoError(t, srv.Resume())
-	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
+	l := startLoad(freezeSends, func(d webhooktest.Delivery) int { return d.Send(replicas[rand.IntN(len(replicas))]) })
+	frozen, thawed := l.through(t, freezeSends, srv.Pause, freeze, srv.Resume)
+	all := l.end()
+	during := sentBetween(all, frozen, thawed) // the answers to requests sent while Redis was frozen
 
 	bound := 2*redisdedup.DefaultTimeout + freezeWork
 	took := make([]time.Duration, len(all))
@@ -119,10 +84,8 @@ func TestHandlerAnswersWithinBoundWhileRedisIsFrozen(t *testing.T) {
 	// The service's retries, and a copy of each delivery acknowledged.
 	deadline := time.Now().Add(20 * time.Second)
 	for _, a := range all {
-		for status := a.d.Send(replicas[rand.IntN(len(replicas))]); status != http.StatusOK; status = a.d.Send(replicas[rand.IntN(len(replicas))]) {
-			require.True(t, time.Now().Before(deadline), "delivery %s still answered %d after Redis came back", a.d.ID, status)
-			time.Sleep(10 * time.Millisecond)
-		}
+		status := resend(func() int { return a.d.Send(replicas[rand.IntN(len(replicas))]) }, deadline)
+		require.Equal(t, http.StatusOK, status, "delivery %s still answered %d after Redis came back", a.d.ID, status)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

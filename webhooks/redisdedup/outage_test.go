@@ -65,42 +65,9 @@ func TestOutageDuringReleasesProcessesNothingTwice(t *testing.T) {
 		return resp.StatusCode
 	}
 
-	var mu sync.Mutex
-	var all []answer
-	var down atomic.Bool
-	var sentWhileDown atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range outageSends {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				d := webhooktest.Deliveries(1)[0]
-				if down.Load() {
-					sentWhileDown.Add(1)
-				}
-				start := time.Now()
-				status := send(d)
-				mu.Lock()
-				all = append(all, answer{d: d, status: status, took: time.Since(start)})
-				mu.Unlock()
-			}
-		})
-	}
-	time.Sleep(2 * time.Second)
-	require.NoError(t, srv.Kill(), "Redis crashes while deliveries are processed and released")
-	killed := time.Now()
-	down.Store(true)
-	time.Sleep(outage)
-	down.Store(false)
-	require.NoError(t, srv.Start())
-	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
+	l := startLoad(outageSends, send)
+	killed, back := l.through(t, outageSends, srv.Kill, outage, srv.Start) // Redis crashes while deliveries are processed and released
+	all := l.end()
 
 	statuses := map[int]int{}
 	var took []time.Duration
@@ -110,23 +77,25 @@ func TestOutageDuringReleasesProcessesNothingTwice(t *testing.T) {
 	}
 	slices.Sort(took)
 	t.Logf("%d requests, %d sent while Redis was down for %v: answers by status %v; answer time max %v, p99 %v",
-		len(all), sentWhileDown.Load(), outage, statuses, took[len(took)-1].Round(time.Millisecond), took[len(took)*99/100].Round(time.Millisecond))
+		len(all), len(sentBetween(all, killed, back)), outage, statuses, took[len(took)-1].Round(time.Millisecond), took[len(took)*99/100].Round(time.Millisecond))
 
-	// The claims held when Redis went down end with their lease; then the
-	// service sends a copy of each delivery acknowledged, and retries the
-	// others until they are.
-	time.Sleep(time.Until(killed.Add(outageLease + time.Second)))
+	// The claims held when Redis went down end with their lease (or their
+	// release); then the service sends a copy of each delivery
+	// acknowledged, and retries the others until they are.
+	rdb := clientOf(t, srv.Addr)
+	require.Eventually(t, func() bool {
+		n, err := claimsHeld(rdb, p)
+		return err == nil && n == 0
+	}, outageLease+10*time.Second, 100*time.Millisecond, "the claims held when Redis went down end")
 	deadline := time.Now().Add(30 * time.Second)
 	var next atomic.Int64
+	var wg sync.WaitGroup
 	for range outageSends {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(all); i = int(next.Add(1)) - 1 {
-				for status := send(all[i].d); status != http.StatusOK; status = send(all[i].d) {
-					if time.Now().After(deadline) {
-						t.Errorf("delivery %s still answered %d", all[i].d.ID, status)
-						return
-					}
-					time.Sleep(10 * time.Millisecond)
+				if status := resend(func() int { return send(all[i].d) }, deadline); status != http.StatusOK {
+					t.Errorf("delivery %s still answered %d", all[i].d.ID, status)
+					return
 				}
 			}
 		})

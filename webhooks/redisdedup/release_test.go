@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,7 +122,10 @@ func TestReleaseGoesOnInTheBackgroundUntilRedisIsBack(t *testing.T) {
 	assert.Equal(t, http.StatusOK, d.Send(other), "a copy")
 	assert.Equal(t, 1, processed.Count(d.ID), "processed once")
 	n := releases.n.Load()
-	time.Sleep(100 * time.Millisecond)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(dedupe.Collector()))
+	require.Eventually(t, func() bool { return counterValue(t, reg, "invoicing_redisdedup_release_backoff_seconds") == 0 },
+		10*time.Second, time.Millisecond, "the background retries stop")
 	assert.Equal(t, n, releases.n.Load(), "no try once recorded")
 }
 

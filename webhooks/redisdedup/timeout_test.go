@@ -9,9 +9,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go/internal/testservers"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 	"github.com/invoicing-api/invoicing-go/webhooks/redisdedup"
 )
+
+// hangingReplicas starts a Redis server of the test's own (to freeze) and
+// returns it, a Deduper with the timeout shortTimeout and another replica's
+// with the default timeout.
+func hangingReplicas(t *testing.T) (srv *testservers.Redis, d, other *redisdedup.Deduper) {
+	srv = newServer(t)
+	p := prefix(t)
+	d = redisdedup.New(clientOf(t, srv.Addr), redisdedup.WithKeyPrefix(p), redisdedup.WithTimeout(shortTimeout))
+	other = redisdedup.New(clientOf(t, srv.Addr), redisdedup.WithKeyPrefix(p))
+	return srv, d, other
+}
 
 // shortTimeout is the Deduper timeout of the tests below, and lateBy what
 // they allow over it.
@@ -27,10 +39,7 @@ const (
 // processed at once rather than after the lease.
 func TestClaimTimesOutWhileRedisHangs(t *testing.T) {
 	ctx := context.Background()
-	srv := newServer(t)
-	p := prefix(t)
-	d := redisdedup.New(clientOf(t, srv.Addr), redisdedup.WithKeyPrefix(p), redisdedup.WithTimeout(shortTimeout))
-	other := redisdedup.New(clientOf(t, srv.Addr), redisdedup.WithKeyPrefix(p))
+	srv, d, other := hangingReplicas(t)
 	requireClaim(t, d, "warm-up", webhooks.ClaimNew) // a connection is open
 
 	require.NoError(t, srv.Pause())
@@ -61,10 +70,7 @@ func TestClaimTimesOutWhileRedisHangs(t *testing.T) {
 // after a failure), and once Redis is back the releases are recorded.
 func TestReleaseTimesOutWhileRedisHangs(t *testing.T) {
 	ctx := context.Background()
-	srv := newServer(t)
-	p := prefix(t)
-	d := redisdedup.New(clientOf(t, srv.Addr), redisdedup.WithKeyPrefix(p), redisdedup.WithTimeout(shortTimeout))
-	other := redisdedup.New(clientOf(t, srv.Addr), redisdedup.WithKeyPrefix(p))
+	srv, d, other := hangingReplicas(t)
 	requireClaim(t, d, "done", webhooks.ClaimNew)
 	requireClaim(t, d, "failed", webhooks.ClaimNew)
 
