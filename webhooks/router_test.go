@@ -39,6 +39,19 @@ func route[E webhooks.TypedEvent](r *webhooks.Router, seen *fetchedRecords, fetc
 	})
 }
 
+// routeFetch registers, for E, a function that fetches the record fetch
+// (a Fetch method of E) names and notes its id.
+func routeFetch[E webhooks.TypedEvent, R any](r *webhooks.Router, seen *fetchedRecords, c *invoicing.Client,
+	fetch func(E, context.Context, *invoicing.Client, ...invoicing.RequestOption) (*R, error), id func(*R) string) {
+	route(r, seen, func(ctx context.Context, e E) ([]string, error) {
+		rec, err := fetch(e, ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return []string{id(rec)}, nil
+	})
+}
+
 // TestRouterRoutesEveryEventOfTheFake drives invoicingtest through the 13
 // documented events, delivered signed to a Router with a function for each
 // type, and checks that each function got its typed event and fetched
@@ -52,45 +65,16 @@ func TestRouterRoutesEveryEventOfTheFake(t *testing.T) {
 		unhandled = append(unhandled, d.Type) // deliveries are synchronous: no race
 		return nil
 	})
-	invoiceID := func(inv *invoicing.Invoice, err error) ([]string, error) {
-		if err != nil {
-			return nil, err
-		}
-		return []string{inv.ID}, nil
-	}
-	quoteID := func(q *invoicing.Quote, err error) ([]string, error) {
-		if err != nil {
-			return nil, err
-		}
-		return []string{q.ID}, nil
-	}
-	billID := func(b *invoicing.Bill, err error) ([]string, error) {
-		if err != nil {
-			return nil, err
-		}
-		return []string{b.ID}, nil
-	}
-	route(r, seen, func(ctx context.Context, e *webhooks.InvoiceCreated) ([]string, error) {
-		return invoiceID(e.FetchInvoice(ctx, c))
-	})
-	route(r, seen, func(ctx context.Context, e *webhooks.InvoiceSent) ([]string, error) {
-		return invoiceID(e.FetchInvoice(ctx, c))
-	})
-	route(r, seen, func(ctx context.Context, e *webhooks.InvoiceUpdated) ([]string, error) {
-		return invoiceID(e.FetchInvoice(ctx, c))
-	})
-	route(r, seen, func(ctx context.Context, e *webhooks.InvoicePaid) ([]string, error) {
-		return invoiceID(e.FetchInvoice(ctx, c))
-	})
-	route(r, seen, func(ctx context.Context, e *webhooks.PaymentReceived) ([]string, error) {
-		return invoiceID(e.FetchInvoice(ctx, c))
-	})
-	route(r, seen, func(ctx context.Context, e *webhooks.BillCreated) ([]string, error) {
-		return billID(e.FetchBill(ctx, c))
-	})
-	route(r, seen, func(ctx context.Context, e *webhooks.BillApproved) ([]string, error) {
-		return billID(e.FetchBill(ctx, c))
-	})
+	invoiceID := func(inv *invoicing.Invoice) string { return inv.ID }
+	billID := func(b *invoicing.Bill) string { return b.ID }
+	quoteID := func(q *invoicing.Quote) string { return q.ID }
+	routeFetch(r, seen, c, (*webhooks.InvoiceCreated).FetchInvoice, invoiceID)
+	routeFetch(r, seen, c, (*webhooks.InvoiceSent).FetchInvoice, invoiceID)
+	routeFetch(r, seen, c, (*webhooks.InvoiceUpdated).FetchInvoice, invoiceID)
+	routeFetch(r, seen, c, (*webhooks.InvoicePaid).FetchInvoice, invoiceID)
+	routeFetch(r, seen, c, (*webhooks.PaymentReceived).FetchInvoice, invoiceID)
+	routeFetch(r, seen, c, (*webhooks.BillCreated).FetchBill, billID)
+	routeFetch(r, seen, c, (*webhooks.BillApproved).FetchBill, billID)
 	route(r, seen, func(ctx context.Context, e *webhooks.ContactCreated) ([]string, error) {
 		ct, err := e.FetchContact(ctx, c)
 		if err != nil {
@@ -98,26 +82,18 @@ func TestRouterRoutesEveryEventOfTheFake(t *testing.T) {
 		}
 		return []string{string(e.ContactType) + " " + ct.ID}, nil
 	})
-	route(r, seen, func(ctx context.Context, e *webhooks.QuoteCreated) ([]string, error) {
-		return quoteID(e.FetchQuote(ctx, c))
-	})
-	route(r, seen, func(ctx context.Context, e *webhooks.QuoteSent) ([]string, error) {
-		return quoteID(e.FetchQuote(ctx, c))
-	})
-	route(r, seen, func(ctx context.Context, e *webhooks.QuoteViewed) ([]string, error) {
-		return quoteID(e.FetchQuote(ctx, c))
-	})
+	routeFetch(r, seen, c, (*webhooks.QuoteCreated).FetchQuote, quoteID)
+	routeFetch(r, seen, c, (*webhooks.QuoteSent).FetchQuote, quoteID)
+	routeFetch(r, seen, c, (*webhooks.QuoteViewed).FetchQuote, quoteID)
 	route(r, seen, func(ctx context.Context, e *webhooks.QuoteAccepted) ([]string, error) {
-		q, err := quoteID(e.FetchQuote(ctx, c))
-		if err != nil {
+		q, qErr := e.FetchQuote(ctx, c)
+		inv, invErr := e.FetchInvoice(ctx, c)
+		if err := errors.Join(qErr, invErr); err != nil {
 			return nil, err
 		}
-		inv, err := invoiceID(e.FetchInvoice(ctx, c))
-		return append(q, inv...), err
+		return []string{q.ID, inv.ID}, nil
 	})
-	route(r, seen, func(ctx context.Context, e *webhooks.QuoteUnaccepted) ([]string, error) {
-		return quoteID(e.FetchQuote(ctx, c))
-	})
+	routeFetch(r, seen, c, (*webhooks.QuoteUnaccepted).FetchQuote, quoteID)
 	ep := srv.NewReceiver(r.Handle)
 
 	ctx := t.Context()
