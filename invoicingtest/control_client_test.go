@@ -43,7 +43,7 @@ func TestControlClientMakesEveryChange(t *testing.T) {
 	assert.Equal(t, id, r.InvoiceID)
 	require.Equal(t, []webhooks.EventType{webhooks.EventInvoiceSent}, eventTypes(r))
 	assert.Equal(t, []ControlDelivery{{
-		DeliveryID: log.all()[1].ID, EndpointID: ep.ID(), URL: ep.URL(), Status: DeliverySucceeded, StatusCode: http.StatusOK,
+		DeliveryID: log.All()[1].ID, EndpointID: ep.ID(), URL: ep.URL(), Status: DeliverySucceeded, StatusCode: http.StatusOK,
 	}}, r.Events[0].Deliveries)
 	notes := "Thanks!"
 	r, err = ctl.UpdateInvoice(ctx, id, InvoiceUpdate{Notes: &notes, DueDate: time.Date(2026, time.April, 30, 15, 0, 0, 0, time.UTC)})
@@ -54,7 +54,7 @@ func TestControlClientMakesEveryChange(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, r.PaymentID)
 	assert.Equal(t, []webhooks.EventType{webhooks.EventPaymentReceived}, eventTypes(r))
-	received := log.all()[3].Event.(*webhooks.PaymentReceived)
+	received := log.All()[3].Event.(*webhooks.PaymentReceived)
 	assert.Equal(t, "12.50", received.Amount.StringFixed(2))
 	assert.Equal(t, webhooks.PaymentMethod(PaymentCash), received.PaymentMethod)
 	assert.Equal(t, time.Date(2026, time.March, 9, 8, 0, 0, 0, time.UTC), received.ReceivedAt)
@@ -83,7 +83,7 @@ func TestControlClientMakesEveryChange(t *testing.T) {
 		assert.Equal(t, q, r.QuoteID)
 		assert.Equal(t, step.want, eventTypes(r))
 	}
-	accepted := log.all()[len(log.all())-3].Event.(*webhooks.QuoteAccepted)
+	accepted := log.All()[len(log.All())-3].Event.(*webhooks.QuoteAccepted)
 	assert.Equal(t, "Jo Citizen", accepted.AcceptedBy)
 	bill, _ := post(t, srv, "/bills", billBody(nil)).requireStatus(t, http.StatusCreated).object(t)["id"].(string)
 	r, err = ctl.ApproveBill(ctx, bill)
@@ -94,11 +94,11 @@ func TestControlClientMakesEveryChange(t *testing.T) {
 	// The event feed.
 	feed, err := ctl.Events(ctx, info.LastEventSeq)
 	require.NoError(t, err)
-	require.Len(t, feed.Events, len(log.all()))
+	require.Len(t, feed.Events, len(log.All()))
 	assert.Equal(t, feed.LastEventSeq, feed.Events[len(feed.Events)-1].Seq)
 	assert.Equal(t, webhooks.EventInvoiceCreated, feed.Events[0].Type)
 	assert.Equal(t, testStart, feed.Events[0].At)
-	assert.Equal(t, string(log.all()[0].Body), string(feed.Events[0].Body))
+	assert.Equal(t, string(log.All()[0].Body), string(feed.Events[0].Body))
 
 	// The clock.
 	adv, err := ctl.AdvanceClock(ctx, "1d")

@@ -1,12 +1,10 @@
 package invoicingtest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,39 +14,13 @@ import (
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// hookLog records the deliveries a NewReceiver function is given.
-type hookLog struct {
-	mu   sync.Mutex
-	got  []*webhooks.Delivery
-	fail error // returned by the function while set
-}
-
-func (h *hookLog) handle(_ context.Context, d *webhooks.Delivery) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.got = append(h.got, d)
-	return h.fail
-}
-
-func (h *hookLog) all() []*webhooks.Delivery {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]*webhooks.Delivery(nil), h.got...)
-}
-
-func (h *hookLog) setFail(err error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.fail = err
-}
-
 // newControlServer starts a server with the control endpoints on a fake
 // clock, and a receiver (NewReceiver) subscribed to every event.
-func newControlServer(t *testing.T, opts ...Option) (*Server, *WebhookEndpoint, *hookLog) {
+func newControlServer(t *testing.T, opts ...Option) (*Server, *WebhookEndpoint, *DeliveryLog) {
 	t.Helper()
 	srv, _ := newServer(t, append([]Option{WithControl()}, opts...)...)
-	var log hookLog
-	return srv, srv.NewReceiver(log.handle), &log
+	var log DeliveryLog
+	return srv, srv.NewReceiver(log.Handle), &log
 }
 
 // control calls a control endpoint (path after /_mock) with the full key.
@@ -61,11 +33,11 @@ func control(t *testing.T, srv *Server, method, path string, body any) response 
 // types, in order, each delivered once to ep and succeeded, and that they are
 // the last deliveries the receiver got, with the same delivery ids. It
 // returns those deliveries.
-func requireEvents(t *testing.T, answer map[string]any, ep *WebhookEndpoint, log *hookLog, types ...webhooks.EventType) []*webhooks.Delivery {
+func requireEvents(t *testing.T, answer map[string]any, ep *WebhookEndpoint, log *DeliveryLog, types ...webhooks.EventType) []*webhooks.Delivery {
 	t.Helper()
 	events := list(t, answer, "events")
 	require.Len(t, events, len(types), "events: %v", answer["events"])
-	got := log.all()
+	got := log.All()
 	require.GreaterOrEqual(t, len(got), len(types))
 	got = got[len(got)-len(types):]
 	for i, e := range events {
@@ -287,14 +259,14 @@ func TestControlInvoiceActions(t *testing.T) {
 	assert.Equal(t, "voided", string(voided.Status))
 	r = control(t, srv, http.MethodPost, "/invoices/"+other+"/send", nil).requireStatus(t, http.StatusConflict)
 	assert.Contains(t, r.detail(t), "is voided")
-	assert.Len(t, log.all(), 8, "refused actions deliver nothing")
+	assert.Len(t, log.All(), 8, "refused actions deliver nothing")
 }
 
 func TestControlInvoiceMistakes(t *testing.T) {
 	srv, _, log := newControlServer(t)
 	draft, _ := createInvoice(t, srv, nil)["id"].(string)
 	open, _ := createInvoice(t, srv, map[string]any{"status": "awaiting_payment"})["id"].(string)
-	seen := len(log.all())
+	seen := len(log.All())
 
 	r := control(t, srv, http.MethodPost, "/invoices/"+draft+"/payments", nil).requireStatus(t, http.StatusConflict)
 	assert.Contains(t, r.detail(t), "is draft", "a draft takes no payments")
@@ -327,7 +299,7 @@ func TestControlInvoiceMistakes(t *testing.T) {
 		r := control(t, srv, tc.method, tc.path, tc.body).requireStatus(t, tc.status)
 		assert.Contains(t, r.detail(t), tc.detail, "%s %s %v", tc.method, tc.path, tc.body)
 	}
-	assert.Len(t, log.all(), seen, "nothing was delivered")
+	assert.Len(t, log.All(), seen, "nothing was delivered")
 	assert.Equal(t, num("0.00"), get(t, srv, "/invoices/"+open).object(t)["amount_paid"])
 }
 
@@ -365,10 +337,10 @@ func TestControlQuoteActions(t *testing.T) {
 	assert.Equal(t, "accepted", string(unaccepted.PreviousStatus))
 	assert.Equal(t, "sent", get(t, srv, "/quotes/"+id).object(t)["status"])
 
-	seen := len(log.all())
+	seen := len(log.All())
 	a = control(t, srv, http.MethodPost, "/quotes/"+id+"/decline", nil).requireStatus(t, http.StatusOK).object(t)
 	assert.Equal(t, map[string]any{"quote_id": id, "events": []any{}}, a)
-	assert.Len(t, log.all(), seen, "no event is documented for declining")
+	assert.Len(t, log.All(), seen, "no event is documented for declining")
 	got := get(t, srv, "/quotes/"+id).object(t)
 	assert.Equal(t, "declined", got["status"])
 	assert.Equal(t, "2026-03-10T09:30:00Z", got["updated_at"])
@@ -436,7 +408,7 @@ func TestControlReportsEveryDeliveryOfAnEvent(t *testing.T) {
 	require.Len(t, events, 1)
 	deliveries := list(t, events[0], "deliveries")
 	require.Len(t, deliveries, 2, "one per subscribed, active endpoint")
-	assert.Equal(t, log.all()[1].ID, deliveries[0]["delivery_id"])
+	assert.Equal(t, log.All()[1].ID, deliveries[0]["delivery_id"])
 	assert.Equal(t, ep.ID(), deliveries[0]["endpoint_id"])
 	d := second.Deliveries()[1]
 	assert.Equal(t, map[string]any{
@@ -467,7 +439,7 @@ func TestControlEventFeed(t *testing.T) {
 	assert.Equal(t, "2026-03-10T09:30:00Z", e["at"])
 	assert.Equal(t, q["id"], e["body"].(map[string]any)["quote_id"])
 	assert.Equal(t, []any{map[string]any{
-		"delivery_id": log.all()[1].ID, "endpoint_id": ep.ID(), "url": ep.URL(),
+		"delivery_id": log.All()[1].ID, "endpoint_id": ep.ID(), "url": ep.URL(),
 		"status": DeliverySucceeded, "status_code": num("200"),
 	}}, e["deliveries"])
 
@@ -479,8 +451,8 @@ func TestControlEventFeed(t *testing.T) {
 func TestControlClockAdvance(t *testing.T) {
 	clock := NewOffsetClock()
 	srv := NewTestServer(t, WithControl(), WithClock(clock))
-	var log hookLog
-	srv.NewReceiver(log.handle)
+	var log DeliveryLog
+	srv.NewReceiver(log.Handle)
 
 	due, _ := createInvoice(t, srv, map[string]any{"status": "awaiting_payment", "payment_terms_days": 0})["id"].(string)
 	later, _ := createInvoice(t, srv, map[string]any{"status": "awaiting_payment", "payment_terms_days": 5})["id"].(string)
@@ -490,7 +462,7 @@ func TestControlClockAdvance(t *testing.T) {
 	sent, _ := createQuote(t, srv, map[string]any{"valid_days": 1})["id"].(string)
 	require.NoError(t, srv.SendQuote(sent))
 	createQuote(t, srv, map[string]any{"valid_days": 30})
-	seen := len(log.all())
+	seen := len(log.All())
 
 	// To the middle of tomorrow (UTC), whatever the time of day now: one
 	// date boundary crossed, so that what is due today falls due and what
@@ -510,7 +482,7 @@ func TestControlClockAdvance(t *testing.T) {
 	assert.Equal(t, "awaiting_payment", get(t, srv, "/invoices/"+later).object(t)["status"])
 	assert.Equal(t, "expired", get(t, srv, "/quotes/"+soon).object(t)["status"])
 	assert.Equal(t, "sent", get(t, srv, "/quotes/"+sent).object(t)["status"])
-	assert.Len(t, log.all(), seen, "becoming overdue or expired fires no event")
+	assert.Len(t, log.All(), seen, "becoming overdue or expired fires no event")
 
 	a = control(t, srv, http.MethodPost, "/clock/advance", map[string]any{"by": "5d"}).requireStatus(t, http.StatusOK).object(t)
 	assert.Equal(t, []any{later}, a["overdue_invoices"])
@@ -524,9 +496,9 @@ func TestControlClockAdvance(t *testing.T) {
 func TestControlClockAdvanceRunsTheRetriesDue(t *testing.T) {
 	clock := NewOffsetClock()
 	srv := NewTestServer(t, WithControl(), WithClock(clock))
-	var log hookLog
-	log.setFail(errors.New("database down"))
-	ep := srv.NewReceiver(log.handle)
+	var log DeliveryLog
+	log.SetFail(errors.New("database down"))
+	ep := srv.NewReceiver(log.Handle)
 	id, _ := createInvoice(t, srv, nil)["id"].(string)
 
 	a := control(t, srv, http.MethodPost, "/invoices/"+id+"/send", nil).requireStatus(t, http.StatusOK).object(t)
@@ -534,7 +506,7 @@ func TestControlClockAdvanceRunsTheRetriesDue(t *testing.T) {
 	assert.Equal(t, DeliveryPending, d["status"])
 	assert.Equal(t, num("500"), d["status_code"])
 
-	log.setFail(nil)
+	log.SetFail(nil)
 	control(t, srv, http.MethodPost, "/clock/advance", map[string]any{"by": "2m"}).requireStatus(t, http.StatusOK)
 	deliveries := ep.Deliveries()
 	require.Len(t, deliveries, 2)
@@ -555,13 +527,13 @@ func TestControlDeliveriesAfterAnAdvanceVerifyOnTheWallClock(t *testing.T) {
 	secret := strings.Repeat("5e", 32)
 	v, err := webhooks.NewVerifier(secret) // the wall clock, as a real receiver
 	require.NoError(t, err)
-	var log hookLog
-	ep := srv.NewHandlerReceiver(webhooks.Handler(v, log.handle), WithSecret(secret))
+	var log DeliveryLog
+	ep := srv.NewHandlerReceiver(webhooks.Handler(v, log.Handle), WithSecret(secret))
 
 	control(t, srv, http.MethodPost, "/clock/advance", map[string]any{"by": "30d"}).requireStatus(t, http.StatusOK)
 	inv := createInvoice(t, srv, nil)
 
-	got := log.all()
+	got := log.All()
 	require.Len(t, got, 1, "accepted: %+v", ep.Deliveries())
 	assert.True(t, within(time.Now(), got[0].Timestamp, 5*time.Second), "signed with the wall time")
 	created := got[0].Event.(*webhooks.InvoiceCreated)
@@ -571,10 +543,10 @@ func TestControlDeliveriesAfterAnAdvanceVerifyOnTheWallClock(t *testing.T) {
 	assert.True(t, within(created.CreatedAt, at, 5*time.Second), "Attempt.At is on the server's clock")
 
 	// NewReceiver measures the tolerance on the signing clock too.
-	var fromFn hookLog
-	srv.NewReceiver(fromFn.handle)
+	var fromFn DeliveryLog
+	srv.NewReceiver(fromFn.Handle)
 	createInvoice(t, srv, nil)
-	assert.Len(t, fromFn.all(), 1)
+	assert.Len(t, fromFn.All(), 1)
 }
 
 func TestControlClockAdvanceMistakes(t *testing.T) {

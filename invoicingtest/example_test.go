@@ -134,6 +134,24 @@ func newPaymentsHandler(secret string, paid func(invoiceNumber string)) (http.Ha
 	}), nil
 }
 
+// sendAndPayAnInvoice stands for what your application does through the
+// API: it creates an invoice awaiting payment of 250 + GST, and the
+// client pays it in full.
+func sendAndPayAnInvoice(srv *invoicingtest.Server) (*invoicing.InvoiceCreateResult, error) {
+	inv, err := srv.Client().Invoices.Create(context.Background(), &invoicing.InvoiceCreateParams{
+		ClientID:         invoicingtest.SeedClientID,
+		Status:           invoicing.InvoiceStatusAwaitingPayment,
+		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
+		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
+		LineItems:        []invoicing.LineItemParams{{Description: "Design", UnitPrice: decimal.RequireFromString("250")}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	_, err = srv.RecordPayment(inv.ID, invoicingtest.Payment{Amount: inv.Total})
+	return inv, err
+}
+
 // Your own handler, built with the secret from your configuration, tested
 // against the fake: NewHandlerReceiver serves it and registers it as a
 // webhook endpoint, and WithSecret makes that endpoint sign with the same
@@ -150,17 +168,8 @@ func ExampleServer_NewHandlerReceiver() {
 	defer srv.Close() // closes the receiver too
 	srv.NewHandlerReceiver(h, invoicingtest.WithSecret(secret), invoicingtest.Subscribe(webhooks.EventInvoicePaid))
 
-	inv, err := srv.Client().Invoices.Create(context.Background(), &invoicing.InvoiceCreateParams{
-		ClientID:         invoicingtest.SeedClientID,
-		Status:           invoicing.InvoiceStatusAwaitingPayment,
-		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
-		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
-		LineItems:        []invoicing.LineItemParams{{Description: "Design", UnitPrice: decimal.RequireFromString("250")}},
-	})
+	inv, err := sendAndPayAnInvoice(srv)
 	if err != nil {
-		log.Fatal(err)
-	}
-	if _, err := srv.RecordPayment(inv.ID, invoicingtest.Payment{Amount: inv.Total}); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("recorded a payment of", inv.Total.StringFixed(2))
@@ -184,17 +193,7 @@ func ExampleServer_AddWebhookEndpointWithSecret() {
 	defer srv.Close()
 	srv.AddWebhookEndpointWithSecret(app.URL+"/webhooks", secret, webhooks.EventInvoicePaid)
 
-	inv, err := srv.Client().Invoices.Create(context.Background(), &invoicing.InvoiceCreateParams{
-		ClientID:         invoicingtest.SeedClientID,
-		Status:           invoicing.InvoiceStatusAwaitingPayment,
-		DefaultAccountID: invoicingtest.SeedRevenueAccountID,
-		DefaultTaxCodeID: invoicingtest.SeedGSTTaxCodeID,
-		LineItems:        []invoicing.LineItemParams{{Description: "Design", UnitPrice: decimal.RequireFromString("250")}},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	if _, err := srv.RecordPayment(inv.ID, invoicingtest.Payment{Amount: inv.Total}); err != nil {
+	if _, err := sendAndPayAnInvoice(srv); err != nil {
 		log.Fatal(err)
 	}
 	// Output:

@@ -2,6 +2,7 @@ package invoicingtest
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -153,16 +154,21 @@ func list(t *testing.T, m map[string]any, key string) []map[string]any {
 
 func num(s string) jsonNumber { return jsonNumber(s) }
 
+// withExtra returns body with extra's members added (a member of both:
+// extra's).
+func withExtra(body, extra map[string]any) map[string]any {
+	maps.Copy(body, extra)
+	return body
+}
+
 // invoiceBody is a valid POST /invoices body with one line of 100 at 1% tax.
 func invoiceBody(extra map[string]any) map[string]any {
-	b := map[string]any{
+	return withExtra(map[string]any{
 		"client_id":           SeedClientID,
 		"default_account_id":  SeedRevenueAccountID,
 		"default_tax_code_id": SeedOnePercentTaxCodeID,
 		"line_items":          []any{map[string]any{"description": "Widget", "unit_price": jsonNumber("100")}},
-	}
-	maps.Copy(b, extra)
-	return b
+	}, extra)
 }
 
 func createInvoice(t *testing.T, srv *Server, extra map[string]any) map[string]any {
@@ -171,7 +177,7 @@ func createInvoice(t *testing.T, srv *Server, extra map[string]any) map[string]a
 }
 
 func quoteBody(extra map[string]any) map[string]any {
-	b := map[string]any{
+	return withExtra(map[string]any{
 		"client_id":           SeedClientID,
 		"default_account_id":  SeedRevenueAccountID,
 		"default_tax_code_id": SeedGSTTaxCodeID,
@@ -179,9 +185,7 @@ func quoteBody(extra map[string]any) map[string]any {
 			map[string]any{"description": "Design work", "quantity": jsonNumber("2"), "unit_price": jsonNumber("100")},
 			map[string]any{"description": "Extended support", "unit_price": jsonNumber("50")},
 		},
-	}
-	maps.Copy(b, extra)
-	return b
+	}, extra)
 }
 
 func createQuote(t *testing.T, srv *Server, extra map[string]any) map[string]any {
@@ -262,3 +266,34 @@ func verify(secret string, d received) bool {
 }
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// DeliveryLog records the deliveries a receiver's function (Handle) is
+// given. It is exported for the package's external tests too.
+type DeliveryLog struct {
+	mu   sync.Mutex
+	got  []*webhooks.Delivery
+	fail error // returned by Handle while set
+}
+
+// Handle is a receiver's function: it records d and returns the error
+// SetFail set.
+func (l *DeliveryLog) Handle(_ context.Context, d *webhooks.Delivery) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, d)
+	return l.fail
+}
+
+// All returns the deliveries Handle was given, in order.
+func (l *DeliveryLog) All() []*webhooks.Delivery {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*webhooks.Delivery(nil), l.got...)
+}
+
+// SetFail makes Handle return err (nil: succeed).
+func (l *DeliveryLog) SetFail(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fail = err
+}

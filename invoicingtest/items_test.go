@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"maps"
 	"net/http"
 	"testing"
 
@@ -10,15 +9,13 @@ import (
 )
 
 func itemBody(extra map[string]any) map[string]any {
-	b := map[string]any{
+	return withExtra(map[string]any{
 		"name":        "Blue widget",
 		"item_code":   "W-BLUE",
 		"unit_price":  jsonNumber("12.50"),
 		"account_id":  SeedRevenueAccountID,
 		"tax_code_id": SeedGSTTaxCodeID,
-	}
-	maps.Copy(b, extra)
-	return b
+	}, extra)
 }
 
 func TestCreateItem(t *testing.T) {

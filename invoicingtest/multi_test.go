@@ -126,14 +126,14 @@ func TestMultiServerBusinessesHaveTheirOwnWebhooksFaultsAndSecrets(t *testing.T)
 	assert.Regexp(t, `^[0-9a-f]{64}$`, acme.WebhookSecret())
 	assert.NotEqual(t, acme.WebhookSecret(), globex.WebhookSecret())
 
-	var toAcme, toGlobex received
-	acmeEP := acme.NewReceiver(toAcme.handle)
-	globex.NewReceiver(toGlobex.handle)
+	var toAcme, toGlobex invoicingtest.DeliveryLog
+	acmeEP := acme.NewReceiver(toAcme.Handle)
+	globex.NewReceiver(toGlobex.Handle)
 	assert.Equal(t, acme.WebhookSecret(), acmeEP.Secret(), "an endpoint without a secret of its own signs with the business's")
 	createInvoice(t, acme.Client())
-	require.Len(t, toAcme.all(), 1)
-	assert.Equal(t, webhooks.EventInvoiceCreated, toAcme.all()[0].Type)
-	assert.Empty(t, toGlobex.all(), "globex's endpoint gets none of acme's events")
+	require.Len(t, toAcme.All(), 1)
+	assert.Equal(t, webhooks.EventInvoiceCreated, toAcme.All()[0].Type)
+	assert.Empty(t, toGlobex.All(), "globex's endpoint gets none of acme's events")
 
 	// Faults are the business's.
 	acme.FailNext(1, http.StatusServiceUnavailable)

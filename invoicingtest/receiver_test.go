@@ -22,32 +22,6 @@ import (
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
-// received collects the deliveries a receiver's function was given.
-type received struct {
-	mu         sync.Mutex
-	deliveries []*webhooks.Delivery
-	fail       error // returned by the function while set
-}
-
-func (r *received) handle(_ context.Context, d *webhooks.Delivery) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.deliveries = append(r.deliveries, d)
-	return r.fail
-}
-
-func (r *received) all() []*webhooks.Delivery {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*webhooks.Delivery(nil), r.deliveries...)
-}
-
-func (r *received) setFail(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.fail = err
-}
-
 // createInvoice creates an invoice through the SDK.
 func createInvoice(t *testing.T, c *invoicing.Client) *invoicing.InvoiceCreateResult {
 	t.Helper()
@@ -66,12 +40,12 @@ var receiverStart = time.Date(2026, time.March, 10, 9, 30, 0, 0, time.UTC)
 
 func TestNewReceiverHandsTheFunctionTypedEvents(t *testing.T) {
 	srv := invoicingtest.NewTestServer(t, invoicingtest.WithClock(invoicingtest.NewFakeClock(receiverStart)))
-	var got received
-	ep := srv.NewReceiver(got.handle)
+	var got invoicingtest.DeliveryLog
+	ep := srv.NewReceiver(got.Handle)
 
 	res := createInvoice(t, srv.Client())
 
-	deliveries := got.all()
+	deliveries := got.All()
 	require.Len(t, deliveries, 1, "delivered before Create returned")
 	created, ok := deliveries[0].Event.(*webhooks.InvoiceCreated)
 	require.True(t, ok, "%T", deliveries[0].Event)
@@ -89,8 +63,8 @@ func TestNewReceiverHandsTheFunctionTypedEvents(t *testing.T) {
 
 func TestNewReceiverSubscribesToTheEventsGiven(t *testing.T) {
 	srv := invoicingtest.NewTestServer(t)
-	var got received
-	srv.NewReceiver(got.handle, invoicingtest.Subscribe(webhooks.EventPaymentReceived, webhooks.EventInvoicePaid))
+	var got invoicingtest.DeliveryLog
+	srv.NewReceiver(got.Handle, invoicingtest.Subscribe(webhooks.EventPaymentReceived, webhooks.EventInvoicePaid))
 
 	res := createInvoice(t, srv.Client())
 	require.NoError(t, srv.SendInvoice(res.ID))
@@ -98,43 +72,43 @@ func TestNewReceiverSubscribesToTheEventsGiven(t *testing.T) {
 	require.NoError(t, err)
 
 	var types []webhooks.EventType
-	for _, d := range got.all() {
+	for _, d := range got.All() {
 		types = append(types, d.Type)
 	}
 	assert.Equal(t, []webhooks.EventType{webhooks.EventPaymentReceived, webhooks.EventInvoicePaid}, types)
-	assert.Panics(t, func() { srv.NewReceiver(got.handle, invoicingtest.Subscribe("invoice.deleted")) })
+	assert.Panics(t, func() { srv.NewReceiver(got.Handle, invoicingtest.Subscribe("invoice.deleted")) })
 	assert.Panics(t, func() { srv.NewReceiver(nil) })
 }
 
 func TestNewReceiverFailuresAreRetriedOnTheClock(t *testing.T) {
 	clock := invoicingtest.NewFakeClock(receiverStart)
 	srv := invoicingtest.NewTestServer(t, invoicingtest.WithClock(clock))
-	var got received
-	got.setFail(errors.New("database down"))
-	ep := srv.NewReceiver(got.handle)
+	var got invoicingtest.DeliveryLog
+	got.SetFail(errors.New("database down"))
+	ep := srv.NewReceiver(got.Handle)
 
 	createInvoice(t, srv.Client())
 	d := ep.Deliveries()[0]
 	assert.Equal(t, http.StatusInternalServerError, d.Attempts[0].StatusCode, "an error from the function answers 500")
 	assert.Equal(t, invoicingtest.DeliveryPending, d.Status)
 
-	got.setFail(nil)
+	got.SetFail(nil)
 	clock.Advance(time.Minute)
 	d = ep.Deliveries()[0]
 	assert.Equal(t, invoicingtest.DeliverySucceeded, d.Status, "the retry a minute later is verified on the fake clock")
-	assert.Len(t, got.all(), 2)
+	assert.Len(t, got.All(), 2)
 }
 
 func TestNewReceiverKeepsItsSecretAfterARotation(t *testing.T) {
 	srv := invoicingtest.NewTestServer(t)
-	var got received
-	ep := srv.NewReceiver(got.handle)
+	var got invoicingtest.DeliveryLog
+	ep := srv.NewReceiver(got.Handle)
 	ep.RotateSecret()
 
 	d, err := ep.Test()
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusUnauthorized, d.Attempts[0].StatusCode, "as a receiver not given the new secret")
-	assert.Empty(t, got.all())
+	assert.Empty(t, got.All())
 }
 
 func TestNewReceiverTakesHandlerOptions(t *testing.T) {
@@ -146,8 +120,8 @@ func TestNewReceiverTakesHandlerOptions(t *testing.T) {
 		defer mu.Unlock()
 		return logs.Write(b)
 	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	var got received
-	ep := srv.NewReceiver(got.handle, invoicingtest.WithHandlerOptions(webhooks.WithLogger(logger)))
+	var got invoicingtest.DeliveryLog
+	ep := srv.NewReceiver(got.Handle, invoicingtest.WithHandlerOptions(webhooks.WithLogger(logger)))
 
 	d, err := ep.Test()
 	require.NoError(t, err)
@@ -295,11 +269,11 @@ func TestNewHandlerReceiverClosesWithTheServer(t *testing.T) {
 
 func TestNewReceiverWithSecret(t *testing.T) {
 	srv := invoicingtest.NewTestServer(t)
-	var got received
-	ep := srv.NewReceiver(got.handle, invoicingtest.WithSecret(userSecret))
+	var got invoicingtest.DeliveryLog
+	ep := srv.NewReceiver(got.Handle, invoicingtest.WithSecret(userSecret))
 	assert.Equal(t, userSecret, ep.Secret())
 	createInvoice(t, srv.Client())
-	require.Len(t, got.all(), 1, "verified with the secret given")
+	require.Len(t, got.All(), 1, "verified with the secret given")
 }
 
 func TestAddWebhookEndpointWithSecret(t *testing.T) {

@@ -1,7 +1,6 @@
 package invoicingtest
 
 import (
-	"maps"
 	"net/http"
 	"testing"
 	"time"
@@ -15,14 +14,12 @@ import (
 
 // billBody is a valid POST /bills body: one line of 200 at 10% GST.
 func billBody(extra map[string]any) map[string]any {
-	b := map[string]any{
+	return withExtra(map[string]any{
 		"supplier_id":         SeedSupplierID,
 		"default_account_id":  SeedExpenseAccountID,
 		"default_tax_code_id": SeedGSTTaxCodeID,
 		"line_items":          []any{map[string]any{"description": "Paper", "unit_price": jsonNumber("200")}},
-	}
-	maps.Copy(b, extra)
-	return b
+	}, extra)
 }
 
 func TestClients(t *testing.T) {
