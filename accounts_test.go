@@ -37,13 +37,12 @@ func TestAccountsListTypeFilter(t *testing.T) {
 }
 
 func TestAccountsListPageItemsKeyAndExtra(t *testing.T) {
-	c, api := newMock(t, always(200, fixture(t, "accounts_list_items.json")))
-	pg, err := c.Accounts.ListPage(context.Background(), &invoicing.AccountListParams{
-		ListParams: invoicing.ListParams{Page: 1},
-		Extra:      url.Values{"is_active": {"false"}},
+	pg, _ := getFixture(t, "accounts_list_items.json", "/accounts", "is_active=false&page=1", func(c *invoicing.Client) (*invoicing.Page[invoicing.Account], error) {
+		return c.Accounts.ListPage(context.Background(), &invoicing.AccountListParams{
+			ListParams: invoicing.ListParams{Page: 1},
+			Extra:      url.Values{"is_active": {"false"}},
+		})
 	})
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/accounts", "is_active=false&page=1")
 	require.Len(t, pg.Items, 1)
 	a := pg.Items[0]
 	assert.Equal(t, invoicing.AccountType("current_asset"), a.Type, "unknown type kept")
@@ -62,10 +61,9 @@ func TestAccountsGet(t *testing.T) {
 }
 
 func TestTaxCodesListPageRegion(t *testing.T) {
-	c, api := newMock(t, always(200, fixture(t, "taxcodes_list.json")))
-	pg, err := c.TaxCodes.ListPage(context.Background(), &invoicing.TaxCodeListParams{Region: "AU"})
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/tax-codes", "region=AU")
+	pg, _ := getFixture(t, "taxcodes_list.json", "/tax-codes", "region=AU", func(c *invoicing.Client) (*invoicing.Page[invoicing.TaxCode], error) {
+		return c.TaxCodes.ListPage(context.Background(), &invoicing.TaxCodeListParams{Region: "AU"})
+	})
 	require.Len(t, pg.Items, 2)
 	gst, fre := pg.Items[0], pg.Items[1]
 	assert.Equal(t, idTaxCode, gst.ID)

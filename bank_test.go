@@ -32,13 +32,12 @@ func TestBankAccountsList(t *testing.T) {
 }
 
 func TestBankAccountsListPageItemsKeyAndExtra(t *testing.T) {
-	c, api := newMock(t, always(200, fixture(t, "bank_accounts_list_items.json")))
-	pg, err := c.BankAccounts.ListPage(context.Background(), &invoicing.BankAccountListParams{
-		ListParams: invoicing.ListParams{PageSize: 5},
-		Extra:      url.Values{"currency": {"USD"}},
+	pg, _ := getFixture(t, "bank_accounts_list_items.json", "/bank-accounts", "currency=USD&page_size=5", func(c *invoicing.Client) (*invoicing.Page[invoicing.BankAccount], error) {
+		return c.BankAccounts.ListPage(context.Background(), &invoicing.BankAccountListParams{
+			ListParams: invoicing.ListParams{PageSize: 5},
+			Extra:      url.Values{"currency": {"USD"}},
+		})
 	})
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/bank-accounts", "currency=USD&page_size=5")
 	require.Len(t, pg.Items, 1)
 	assert.Equal(t, "USD", pg.Items[0].Currency)
 	assert.Equal(t, "0.1", pg.Items[0].Balance.String())
@@ -63,17 +62,15 @@ func TestBankAccountsExtraNotAliased(t *testing.T) {
 }
 
 func TestBankTransactionsListPageFilters(t *testing.T) {
-	c, api := newMock(t, always(200, fixture(t, "bank_transactions_list.json")))
-	pg, err := c.BankTransactions.ListPage(context.Background(), &invoicing.BankTransactionListParams{
-		ListParams:    invoicing.ListParams{Page: 1, PageSize: 20},
-		BankAccountID: "acc-op-1",
-		FromDate:      invoicing.NewDate(2026, time.November, 1),
-		ToDate:        invoicing.NewDate(2026, time.November, 30),
-		Extra:         url.Values{"status": {"unreconciled"}},
+	pg, _ := getFixture(t, "bank_transactions_list.json", "/bank-transactions", "bank_account_id=acc-op-1&from_date=2026-11-01&page=1&page_size=20&status=unreconciled&to_date=2026-11-30", func(c *invoicing.Client) (*invoicing.Page[invoicing.BankTransaction], error) {
+		return c.BankTransactions.ListPage(context.Background(), &invoicing.BankTransactionListParams{
+			ListParams:    invoicing.ListParams{Page: 1, PageSize: 20},
+			BankAccountID: "acc-op-1",
+			FromDate:      invoicing.NewDate(2026, time.November, 1),
+			ToDate:        invoicing.NewDate(2026, time.November, 30),
+			Extra:         url.Values{"status": {"unreconciled"}},
+		})
 	})
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/bank-transactions",
-		"bank_account_id=acc-op-1&from_date=2026-11-01&page=1&page_size=20&status=unreconciled&to_date=2026-11-30")
 	require.Len(t, pg.Items, 2)
 	out, in := pg.Items[0], pg.Items[1]
 	assert.Equal(t, idBankTx, out.ID)
@@ -136,9 +133,9 @@ func TestBankTransactionsParamsValidatedBeforeSending(t *testing.T) {
 // Transactions the service sends with odd members still decode.
 func TestBankTransactionsLenient(t *testing.T) {
 	recs := svcLenientRecords(t, "lenient_bank_transactions.json")
-	c, _ := newMock(t, always(200, svcPageBody("bank_transactions", recs)))
-	pg, err := c.BankTransactions.ListPage(context.Background(), nil)
-	require.NoError(t, err)
+	pg := answered(t, svcPageBody("bank_transactions", recs), func(c *invoicing.Client) (*invoicing.Page[invoicing.BankTransaction], error) {
+		return c.BankTransactions.ListPage(context.Background(), nil)
+	})
 	require.Len(t, pg.Items, len(recs))
 	assert.Equal(t, []string{"date"}, pg.Items[1].MismatchedFields(), "a datetime is not a date")
 	assert.True(t, pg.Items[1].Date.IsZero())

@@ -62,9 +62,7 @@ func TestBillsGet(t *testing.T) {
 
 func TestBillsGetKeepsUnknownFields(t *testing.T) {
 	body := fixture(t, "bills_get_unknown.json")
-	c, _ := newMock(t, always(200, body))
-	b, err := c.Bills.Get(context.Background(), idBill)
-	require.NoError(t, err)
+	b := answered(t, body, func(c *invoicing.Client) (*invoicing.Bill, error) { return c.Bills.Get(context.Background(), idBill) })
 
 	assert.Equal(t, invoicing.BillStatus("partially_paid"), b.Status, "unknown status kept")
 	assert.False(t, b.Status.Known())
@@ -219,9 +217,7 @@ func TestBillsLenientLines(t *testing.T) {
 	bills := svcLenientRecords(t, "lenient_bills.json")
 	ctx := context.Background()
 
-	c, _ := newMock(t, always(200, string(bills[5])))
-	b, err := c.Bills.Get(ctx, idBill)
-	require.NoError(t, err)
+	b := answered(t, string(bills[5]), func(c *invoicing.Client) (*invoicing.Bill, error) { return c.Bills.Get(ctx, idBill) })
 	assert.Nil(t, b.MismatchedFields())
 	require.Len(t, b.LineItems, 2)
 	assert.Nil(t, b.LineItems[0].MismatchedFields())
@@ -243,9 +239,7 @@ func TestBillsLenientLines(t *testing.T) {
 
 	for i, what := range map[int]string{3: "line items as an object", 4: "a line that is not an object"} {
 		t.Run(what, func(t *testing.T) {
-			c, _ := newMock(t, always(200, string(bills[i])))
-			b, err := c.Bills.Get(ctx, idBill)
-			require.NoError(t, err)
+			b := answered(t, string(bills[i]), func(c *invoicing.Client) (*invoicing.Bill, error) { return c.Bills.Get(ctx, idBill) })
 			assert.Equal(t, []string{"line_items"}, b.MismatchedFields())
 			assert.Nil(t, b.LineItems)
 			assert.NotEmpty(t, b.BillNumber)

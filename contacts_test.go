@@ -48,9 +48,9 @@ func TestContactsGet(t *testing.T) {
 }
 
 func TestContactsGetDecodesKnownFieldsExactly(t *testing.T) {
-	c, _ := newMock(t, always(200, fixture(t, "contacts_client.json")))
-	ct, err := c.Clients.Get(context.Background(), idClient)
-	require.NoError(t, err)
+	ct := answered(t, fixture(t, "contacts_client.json"), func(c *invoicing.Client) (*invoicing.Contact, error) {
+		return c.Clients.Get(context.Background(), idClient)
+	})
 	assert.Equal(t, "Acme Pty Ltd", ct.Name)
 	assert.Equal(t, "accounts@acme.example", ct.Email)
 	assert.Equal(t, "+61 2 9000 0000", ct.Phone)
@@ -59,9 +59,9 @@ func TestContactsGetDecodesKnownFieldsExactly(t *testing.T) {
 
 func TestContactsGetKeepsUnknownFields(t *testing.T) {
 	body := fixture(t, "contacts_client_unknown.json")
-	c, _ := newMock(t, always(200, body))
-	ct, err := c.Clients.Get(context.Background(), idClient)
-	require.NoError(t, err)
+	ct := answered(t, body, func(c *invoicing.Client) (*invoicing.Contact, error) {
+		return c.Clients.Get(context.Background(), idClient)
+	})
 
 	// The typed fields still decode beside the unknown ones.
 	assert.Equal(t, "Acme Pty Ltd", ct.Name)
@@ -140,13 +140,12 @@ func TestContactsListReadsBothKeysAcrossPages(t *testing.T) {
 }
 
 func TestContactsClientsListPage(t *testing.T) {
-	c, api := newMock(t, always(200, fixture(t, "contacts_list_clients.json")))
-	pg, err := c.Clients.ListPage(context.Background(), &invoicing.ContactListParams{
-		ListParams: invoicing.ListParams{PageSize: 2},
-		Extra:      url.Values{"email": {"accounts@acme.example"}},
+	pg, _ := getFixture(t, "contacts_list_clients.json", "/clients", "email=accounts%40acme.example&page_size=2", func(c *invoicing.Client) (*invoicing.Page[invoicing.Contact], error) {
+		return c.Clients.ListPage(context.Background(), &invoicing.ContactListParams{
+			ListParams: invoicing.ListParams{PageSize: 2},
+			Extra:      url.Values{"email": {"accounts@acme.example"}},
+		})
 	})
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/clients", "email=accounts%40acme.example&page_size=2")
 	assert.Equal(t, 3, pg.Total)
 	assert.True(t, pg.HasMore)
 	require.Len(t, pg.Items, 2)
@@ -157,13 +156,12 @@ func TestContactsClientsListPage(t *testing.T) {
 }
 
 func TestContactsSuppliersListPageQueryWithExtra(t *testing.T) {
-	c, api := newMock(t, always(200, fixture(t, "contacts_list_suppliers.json")))
-	pg, err := c.Suppliers.ListPage(context.Background(), &invoicing.ContactListParams{
-		ListParams: invoicing.ListParams{Page: 2, PageSize: 10},
-		Extra:      url.Values{"name": {"paper & co"}, "status": {"active", "archived"}, "unused": {}},
+	pg, _ := getFixture(t, "contacts_list_suppliers.json", "/suppliers", "name=paper+%26+co&page=2&page_size=10&status=active&status=archived", func(c *invoicing.Client) (*invoicing.Page[invoicing.Contact], error) {
+		return c.Suppliers.ListPage(context.Background(), &invoicing.ContactListParams{
+			ListParams: invoicing.ListParams{Page: 2, PageSize: 10},
+			Extra:      url.Values{"name": {"paper & co"}, "status": {"active", "archived"}, "unused": {}},
+		})
 	})
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/suppliers", "name=paper+%26+co&page=2&page_size=10&status=active&status=archived")
 
 	require.Equal(t, []any{1, 2, 10, false, 1}, svcPaging(pg), "total, page, page_size, has_more, records")
 	s := pg.Items[0]
@@ -173,10 +171,9 @@ func TestContactsSuppliersListPageQueryWithExtra(t *testing.T) {
 }
 
 func TestContactsListPageItemsKey(t *testing.T) {
-	c, api := newMock(t, always(200, fixture(t, "contacts_list_items.json")))
-	pg, err := c.Suppliers.ListPage(context.Background(), nil)
-	require.NoError(t, err)
-	svcAssertGET(t, api.last(t), "/suppliers", "")
+	pg, _ := getFixture(t, "contacts_list_items.json", "/suppliers", "", func(c *invoicing.Client) (*invoicing.Page[invoicing.Contact], error) {
+		return c.Suppliers.ListPage(context.Background(), nil)
+	})
 	require.Len(t, pg.Items, 1)
 	assert.Equal(t, "Initech", pg.Items[0].Name)
 	assert.Empty(t, pg.Items[0].Phone, "null phone")
@@ -285,9 +282,9 @@ func TestContactsCreateServiceValidationError(t *testing.T) {
 // not fit is named and kept.
 func TestContactsLenientGet(t *testing.T) {
 	recs := svcLenientRecords(t, "lenient_contacts.json")
-	c, _ := newMock(t, always(200, string(recs[5])))
-	ct, err := c.Clients.Get(context.Background(), idClient)
-	require.NoError(t, err)
+	ct := answered(t, string(recs[5]), func(c *invoicing.Client) (*invoicing.Contact, error) {
+		return c.Clients.Get(context.Background(), idClient)
+	})
 	assert.Equal(t, []string{"name", "email", "updated_at"}, ct.MismatchedFields())
 	assert.Empty(t, ct.Name)
 	assert.Empty(t, ct.Email)

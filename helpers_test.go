@@ -429,6 +429,16 @@ func getFixture[T any](t *testing.T, name, path, query string, get func(*invoici
 	return v, body
 }
 
+// answered returns what get makes of a service that answers every request
+// with body; get must succeed.
+func answered[T any](t *testing.T, body string, get func(*invoicing.Client) (T, error)) T {
+	t.Helper()
+	c, _ := newMock(t, always(200, body))
+	v, err := get(c)
+	require.NoError(t, err)
+	return v
+}
+
 // listAll returns every record seq yields; it must yield no error.
 func listAll[T any](t *testing.T, seq iter.Seq2[*T, error]) []*T {
 	t.Helper()
