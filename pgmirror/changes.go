@@ -93,7 +93,8 @@ func (m *Mirror) Changes(ctx context.Context, after int64) iter.Seq2[Change, err
 
 // FollowChanges is Changes that does not end at the last change: it waits,
 // with LISTEN on the channel named as the schema (the mirror's writers
-// NOTIFY it in each transaction that writes changes), for the next ones,
+// NOTIFY it after each transaction that writes changes; it looks again
+// every second without one), for the next ones,
 // until ctx ends (then it ends without an error) or the database fails (it
 // yields the error and ends; call it again from the last Seq seen). It
 // holds one connection of the Mirror's pool while it runs.
@@ -139,14 +140,14 @@ func followFeed(ctx context.Context, s *store.Store, after int64) iter.Seq2[Chan
 			if !ok || ctx.Err() != nil {
 				return
 			}
-			// Caught up: wait for a NOTIFY, or look again after a while in
-			// case one was missed (a NOTIFY is not sent for a rolled back
-			// transaction, and none can be lost otherwise; the timeout is a
-			// safety net only). Changes held back by a transaction still
+			// Caught up: wait for a NOTIFY, or look again after a second
+			// in case one was lost (a writer's process can die between its
+			// commit and its NOTIFY, sent after the commit: see
+			// store.notifier). Changes held back by a transaction still
 			// running are read once it ends, which no NOTIFY tells when it
 			// wrote no change: look again soon (10 ms, doubling to a
 			// second).
-			wait := time.Minute
+			wait := time.Second
 			if !more {
 				held = 0
 			} else {

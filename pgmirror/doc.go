@@ -113,8 +113,11 @@
 // oldest one still running (pg_current_snapshot), so that a reader that
 // saw seq N never sees a lower one appear later, and resuming after N
 // misses nothing. (A long transaction that writes, anywhere in the
-// database, delays the readers until it ends; never the writers.) Each such transaction NOTIFYs the channel named as the
-// schema with its last seq. Mirror.Changes and Mirror.FollowChanges read
+// database, delays the readers until it ends; never the writers.) Once
+// such a transaction has committed, its process NOTIFYs the channel named
+// as the schema, in a statement of its own (a NOTIFY inside the
+// transactions would serialise them all at commit), one at a time per
+// process; followers also look every second. Mirror.Changes and Mirror.FollowChanges read
 // the feed as iterators, resumable after any seq (the functions Changes
 // and FollowChanges do the same for a reader that runs no Mirror;
 // invoicing-mirror changes --follow prints it as JSON lines); each

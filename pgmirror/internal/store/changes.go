@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,16 +17,15 @@ import (
 
 // insertChangesSQL writes changes of the records of a table, given as
 // arrays ($3 ids, $4 ops, $5 the JSON texts before an update, NULL
-// otherwise; $1 the resource, $2 the cause, $7 the business), in their
-// order, each numbered after the transaction's ordinal $8 (see
-// WriteChanges), and notifies the channel $6 with the last seq written.
+// otherwise; $1 the resource, $2 the cause, $6 the business), in their
+// order, each numbered after the transaction's ordinal $7 (see
+// WriteChanges).
 // What a change holds is read from the row as the transaction leaves it:
 // the whole record for an insert or a delete (a deletion mark leaves the
 // content as it was), and for an update the members that differ from the
 // JSON before it. A record changes at most once in a transaction.
-const insertChangesSQL = `WITH written AS (
-	INSERT INTO @.mirror_changes (seq, business, resource, id, cause, op, old_values, new_values)
-	SELECT (pg_current_xact_id()::text::bigint << ` + seqShift + `) + $8 + u.n, $7, $1, u.id, $2, u.op,
+const insertChangesSQL = `INSERT INTO @.mirror_changes (seq, business, resource, id, cause, op, old_values, new_values)
+	SELECT (pg_current_xact_id()::text::bigint << ` + seqShift + `) + $7 + u.n, $6, $1, u.id, $2, u.op,
 		CASE u.op WHEN 'update' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(u.old) AS e
 		                               WHERE t.raw -> e.key IS DISTINCT FROM e.value)
 		          WHEN 'delete' THEN t.raw END,
@@ -34,10 +34,8 @@ const insertChangesSQL = `WITH written AS (
 		          WHEN 'insert' THEN t.raw END
 	FROM (SELECT id, op, old::jsonb AS old, n
 	      FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, op, old, n)) AS u
-	JOIN @.%s AS t ON t.business = $7 AND t.id = u.id
-	ORDER BY u.n
-	RETURNING seq)
-SELECT pg_notify($6, max(seq)::text) FROM written`
+	JOIN @.%s AS t ON t.business = $6 AND t.id = u.id
+	ORDER BY u.n`
 
 // seqShift is how far left a change's transaction id is shifted in its
 // seq: the low bits number the changes of one transaction, up to
@@ -116,8 +114,9 @@ type Changes struct {
 // that saw seq N never sees a lower one appear later, and resuming after N
 // misses nothing, whatever the number of writers. A long transaction that
 // writes, anywhere in the database, holds the horizon back (not the
-// writers) until it ends. Each transaction notifies the channel named as
-// the schema.
+// writers) until it ends. Once the transaction commits through
+// Store.InTx, the channel named as the schema is notified (see notifier);
+// a Tx of a transaction begun elsewhere notifies nobody.
 func (tx *Tx) WriteChanges(ctx context.Context, cause, business string, changes []Changes) error {
 	if tx.fed {
 		return &Error{Op: "writing the change feed", Err: errors.New("a second time in one transaction")}
@@ -126,7 +125,7 @@ func (tx *Tx) WriteChanges(ctx context.Context, cause, business string, changes 
 	b := &pgx.Batch{}
 	n := 0
 	for _, c := range changes {
-		b.Queue(tx.s.q(fmt.Sprintf(insertChangesSQL, c.Table)), c.Resource, cause, c.IDs, c.Ops, c.Olds, tx.s.schema, business, n)
+		b.Queue(tx.s.q(fmt.Sprintf(insertChangesSQL, c.Table)), c.Resource, cause, c.IDs, c.Ops, c.Olds, business, n)
 		n += len(c.IDs)
 	}
 	if n > maxChangesPerTx {
@@ -134,6 +133,58 @@ func (tx *Tx) WriteChanges(ctx context.Context, cause, business string, changes 
 	}
 	return fail("writing the change feed", tx.tx.SendBatch(ctx, b).Close())
 }
+
+// notifier tells the feed's followers (LISTEN on the channel named as the
+// schema) that changes were committed: after the commit, in a statement of
+// its own, one at a time per Store. A NOTIFY inside the writing
+// transaction would serialise every writer of the database at commit
+// (PostgreSQL takes one lock, held through the commit's WAL flush, for the
+// notifying transactions' queue entries): the write limit of the whole
+// fleet would be one commit per flush. Here a writer whose commit finds a
+// notification under way leaves it to the sender, which sends another one
+// once it is done; so every commit is followed by a NOTIFY sent after it,
+// and a Store sends at most one at a time, whatever its writers. A
+// notification lost (the process dies between the commit and the NOTIFY,
+// or the NOTIFY fails) delays a follower until the next one, or until it
+// looks again by itself (see pgmirror.FollowChanges).
+type notifier struct {
+	mu             sync.Mutex
+	sending, again bool
+}
+
+// send notifies the channel of s, unless a notification is under way:
+// then it asks its sender for another.
+func (n *notifier) send(ctx context.Context, s *Store) {
+	n.mu.Lock()
+	if n.sending {
+		n.again = true
+		n.mu.Unlock()
+		return
+	}
+	n.sending = true
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+	defer cancel()
+	for {
+		// A failure is the database's, which the next statement meets too;
+		// the followers look again by themselves.
+		_, _ = s.pool.Exec(ctx, notifyChangesSQL, s.schema)
+		n.mu.Lock()
+		if !n.again {
+			n.sending = false
+			n.mu.Unlock()
+			return
+		}
+		n.again = false
+		n.mu.Unlock()
+	}
+}
+
+const notifyChangesSQL = `SELECT pg_notify($1, '')`
+
+// notifyTimeout bounds the notifications of one send, so that a database
+// that hangs does not hold the writer that sends them for long.
+const notifyTimeout = 5 * time.Second
 
 // A Change is a row of the change feed.
 type Change struct {

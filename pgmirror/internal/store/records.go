@@ -128,14 +128,19 @@ func confirmedSeq(resource, business string) string {
 // row (new: true), and those not older than their row ((version, fetch
 // number) compared as a pair, see confirmedSeq) whose content differs or
 // whose row is marked deleted (new: false); confirm those newer than their
-// row whose content is the same (new: NULL).
+// row whose content is the same (new: NULL). Each record's row is looked up
+// by its key (a lateral subquery that OFFSET 0 keeps from being turned into
+// a join): the generic plan PostgreSQL keeps for a prepared statement,
+// made without the arrays' lengths, would otherwise hash-join the
+// business's whole table, a scan that grows with the business (2.6 ms for
+// one record among 24,000, against 0.07 ms).
 func (t *Table) toWriteSQL() string {
 	pair := `(coalesce(u.version, '-infinity'), $4::bigint)`
 	rowPair := `(t.mirror_version, ` + confirmedSeq("$5", "$6") + `)`
 	differs := `(t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)`
 	return `SELECT u.id, CASE WHEN t.id IS NULL THEN true WHEN ` + differs + ` THEN false END
 FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(id, raw, version)
-LEFT JOIN @.` + t.Name + ` AS t ON t.business = $6 AND t.id = u.id
+LEFT JOIN LATERAL (SELECT * FROM @.` + t.Name + ` AS r WHERE r.business = $6 AND r.id = u.id OFFSET 0) AS t ON true
 WHERE t.id IS NULL OR (` + differs + ` AND ` + pair + ` >= ` + rowPair + `) OR (NOT ` + differs + ` AND ` + pair + ` > ` + rowPair + `)`
 }
 

@@ -31,6 +31,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string // its name
 	ident  string // quoted, with the dot that follows it: `"name".`
+	notify notifier
 }
 
 // New returns the Store of the mirror in schema, through pool; the pool's
@@ -147,15 +148,22 @@ type Tx struct {
 
 // InTx runs fn in a transaction, committed when fn returns nil. An error
 // of fn is returned as it is; beginning or committing fails with an *Error
-// of op.
+// of op. Once a transaction that wrote the change feed has committed, the
+// feed's followers are notified (see notifier).
 func (s *Store) InTx(ctx context.Context, op string, fn func(*Tx) error) error {
 	var fnErr error
+	var fed bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		fnErr = fn(&Tx{s: s, tx: tx})
+		t := &Tx{s: s, tx: tx}
+		fnErr = fn(t)
+		fed = t.fed
 		return fnErr
 	})
 	if err != nil && err == fnErr {
 		return err
+	}
+	if err == nil && fed {
+		s.notify.send(ctx, s)
 	}
 	return fail(op, err)
 }
