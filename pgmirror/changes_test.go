@@ -39,6 +39,18 @@ func decodeObject(t testing.TB, b []byte) map[string]any {
 	return v
 }
 
+// waitFeedReadable waits until every change committed to m's feed can be
+// read: a reader reads below the horizon, which a transaction still
+// running anywhere on the server holds back, another test's included (the
+// tests share one PostgreSQL).
+func waitFeedReadable(t testing.TB, m *pgmirror.Mirror) {
+	t.Helper()
+	waitUntil(t, 2*time.Minute, func() (bool, string) {
+		held, err := m.FeedHeldForTest(context.Background())
+		return err == nil && !held, fmt.Sprintf("changes held above the horizon (%v)", err)
+	})
+}
+
 // replayFeed applies the changes of the feed of schema, from the first, to
 // empty tables, checking each against the state it applies to: an insert
 // of a record held (and not deleted), an update or a deletion of one not
@@ -47,6 +59,7 @@ func decodeObject(t testing.TB, b []byte) map[string]any {
 // resource (business + "/" + resource) and the changes by cause.
 func replayFeed(t testing.TB, m *pgmirror.Mirror) (map[string]replayed, map[string]int) {
 	t.Helper()
+	waitFeedReadable(t, m)
 	tables := map[string]replayed{}
 	causes := map[string]int{}
 	last := int64(0)
@@ -216,6 +229,7 @@ func TestTheChangeFeed(t *testing.T) {
 
 	// Resuming: the changes after a seq are the rest, in order.
 	var all, rest []int64
+	waitFeedReadable(t, m)
 	for ch, err := range m.Changes(context.Background(), 0) {
 		require.NoError(t, err)
 		all = append(all, ch.Seq)

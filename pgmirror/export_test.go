@@ -3,6 +3,7 @@ package pgmirror
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -81,7 +82,7 @@ func TablesForTest() map[string][]string {
 			for _, c := range res.lines.Columns {
 				lines = append(lines, c.Name+" "+c.Type.SQL())
 			}
-			out[res.lines.Name] = lines
+			out[res.lines.Name] = append(lines, "mirror_deleted_at timestamp with time zone")
 		}
 	}
 	return out
@@ -91,4 +92,12 @@ func TablesForTest() map[string][]string {
 // information_schema has them ("name type"), in no particular order.
 func (m *Mirror) ColumnsForTest(ctx context.Context, table string) ([]string, error) {
 	return m.store.TableColumns(ctx, table)
+}
+
+// FeedHeldForTest reports whether committed changes of the feed wait above
+// the horizon, held back by a transaction still running anywhere on the
+// server (another test's, in a shared one).
+func (m *Mirror) FeedHeldForTest(ctx context.Context) (bool, error) {
+	p, err := m.store.ReadChanges(ctx, math.MaxInt64, 1)
+	return p.Held, err
 }

@@ -58,10 +58,24 @@ func TestAWrongKeyOrBaseURLLeavesNoSchema(t *testing.T) {
 // without creating the schema.
 func TestOnceExitsWhenTheAPIIsUnreachable(t *testing.T) {
 	t.Parallel()
+	// A port that closes every connection at once, held for the test: a
+	// port merely closed could be taken meanwhile by another test's server.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if tc, ok := conn.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // a reset, as a port nobody listens on answers
+			}
+			conn.Close()
+		}
+	}()
 	addr := ln.Addr().String()
-	require.NoError(t, ln.Close()) // nothing listens there now
 
 	schema := newSchemaName()
 	start := time.Now()

@@ -182,7 +182,11 @@ func TestEachBusinessHasItsStatusAndItsReadiness(t *testing.T) {
 	ok, err = mm.Ready(ctx, globex.Name)
 	require.NoError(t, err)
 	assert.False(t, ok, "globex is refused")
-	assert.Equal(t, 1, strings.Count(logs.String(), `msg="pgmirror: business ready: its first complete copy is done" business=`+acme.Name))
+	readyLine := `msg="pgmirror: business ready: its first complete copy is done" business=` + acme.Name
+	waitUntil(t, 10*time.Second, func() (bool, string) { // logged after the commit that notifies
+		return strings.Contains(logs.String(), readyLine), "the ready line logged"
+	})
+	assert.Equal(t, 1, strings.Count(logs.String(), readyLine))
 	waitUntil(t, 10*time.Second, func() (bool, string) {
 		return count(t, mm.DB, `SELECT count(*) FROM mirror_status WHERE business = $1 AND phase = 'paused'`, globex.Name) == 1, "globex paused"
 	})

@@ -90,6 +90,7 @@ func TestASingleBusinessMirrorUpgradesInPlace(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, done, "the backfill's state is kept: no new backfill")
 	var feed []pgmirror.Change
+	waitFeedReadable(t, up)
 	for c, err := range up.Changes(ctx, 0) {
 		require.NoError(t, err)
 		feed = append(feed, c)
