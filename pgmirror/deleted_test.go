@@ -42,8 +42,8 @@ func withoutRecords(t testing.TB, srv *invoicingtest.Server, key string, ids []s
 }
 
 // Records the service no longer lists are marked deleted by the next
-// reconciliation, logged and in the change feed; listed again, they are
-// unmarked.
+// reconciliation, with their lines, logged and in the change feed; listed
+// again, they are unmarked.
 func TestDeletedRecordsAreMarkedAndUnmarked(t *testing.T) {
 	t.Parallel()
 	srv, _ := newFake(t)
@@ -67,6 +67,10 @@ func TestDeletedRecordsAreMarkedAndUnmarked(t *testing.T) {
 	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL AND id = ANY($1)`, gone))
 	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
 	assert.Equal(t, 40, count(t, db, `SELECT count(*) FROM invoices`), "rows kept, as last seen")
+	goneLines := count(t, db, `SELECT count(*) FROM invoice_lines WHERE invoice_id = ANY($1)`, gone)
+	require.Positive(t, goneLines)
+	assert.Equal(t, goneLines, count(t, db, `SELECT count(*) FROM invoice_lines WHERE mirror_deleted_at IS NOT NULL`),
+		"the lines of the invoices marked deleted, and only those, are marked with them")
 	assert.Contains(t, logs.String(), `msg="pgmirror: marked deleted" business=default resource=invoices rows=3`)
 	_, _, deleted, _ := m.CountedForTest()
 	assert.Equal(t, int64(3), deleted[pgmirror.Invoices])
@@ -80,9 +84,11 @@ func TestDeletedRecordsAreMarkedAndUnmarked(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, corrected[pgmirror.Invoices])
 	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoice_lines WHERE mirror_deleted_at IS NOT NULL`), "listed again: their lines written anew")
 	requireMirrorEqual(t, srv, schema)
 
 	ops := map[string]int{}
+	waitFeedReadable(t, m)
 	for c, err := range m.Changes(ctx, 0) {
 		require.NoError(t, err)
 		if c.Cause == pgmirror.CauseReconciliation && slices.Contains(gone, c.ID) {

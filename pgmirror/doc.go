@@ -85,9 +85,11 @@
 // (mirror_deleted_at, NULL while listed) the rows it did not list and that
 // no fetch wrote since it began, once a Get answers 404 for each (where the
 // resource has one), and only when the walk listed as many records as the
-// service counts; the rows are kept as last seen, counted in the log
-// ("pgmirror: marked deleted"), and unmarked by the next fetch that shows
-// the record. When the service no longer lists more than half of a table
+// service counts; the rows are kept as last seen, their lines marked with
+// them (the lines tables have mirror_deleted_at too: filter on it when
+// summing lines alone), counted in the log ("pgmirror: marked deleted"),
+// and unmarked by the next fetch that shows the record (which writes its
+// lines anew). When the service no longer lists more than half of a table
 // of at least MassDeletionMinRows rows, a different business behind the API
 // key is likelier than mass deletion: the reconciliation writes and marks
 // nothing and fails with ErrMassDeletion, and RunReconciler returns it, so

@@ -334,7 +334,7 @@ func (t *tenant) markDeleted(ctx context.Context, res *resource, listed int, sta
 		var ids []string
 		err = t.writeIn(ctx, CauseReconciliation, func(w *writeTx) error {
 			var err error
-			if ids, err = w.MarkDeleted(ctx, res.table, t.name, gone, start); err != nil {
+			if ids, err = w.MarkDeleted(ctx, res.table, res.lines, t.name, gone, start); err != nil {
 				return err
 			}
 			for _, id := range ids {

@@ -377,10 +377,23 @@ FROM (SELECT id FROM @.%[1]s WHERE business = $3 AND id = ANY($1::text[]) ORDER 
 WHERE t.business = $3 AND t.id = locked.id AND t.mirror_deleted_at IS NULL AND t.mirror_fetch_seq < $2
 RETURNING t.id`
 
+// markLinesDeletedSQL marks deleted, when they are not, the lines of the
+// records $1 of business $2 (%[2]s: the lines' parent column).
+const markLinesDeletedSQL = `UPDATE @.%[1]s SET mirror_deleted_at = now()
+WHERE business = $2 AND %[2]s = ANY($1::text[]) AND mirror_deleted_at IS NULL`
+
 // MarkDeleted marks deleted the rows ids of t that no fetch wrote since
-// the fetch seq began, and returns the ids it marked.
-func (tx *Tx) MarkDeleted(ctx context.Context, t *Table, business string, ids []string, seq int64) ([]string, error) {
-	return collect(ctx, tx.tx, "marking "+t.Name+" deleted", tx.s.q(fmt.Sprintf(markDeletedSQL, t.Name)), []any{ids, seq, business}, pgx.RowTo[string])
+// the fetch seq began, and the lines (of lines, nil for a record without)
+// of those it marked, and returns the ids it marked. Lines are never
+// unmarked: writing a record writes its lines anew.
+func (tx *Tx) MarkDeleted(ctx context.Context, t, lines *Table, business string, ids []string, seq int64) ([]string, error) {
+	op := "marking " + t.Name + " deleted"
+	marked, err := collect(ctx, tx.tx, op, tx.s.q(fmt.Sprintf(markDeletedSQL, t.Name)), []any{ids, seq, business}, pgx.RowTo[string])
+	if err != nil || lines == nil || len(marked) == 0 {
+		return marked, err
+	}
+	_, err = exec(ctx, tx.tx, op, tx.s.q(fmt.Sprintf(markLinesDeletedSQL, lines.Name, lines.Parent)), marked, business)
+	return marked, err
 }
 
 // CountLive counts the rows of t of business not marked deleted.
