@@ -93,13 +93,15 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 	return m, nil
 }
 
-// Close closes the Mirror's pools. Stop Run (end its context) and the
+// Close closes the Mirror's pools, once a notification of the change feed
+// under way is sent. Stop Run (end its context) and the
 // server of the Handler first.
 func (m *Mirror) Close() {
 	for _, t := range m.tenants.all() {
 		t.end()
 	}
 	m.metrics.detach(m)
+	m.store.WaitNotified()
 	m.inserts.Close()
 	m.store.Pool().Close()
 }

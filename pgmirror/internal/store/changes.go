@@ -136,54 +136,60 @@ func (tx *Tx) WriteChanges(ctx context.Context, cause, business string, changes 
 
 // notifier tells the feed's followers (LISTEN on the channel named as the
 // schema) that changes were committed: after the commit, in a statement of
-// its own, one at a time per Store. A NOTIFY inside the writing
-// transaction would serialise every writer of the database at commit
-// (PostgreSQL takes one lock, held through the commit's WAL flush, for the
-// notifying transactions' queue entries): the write limit of the whole
-// fleet would be one commit per flush. Here a writer whose commit finds a
-// notification under way leaves it to the sender, which sends another one
-// once it is done; so every commit is followed by a NOTIFY sent after it,
-// and a Store sends at most one at a time, whatever its writers. A
-// notification lost (the process dies between the commit and the NOTIFY,
-// or the NOTIFY fails) delays a follower until the next one, or until it
-// looks again by itself (see pgmirror.FollowChanges).
+// its own, from a goroutine of its own, one at a time per Store. A NOTIFY
+// inside the writing transaction would serialise every writer of the
+// database at commit (PostgreSQL takes one lock, held through the
+// commit's WAL flush, for the notifying transactions' queue entries): the
+// write limit of the whole fleet would be one commit per flush. A commit
+// that finds a notification under way asks for another, sent once that one
+// is done: every commit is followed by a NOTIFY sent after it, and a Store
+// sends at most one at a time, whatever its writers, who never wait for
+// it. A notification lost (the process dies between the commit and the
+// NOTIFY, or the NOTIFY fails) delays a follower until the next one, or
+// until it looks again by itself (see pgmirror.FollowChanges).
 type notifier struct {
 	mu             sync.Mutex
 	sending, again bool
+	wg             sync.WaitGroup
 }
 
-// send notifies the channel of s, unless a notification is under way:
-// then it asks its sender for another.
-func (n *notifier) send(ctx context.Context, s *Store) {
+// send has the channel of s notified, unless a notification is under way:
+// then it asks for another after it.
+func (n *notifier) send(s *Store) {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.sending {
 		n.again = true
-		n.mu.Unlock()
 		return
 	}
 	n.sending = true
-	n.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
-	defer cancel()
-	for {
-		// A failure is the database's, which the next statement meets too;
-		// the followers look again by themselves.
-		_, _ = s.pool.Exec(ctx, notifyChangesSQL, s.schema)
-		n.mu.Lock()
-		if !n.again {
-			n.sending = false
+	n.wg.Go(func() {
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+			// A failure is the database's, which the next statement meets
+			// too; the followers look again by themselves.
+			_, _ = s.pool.Exec(ctx, notifyChangesSQL, s.schema)
+			cancel()
+			n.mu.Lock()
+			if !n.again {
+				n.sending = false
+				n.mu.Unlock()
+				return
+			}
+			n.again = false
 			n.mu.Unlock()
-			return
 		}
-		n.again = false
-		n.mu.Unlock()
-	}
+	})
 }
+
+// WaitNotified waits until the notifications under way are sent: before
+// its pool is closed.
+func (s *Store) WaitNotified() { s.notify.wg.Wait() }
 
 const notifyChangesSQL = `SELECT pg_notify($1, '')`
 
-// notifyTimeout bounds the notifications of one send, so that a database
-// that hangs does not hold the writer that sends them for long.
+// notifyTimeout bounds a notification, so that a database that hangs does
+// not hold the notifier, and Store.WaitNotified, for long.
 const notifyTimeout = 5 * time.Second
 
 // A Change is a row of the change feed.

@@ -163,7 +163,7 @@ func (s *Store) InTx(ctx context.Context, op string, fn func(*Tx) error) error {
 		return err
 	}
 	if err == nil && fed {
-		s.notify.send(ctx, s)
+		s.notify.send(s)
 	}
 	return fail(op, err)
 }
