@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/invoicing-api/invoicing-go/internal/cliflag"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
@@ -41,19 +39,8 @@ func changes(ctx context.Context, args []string, getenv func(string) string, std
 	schema := fs.String("schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
 	after := fs.Int64("after", 0, "print the changes after the seq `N` (0: from the first)")
 	follow := fs.Bool("follow", false, "after the last change, wait for new ones until interrupted")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, changesUsage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "invoicing-mirror changes: %s\nRun 'invoicing-mirror changes --help' for every flag.\n", cliflag.Explain(fs, err))
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "invoicing-mirror changes: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if code, ok := parseFlags(fs, args, "invoicing-mirror changes", changesUsage, stderr); !ok {
+		return code
 	}
 	if *after < 0 {
 		fmt.Fprintln(stderr, "invoicing-mirror changes: --after must not be negative")

@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
-	"github.com/invoicing-api/invoicing-go/internal/cliflag"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -50,19 +49,8 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	schema := fs.String("schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
 	listen := fs.String("listen", ":8080", "the replicas' --listen `ADDR`, to check that it is free")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up a check after `DURATION`")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, doctorUsage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "invoicing-mirror doctor: %s\nRun 'invoicing-mirror doctor --help' for every flag.\n", cliflag.Explain(fs, err))
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "invoicing-mirror doctor: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if code, ok := parseFlags(fs, args, "invoicing-mirror doctor", doctorUsage, stderr); !ok {
+		return code
 	}
 	d := &checkup{out: stdout}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)

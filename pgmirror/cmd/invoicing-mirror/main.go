@@ -29,7 +29,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
-	"github.com/invoicing-api/invoicing-go/internal/cliflag"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -176,19 +175,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
 	fs.IntVar(&o.inboxMaxPending, "inbox-max-pending", pgmirror.DefaultInboxMaxPending, "answer deliveries 503 with Retry-After while `N` are due in the inbox (negative: no limit)")
 	fs.DurationVar(&o.inboxMaxLag, "inbox-max-lag", pgmirror.DefaultInboxMaxLag, "answer deliveries 503 with Retry-After while the oldest due one has waited `DURATION` (negative: no limit)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, usage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "invoicing-mirror: %s\nRun 'invoicing-mirror --help' for every flag.\n", cliflag.Explain(fs, err))
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "invoicing-mirror: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if code, ok := parseFlags(fs, args, "invoicing-mirror", usage, stderr); !ok {
+		return code
 	}
 	env := []string{invoicing.EnvBaseURL, "DATABASE_URL"}
 	if getenv(pgmirror.EnvKeys) == "" { // one business, that of the API key

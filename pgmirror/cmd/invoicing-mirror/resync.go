@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/invoicing-api/invoicing-go/internal/cliflag"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
@@ -41,20 +39,10 @@ func resync(ctx context.Context, args []string, getenv func(string) string, stdo
 		resources = append(resources, s)
 		return nil
 	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, resyncUsage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "invoicing-mirror resync: %s\nRun 'invoicing-mirror resync --help' for every flag.\n", cliflag.Explain(fs, err))
-		return exitUsage
+	if code, ok := parseFlags(fs, args, "invoicing-mirror resync", resyncUsage, stderr); !ok {
+		return code
 	}
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "invoicing-mirror resync: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
 	case *business == "":
 		fmt.Fprintln(stderr, "invoicing-mirror resync: --business is required")
 		return exitUsage

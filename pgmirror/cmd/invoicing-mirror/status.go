@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/invoicing-api/invoicing-go/internal/cliflag"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
@@ -61,19 +59,8 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 	maxLag := fs.Duration("max-lag", 5*time.Minute, "degraded when a delivery or a record waits, or the lag's p99 is, longer than `DURATION`")
 	interval := fs.Duration("reconcile-interval", pgmirror.DefaultReconcileInterval, "the replicas' --reconcile-interval: degraded when none finished in twice `DURATION`")
 	timeout := fs.Duration("timeout", statusTimeout, "give up reading after `DURATION` (exit 2)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, statusUsage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "invoicing-mirror status: %s\nRun 'invoicing-mirror status --help' for every flag.\n", cliflag.Explain(fs, err))
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "invoicing-mirror status: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if code, ok := parseFlags(fs, args, "invoicing-mirror status", statusUsage, stderr); !ok {
+		return code
 	}
 	if *maxLag <= 0 || *interval <= 0 || *timeout <= 0 {
 		fmt.Fprintln(stderr, "invoicing-mirror status: --max-lag, --reconcile-interval and --timeout must be positive")

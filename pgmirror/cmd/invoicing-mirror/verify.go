@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
-	"github.com/invoicing-api/invoicing-go/internal/cliflag"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
@@ -59,19 +58,8 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 		resources = append(resources, s)
 		return nil
 	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, verifyUsage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "invoicing-mirror verify: %s\nRun 'invoicing-mirror verify --help' for every flag.\n", cliflag.Explain(fs, err))
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "invoicing-mirror verify: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if code, ok := parseFlags(fs, args, "invoicing-mirror verify", verifyUsage, stderr); !ok {
+		return code
 	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "invoicing-mirror verify: %s\n", oneLine(err))
