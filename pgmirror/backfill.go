@@ -197,7 +197,7 @@ type flushFunc func(ctx context.Context, rows []store.Row, seq int64, resume int
 // one batch.
 func (t *tenant) walkPages(ctx context.Context, res *resource, start int, flush flushFunc) (last int, err error) {
 	m := t.m
-	seq, err := m.store.NextSeq(ctx)
+	seq, err := m.store.NextSeq(ctx, t.name)
 	if err != nil {
 		return start, err
 	}

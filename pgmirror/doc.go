@@ -41,8 +41,8 @@
 // mirror_reconcile (the last reconciliation's start, end and corrections),
 // mirror_confirmed (single fetches that found a record unchanged; see
 // below), mirror_changes (the change feed) and mirror_event_lag (the event
-// lag of the records written in the last hour, for the status), with the
-// sequence mirror_fetch_seq. Migrations are versioned, run under an
+// lag of the records written in the last hour, for the status) and
+// mirror_fetch_numbers (each business's last fetch number). Migrations are versioned, run under an
 // advisory lock, and only ever add.
 //
 // # How the copy stays exact
@@ -52,8 +52,9 @@
 // it converted into, for quote events; the bill; the client or supplier),
 // and the mirror fetches them with the SDK's Get.
 //
-// Never older: every fetch (a Get, or a walk of a list) takes a number from
-// a PostgreSQL sequence before its request is sent. A record is written
+// Never older: every fetch (a Get, or a walk of a list) takes a number of
+// its business (a counter row of mirror_fetch_numbers, which a fetch of
+// another business never waits on) before its request is sent. A record is written
 // only when its (version, fetch number) is not older than the row's,
 // compared as a pair: a newer updated_at always wins, and an equal one (two
 // changes in the same second) goes to the later fetch, which was sent after

@@ -63,15 +63,16 @@ func (m *Mirror) fetchStep(sup *supervisor) step {
 		ts := m.tenants.all()
 		perBusiness := max(1, m.cfg.Fetchers/min(max(len(ts), 1), 4))
 		var eligible []string
+		var room []int
 		f.mu.Lock()
 		for _, t := range ts {
-			if f.inFlight[t.name] < perBusiness {
-				eligible = append(eligible, t.name)
+			if r := perBusiness - f.inFlight[t.name]; r > 0 {
+				eligible, room = append(eligible, t.name), append(room, r)
 			}
 		}
 		f.mu.Unlock()
 		cctx, cancel := context.WithTimeout(ctx, pingTimeout)
-		claims, err := m.store.Claim(cctx, m.cfg.FetchLease, idle, eligible, perBusiness)
+		claims, err := m.store.Claim(cctx, m.cfg.FetchLease, idle, eligible, room)
 		cancel()
 		if err != nil {
 			return 0, err

@@ -186,7 +186,7 @@ func (t *tenant) reconcile(ctx context.Context) (map[string]int, error) {
 // markDeleted), and its ids forgotten.
 func (t *tenant) reconcileResource(ctx context.Context, res *resource) (listed, corrected int, err error) {
 	m := t.m
-	start, err := m.store.NextSeq(ctx)
+	start, err := m.store.NextSeq(ctx, t.name)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -361,7 +361,7 @@ func (t *tenant) markDeleted(ctx context.Context, res *resource, listed int, sta
 func (t *tenant) confirmGone(ctx context.Context, res *resource, ids []string) (gone []string, written int, err error) {
 	m := t.m
 	for _, id := range ids {
-		seq, err := m.store.NextSeq(ctx)
+		seq, err := m.store.NextSeq(ctx, t.name)
 		if err != nil {
 			return gone, written, err
 		}

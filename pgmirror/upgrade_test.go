@@ -67,12 +67,13 @@ func TestASingleBusinessMirrorUpgradesInPlace(t *testing.T) {
 		before[table] = count(t, db, `SELECT count(*) FROM `+table)
 	}
 	// Sequences go on from the copied numbers, as they would have.
-	_, err = db.Exec(ctx, `SELECT setval('mirror_fetch_seq', (SELECT last_value FROM `+current+`.mirror_fetch_seq)),
+	_, err = db.Exec(ctx, `SELECT setval('mirror_fetch_seq', (SELECT max(last) FROM `+current+`.mirror_fetch_numbers)),
 		setval('mirror_changes_seq_seq', (SELECT max(seq) FROM mirror_changes))`)
 	require.NoError(t, err)
 	require.Positive(t, before["invoice_lines"])
 	require.Positive(t, before["mirror_changes"])
 	require.Equal(t, 1, before["mirror_reconcile"])
+	lastSeq := count(t, db, `SELECT last_value FROM mirror_fetch_seq`)
 
 	// The upgrade, by a replica of today naming the business.
 	cfg := testConfig(sdkClient(srv), old)
@@ -116,6 +117,8 @@ func TestASingleBusinessMirrorUpgradesInPlace(t *testing.T) {
 		return n == 2, "the new invoice's lines"
 	})
 	assert.Equal(t, listsBefore, lists(), "no walk listed the invoices again")
+	assert.Greater(t, count(t, db, `SELECT mirror_fetch_seq FROM invoices WHERE id = $1`, inv.ID), lastSeq,
+		"the business's fetch numbers go on above the sequence's")
 	diffs, _ = compareScope(t, scope{URL: srv.URL, Key: srv.FullKey, Business: "acme"}, checkerPool(t, old))
 	require.Empty(t, diffs)
 }

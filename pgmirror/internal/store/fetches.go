@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,34 +11,52 @@ import (
 )
 
 // mirror_pending_fetch: the records events named, waiting to be fetched;
-// mirror_fetch_seq numbers the fetches; mirror_event_lag keeps the event
-// lag of the records written in the last hour.
+// mirror_fetch_numbers numbers each business's fetches; mirror_event_lag
+// keeps the event lag of the records written in the last hour.
+
+// dueWhere is the condition of a request f that a fetcher may claim: due,
+// not leased (or its lease expired), its business not paused.
+const dueWhere = `f.due_at <= now() AND (f.lease_until IS NULL OR f.lease_until <= now())
+  AND NOT EXISTS (SELECT 1 FROM @.mirror_budgets AS g WHERE g.business = f.business AND g.paused_until > now())`
 
 const (
-	nextSeqSQL = `SELECT nextval('@.mirror_fetch_seq')`
+	// nextSeqSQL takes business $1's next fetch number.
+	nextSeqSQL = `INSERT INTO @.mirror_fetch_numbers AS n (business) VALUES ($1)
+ON CONFLICT (business) DO UPDATE SET last = n.last + 1
+RETURNING last`
 
-	// claimSQL leases up to $2 of the due records that no other fetcher
-	// holds, of the businesses $3 (not paused), taking turns: each
-	// business's earliest due first, then each one's second, and so on, at
-	// most $4 of one business. A lease ($1) lets another fetcher take the
-	// record over once expired. It also takes each fetch's sequence number,
-	// before the request is sent.
-	claimSQL = `UPDATE @.mirror_pending_fetch AS p
-SET lease_until = now() + $1::interval, attempts = p.attempts + 1
-FROM (SELECT business, resource, id FROM (
-        SELECT d.business, d.resource, d.id, d.due_at, row_number() OVER (PARTITION BY d.business ORDER BY d.due_at) AS turn
-        FROM (SELECT DISTINCT business FROM @.mirror_pending_fetch WHERE business = ANY($3::text[]) AND due_at <= now()) AS b
-        CROSS JOIN LATERAL (
-            SELECT f.business, f.resource, f.id, f.due_at FROM @.mirror_pending_fetch AS f
-            WHERE f.business = b.business AND f.due_at <= now() AND (f.lease_until IS NULL OR f.lease_until <= now())
-              AND NOT EXISTS (SELECT 1 FROM @.mirror_budgets AS g WHERE g.business = b.business AND g.paused_until > now())
-            ORDER BY f.due_at
-            LIMIT $4
-            FOR UPDATE SKIP LOCKED) AS d) AS ranked
-      ORDER BY turn, due_at
-      LIMIT $2) AS due
-WHERE p.business = due.business AND p.resource = due.resource AND p.id = due.id
-RETURNING p.business, p.resource, p.id, p.request_seq, p.attempts, p.not_found, nextval('@.mirror_fetch_seq'),
+	// dueSQL reads which of the businesses $1 have requests to claim, how
+	// many (at most $3 each), earliest due first, at most $2 businesses. It
+	// only reads: the claims are per business (claimSQL).
+	dueSQL = `SELECT b.business, (SELECT count(*) FROM (SELECT 1 FROM @.mirror_pending_fetch AS f
+                            WHERE f.business = b.business AND ` + dueWhere + ` LIMIT $3) AS n)
+FROM (SELECT f.business, min(f.due_at) AS first FROM @.mirror_pending_fetch AS f
+      WHERE f.business = ANY($1::text[]) AND ` + dueWhere + `
+      GROUP BY f.business) AS b
+ORDER BY b.first
+LIMIT $2`
+
+	// claimSQL leases up to $2 of business $1's requests that a fetcher
+	// may claim, earliest due first, skipping those another fetcher is
+	// claiming, for $3: a lease lets another fetcher take the record over
+	// once expired. The claimed records share one fetch number of the
+	// business, taken before their requests are sent.
+	claimSQL = `WITH due AS (
+	SELECT f.resource, f.id FROM @.mirror_pending_fetch AS f
+	WHERE f.business = $1 AND ` + dueWhere + `
+	ORDER BY f.due_at
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+), number AS (
+	INSERT INTO @.mirror_fetch_numbers AS n (business) SELECT $1 WHERE EXISTS (SELECT 1 FROM due)
+	ON CONFLICT (business) DO UPDATE SET last = n.last + 1
+	RETURNING last
+)
+UPDATE @.mirror_pending_fetch AS p
+SET lease_until = now() + $3::interval, attempts = p.attempts + 1
+FROM due
+WHERE p.business = $1 AND p.resource = due.resource AND p.id = due.id
+RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found, (SELECT last FROM number),
 	extract(epoch FROM now() - p.requested_at)::float8`
 
 	// doneSQL removes a fetched record's request, unless another request
@@ -84,10 +103,11 @@ SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at),
 	pruneLagSQL = `DELETE FROM @.mirror_event_lag WHERE written_at < now() - $1::interval`
 )
 
-// NextSeq takes the next fetch sequence number.
-func (s *Store) NextSeq(ctx context.Context) (int64, error) {
+// NextSeq takes the next fetch number of business: greater than every
+// number the business took before.
+func (s *Store) NextSeq(ctx context.Context, business string) (int64, error) {
 	var seq int64
-	err := scan(ctx, s.pool, "taking a fetch sequence number", s.q(nextSeqSQL), nil, &seq)
+	err := scan(ctx, s.pool, "taking a fetch number", s.q(nextSeqSQL), []any{business}, &seq)
 	return seq, err
 }
 
@@ -96,7 +116,7 @@ type Claim struct {
 	Business, Resource, ID string
 	RequestSeq             int64
 	Attempts, NotFound     int
-	Seq                    int64 // the fetch's sequence number
+	Seq                    int64 // the fetch's number, of its business
 	// Waited is how long ago, by the database's clock, the record was first
 	// asked for (the delivery naming it was received) when it was claimed,
 	// at Claimed by the replica's clock: the two give the event's lag
@@ -105,17 +125,75 @@ type Claim struct {
 	Claimed time.Time
 }
 
-// Claim leases up to n due requests of the businesses, at most perBusiness
-// of each, for lease (see claimSQL).
-func (s *Store) Claim(ctx context.Context, lease time.Duration, n int, businesses []string, perBusiness int) ([]Claim, error) {
-	return collect(ctx, s.pool, "claiming records to fetch", s.q(claimSQL), []any{lease, n, businesses, perBusiness},
-		func(r pgx.CollectableRow) (Claim, error) {
-			var c Claim
-			var waited float64
-			err := r.Scan(&c.Business, &c.Resource, &c.ID, &c.RequestSeq, &c.Attempts, &c.NotFound, &c.Seq, &waited)
-			c.Waited, c.Claimed = time.Duration(waited*float64(time.Second)), time.Now()
-			return c, err
+// Claim leases up to n requests that fetchers may claim, of businesses[i]
+// at most room[i], for lease. The businesses take turns, earliest due
+// first: each one's first request, then each one's second, and so on. It
+// reads across the businesses once (dueSQL), then claims each business's
+// share in a statement of its own (claimSQL): a business at a time, in
+// name order, so that two fetchers' claims never wait on each other in
+// opposite orders.
+func (s *Store) Claim(ctx context.Context, lease time.Duration, n int, businesses []string, room []int) ([]Claim, error) {
+	const op = "claiming records to fetch"
+	most := 0
+	for i := range room {
+		most = max(most, room[i])
+	}
+	type due struct {
+		business string
+		n, room  int
+	}
+	dues, err := collect(ctx, s.pool, op, s.q(dueSQL), []any{businesses, n, most}, func(r pgx.CollectableRow) (due, error) {
+		var d due
+		return d, r.Scan(&d.business, &d.n)
+	})
+	if err != nil || len(dues) == 0 {
+		return nil, err
+	}
+	rooms := make(map[string]int, len(businesses))
+	for i, b := range businesses {
+		rooms[b] = room[i]
+	}
+	// The turns: a share of one more request per business per round.
+	share := make(map[string]int, len(dues))
+	for left := n; left > 0; {
+		given := 0
+		for _, d := range dues {
+			if left > 0 && share[d.business] < min(d.n, rooms[d.business]) {
+				share[d.business]++
+				left--
+				given++
+			}
+		}
+		if given == 0 {
+			break
+		}
+	}
+	names := make([]string, 0, len(share))
+	for b := range share {
+		names = append(names, b)
+	}
+	slices.Sort(names)
+	b := &pgx.Batch{}
+	var claims []Claim
+	for _, name := range names {
+		b.Queue(s.q(claimSQL), name, share[name], lease).Query(func(rows pgx.Rows) error {
+			now := time.Now()
+			for rows.Next() {
+				c := Claim{Business: name, Claimed: now}
+				var waited float64
+				if err := rows.Scan(&c.Resource, &c.ID, &c.RequestSeq, &c.Attempts, &c.NotFound, &c.Seq, &waited); err != nil {
+					return err
+				}
+				c.Waited = time.Duration(waited * float64(time.Second))
+				claims = append(claims, c)
+			}
+			return rows.Err()
 		})
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fail(op, err)
+	}
+	return claims, nil
 }
 
 // Fetched settles the request of a record fetched and written in tx with
