@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,6 +56,13 @@ func keyring(t testing.TB, items ...string) *pgmirror.Keyring {
 // new schema, sealing with keys, and serves its BusinessHandler.
 func newMultiMirror(t testing.TB, f *fleet, keys *pgmirror.Keyring, edit func(*pgmirror.Config)) *multiMirror {
 	t.Helper()
+	return newTracedMultiMirror(t, f, keys, edit, nil)
+}
+
+// newTracedMultiMirror is newMultiMirror with tracer (nil for none)
+// tracing the mirror's statements.
+func newTracedMultiMirror(t testing.TB, f *fleet, keys *pgmirror.Keyring, edit func(*pgmirror.Config), tracer pgx.QueryTracer) *multiMirror {
+	t.Helper()
 	schema := newSchemaName()
 	cfg := testConfig(f.Client(t), schema)
 	cfg.Keys = keys
@@ -62,7 +70,7 @@ func newMultiMirror(t testing.TB, f *fleet, keys *pgmirror.Keyring, edit func(*p
 	if edit != nil {
 		edit(&cfg)
 	}
-	m := openMirror(t, cfg)
+	m := openTracedMirror(t, cfg, tracer)
 	mux := http.NewServeMux()
 	mux.Handle("POST /webhooks/{business}", m.BusinessHandler())
 	hs := httptest.NewServer(mux)

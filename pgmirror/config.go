@@ -41,6 +41,8 @@ const (
 	DefaultWalkers = 4
 	// MaxWalkers bounds Config.Walkers: each walker holds a connection.
 	MaxWalkers = 64
+	// MaxPartitions bounds Config.Partitions.
+	MaxPartitions = 1024
 )
 
 // Config configures a Mirror. Zero fields take their default.
@@ -90,6 +92,19 @@ type Config struct {
 	// connection more per walker (each walk holds an advisory lock on its
 	// own connection), on top of PoolSize.
 	Walkers int
+	// Partitions, when positive, has Migrate hash-partition by business,
+	// into that many partitions (PostgreSQL's PARTITION BY HASH), every
+	// table of the schema that has a business column: the records, their
+	// lines, the mirror's own state, the change feed and the inbox. An
+	// unpartitioned mirror is partitioned in place, its rows, keys,
+	// indexes, grants and views kept, in Migrate's transaction (the tables
+	// are locked, and their rows copied, meanwhile: stop the replicas, or
+	// expect them to wait). 0 leaves the tables as they are; a number other
+	// than the one a partitioned mirror has is refused. At most
+	// MaxPartitions. Every statement of the event, backfill and
+	// reconciliation paths reads and writes one business's partition (see
+	// the README's "Ready to distribute").
+	Partitions int
 	// Schema is the PostgreSQL schema holding the mirror's tables and
 	// pginbox's inbox table (DefaultSchema). Letters, digits and
 	// underscores, not starting with a digit.
@@ -228,6 +243,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	setDefault(&cfg.Walkers, DefaultWalkers)
 	if cfg.Walkers > MaxWalkers {
 		return cfg, fmt.Errorf("pgmirror: Config.Walkers %d is above %d", cfg.Walkers, MaxWalkers)
+	}
+	if cfg.Partitions < 0 || cfg.Partitions > MaxPartitions {
+		return cfg, fmt.Errorf("pgmirror: Partitions %d: between 0 and %d", cfg.Partitions, MaxPartitions)
 	}
 	if !schemaName.MatchString(cfg.Schema) {
 		return cfg, fmt.Errorf("pgmirror: schema name %q: use letters, digits and underscores (at most 63), not starting with a digit", cfg.Schema)

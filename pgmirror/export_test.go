@@ -101,3 +101,10 @@ func (m *Mirror) FeedHeldForTest(ctx context.Context) (bool, error) {
 	p, err := m.store.ReadChanges(ctx, math.MaxInt64, 1)
 	return p.Held, err
 }
+
+// AcrossBusinessesForTest returns the statements that work across
+// businesses by design (store.AcrossBusinesses), as a Store of schema runs
+// them.
+func AcrossBusinessesForTest(schema string) []string {
+	return store.New(nil, schema).AcrossBusinesses()
+}

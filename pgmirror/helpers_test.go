@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -84,7 +85,17 @@ func testLogger() *slog.Logger {
 // openMirror opens a migrated mirror of cfg, closed with the test.
 func openMirror(t testing.TB, cfg pgmirror.Config) *pgmirror.Mirror {
 	t.Helper()
-	m, err := pgmirror.Open(context.Background(), postgresOf(cfg.Schema).URL, cfg)
+	return openTracedMirror(t, cfg, nil)
+}
+
+// openTracedMirror is openMirror with tracer (nil for none) tracing its
+// pools' statements.
+func openTracedMirror(t testing.TB, cfg pgmirror.Config, tracer pgx.QueryTracer) *pgmirror.Mirror {
+	t.Helper()
+	pc, err := pgxpool.ParseConfig(postgresOf(cfg.Schema).URL)
+	require.NoError(t, err)
+	pc.ConnConfig.Tracer = tracer
+	m, err := pgmirror.New(context.Background(), pc, cfg)
 	require.NoError(t, err)
 	t.Cleanup(m.Close)
 	require.NoError(t, m.Migrate(context.Background()))

@@ -501,7 +501,7 @@ func (m *Mirror) load(ctx context.Context) error {
 // transaction (see MigrateSchema); with Config.Keys it then loads the
 // businesses to serve. The Handlers store deliveries once it succeeded.
 func (m *Mirror) Migrate(ctx context.Context) error {
-	if err := m.store.Migrate(ctx, m.cfg.Business, m.log); err != nil {
+	if err := m.store.Migrate(ctx, m.cfg.Business, m.cfg.Partitions, m.log); err != nil {
 		return err
 	}
 	if m.cfg.Keys != nil {
@@ -535,7 +535,7 @@ func MigrateSchema(ctx context.Context, db *pgxpool.Pool, schema, business strin
 	if err := checkBusinessName(business); err != nil {
 		return err
 	}
-	return store.New(db, schema).Migrate(ctx, business, slog.New(slog.DiscardHandler))
+	return store.New(db, schema).Migrate(ctx, business, 0, slog.New(slog.DiscardHandler))
 }
 
 // SchemaVersion is the version of the schema this package creates: the

@@ -37,15 +37,28 @@ VALUES ($1, $2, $2, clock_timestamp(), clock_timestamp()) ON CONFLICT DO NOTHING
 // takeSQL takes tokens of business $1 (ceiling $2: a rate, or 0 for none),
 // for a walk when $3 (which leaves a fifth of the bucket for events),
 // dropping the rate first when $4 is the time a 429 was heard (NULL for
-// none; at most once a second) to AdaptiveBackoff of the rate spent then, and from the total budget's row too when $5 (its rate, 0: none)
-// is positive. The rate is the one set at rate_at crept up since, at most
-// the ceiling; the bucket refills at it up to one second's worth (at least
-// one token), and a statement takes a twentieth of a second's worth at
-// most (at least one). It returns the tokens there were, how many it took,
-// the rate, how long the business stays paused (0 when not), why it was
-// paused ("" once it answered again), and the total's tokens there were. A
-// paused business's bucket is left alone.
-var takeSQL = `WITH now AS (SELECT clock_timestamp() AS now),
+// none; at most once a second) to AdaptiveBackoff of the rate spent then,
+// and from the total budget's row too ($5 its rate). The rate is the one
+// set at rate_at crept up since, at most the ceiling; the bucket refills
+// at it up to one second's worth (at least one token), and a statement
+// takes a twentieth of a second's worth at most (at least one). It returns
+// the tokens there were, how many it took, the rate, how long the business
+// stays paused (0 when not), why it was paused ("" once it answered
+// again), and the total's tokens there were. A paused business's bucket
+// is left alone. takeOneSQL is the same without a total budget ($5 0): it
+// touches the business's row alone.
+var takeSQL, takeOneSQL = takeStatement(`total AS (
+	SELECT t.business, least(greatest($5::float8, 1), t.tokens + $5::float8 * extract(epoch FROM now.now - t.at)) AS avail
+	FROM @.mirror_budgets AS t, now WHERE $5::float8 > 0 AND t.business = '`+TotalBudget+`' FOR UPDATE OF t),`, `,
+took_total AS (
+	UPDATE @.mirror_budgets AS t SET tokens = total.avail - n.n, at = (SELECT now FROM now)
+	FROM total, n WHERE t.business = '`+TotalBudget+`')`),
+	takeStatement(`total AS (SELECT NULL::float8 AS avail WHERE $5::float8 > 0 AND false),`, ``)
+
+// takeStatement is takeSQL with the CTE total, which reads the total
+// budget's tokens, and tookTotal, which takes them.
+func takeStatement(total, tookTotal string) string {
+	return `WITH now AS (SELECT clock_timestamp() AS now),
 cur AS (
 	SELECT b.business, b.tokens, b.at, b.paused_until, b.pause_reason, now.now,
 		b.paused_until > now.now AS paused,
@@ -62,9 +75,7 @@ bucket AS (
 		CASE WHEN $3::boolean THEN greatest(1, greatest(r.rate, 1) / 5) ELSE 0 END AS reserve,
 		greatest(1, floor(r.rate / 20)) AS chunk
 	FROM r),
-total AS (
-	SELECT t.business, least(greatest($5::float8, 1), t.tokens + $5::float8 * extract(epoch FROM now.now - t.at)) AS avail
-	FROM @.mirror_budgets AS t, now WHERE $5::float8 > 0 AND t.business = '` + TotalBudget + `' FOR UPDATE OF t),
+` + total + `
 n AS (
 	SELECT CASE WHEN coalesce(bucket.paused, false) THEN 0
 		ELSE greatest(0, least(bucket.chunk, floor(bucket.avail - bucket.reserve),
@@ -76,13 +87,11 @@ took AS (
 		spent = b.spent * exp(-extract(epoch FROM bucket.now - coalesce(b.spent_at, bucket.now))) + n.n, spent_at = bucket.now,
 		rate = CASE WHEN bucket.slow THEN bucket.rate ELSE b.rate END,
 		rate_at = CASE WHEN bucket.slow OR b.rate_at IS NULL THEN bucket.now ELSE b.rate_at END
-	FROM bucket, n WHERE b.business = bucket.business AND NOT coalesce(bucket.paused, false)),
-took_total AS (
-	UPDATE @.mirror_budgets AS t SET tokens = total.avail - n.n, at = (SELECT now FROM now)
-	FROM total, n WHERE t.business = total.business)
+	FROM bucket, n WHERE b.business = $1 AND NOT coalesce(bucket.paused, false))` + tookTotal + `
 SELECT avail, n.n::int, rate, CASE WHEN paused THEN extract(epoch FROM paused_until - now) ELSE 0 END::float8,
 	coalesce(pause_reason, ''), coalesce((SELECT avail FROM total), 0)
 FROM bucket, n`
+}
 
 const (
 	createTotalSQL = `INSERT INTO @.mirror_budgets (business, tokens) VALUES ('` + TotalBudget + `', $1) ON CONFLICT DO NOTHING`
@@ -138,7 +147,11 @@ func (s *Store) TakeTokens(ctx context.Context, business string, ceiling float64
 	if !heard.IsZero() {
 		at = &heard
 	}
-	err := scan(ctx, s.pool, "taking a request token", s.q(takeSQL), []any{business, ceiling, walk, at, total},
+	sql := takeSQL
+	if total == 0 {
+		sql = takeOneSQL
+	}
+	err := scan(ctx, s.pool, "taking a request token", s.q(sql), []any{business, ceiling, walk, at, total},
 		&t.Available, &t.Took, &t.Rate, &paused, &t.Reason, &t.Total)
 	t.Paused = time.Duration(paused * float64(time.Second))
 	return t, err

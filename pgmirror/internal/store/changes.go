@@ -90,8 +90,8 @@ var (
 SELECT count(*), coalesce(max(seq), $1) FROM deleted`
 	// pruneInboxSQL deletes a batch of the deliveries of status $1
 	// processed before $2 ago.
-	pruneInboxSQL = `DELETE FROM @.` + pginbox.TableName + ` WHERE ctid IN (
-	SELECT ctid FROM @.` + pginbox.TableName + ` WHERE status = $1 AND processed_at < now() - $2::interval
+	pruneInboxSQL = `DELETE FROM @.` + pginbox.TableName + ` WHERE (business, delivery_id) IN (
+	SELECT business, delivery_id FROM @.` + pginbox.TableName + ` WHERE status = $1 AND processed_at < now() - $2::interval
 	LIMIT ` + batchLimit + `)`
 )
 

@@ -35,7 +35,7 @@ FROM @.%[1]s AS t WHERE t.business = $1 AND t.mirror_deleted_at IS NULL`
 
 // forgetListedSQL deletes a batch of the ids of the walks of resource $2
 // of business $1.
-var forgetListedSQL = `DELETE FROM @.mirror_walk_listed WHERE (business, resource, id) IN (
+var forgetListedSQL = `DELETE FROM @.mirror_walk_listed WHERE business = $1 AND (business, resource, id) IN (
 	SELECT business, resource, id FROM @.mirror_walk_listed WHERE business = $1 AND resource = $2 LIMIT ` + batchLimit + `)`
 
 // batchLimit is deleteBatch in SQL.

@@ -71,9 +71,11 @@ const migrationsTableSQL = `CREATE TABLE IF NOT EXISTS mirror_migrations (
 // transaction-scoped advisory lock (replicas migrating at once take
 // turns); each migration is recorded in mirror_migrations so that it runs
 // once. business names the business the rows of a mirror made before
-// businesses belong to (migration 5). A schema at a newer version is
-// refused.
-func (s *Store) Migrate(ctx context.Context, business string, log *slog.Logger) error {
+// businesses belong to (migration 5). With partitions above 0, the tables
+// with a business column that are not partitioned yet are then
+// hash-partitioned by business into that many partitions, in place (see
+// partition). A schema at a newer version is refused.
+func (s *Store) Migrate(ctx context.Context, business string, partitions int, log *slog.Logger) error {
 	ms, err := Migrations()
 	if err != nil {
 		return err
@@ -101,7 +103,14 @@ func (s *Store) Migrate(ctx context.Context, business string, log *slog.Logger) 
 			}
 			log.InfoContext(ctx, "pgmirror: migrated", "schema", s.schema, "version", m.Version, "migration", m.Name)
 		}
-		return pginbox.Migrate(ctx, q)
+		if err := pginbox.Migrate(ctx, q); err != nil || partitions == 0 {
+			return err
+		}
+		tables, err := s.partition(ctx, q, partitions)
+		if len(tables) > 0 {
+			log.InfoContext(ctx, "pgmirror: partitioned by business", "schema", s.schema, "partitions", partitions, "tables", len(tables))
+		}
+		return err
 	})
 	var e *Error
 	if err != nil && !errors.As(err, &e) {

@@ -1,0 +1,203 @@
+package pgmirror_test
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+)
+
+// statements records each distinct statement a pool runs, with the
+// arguments of its first run: a pgx tracer of single queries and of the
+// queries of a batch.
+type statements struct {
+	mu   sync.Mutex
+	on   bool
+	seen map[string][]any
+}
+
+func (s *statements) add(sql string, args []any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.seen[sql]; s.on && !ok {
+		s.seen[sql] = slices.Clone(args)
+	}
+}
+
+// record starts recording, or stops it and returns what was recorded.
+func (s *statements) record(on bool) map[string][]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.on = on
+	if on {
+		s.seen = map[string][]any{}
+	}
+	return maps.Clone(s.seen)
+}
+
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	s.add(d.SQL, d.Args)
+	return ctx
+}
+
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (s *statements) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (s *statements) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	s.add(d.SQL, d.Args)
+}
+
+func (s *statements) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// partitionsRead returns, for each partitioned table of the schema that
+// the plan of sql (with args) reads or writes, the partitions it names
+// (none for an insert, which names the partitioned table):
+// the plan PostgreSQL makes for those arguments, as the mirror's own
+// statements are planned (an unnamed statement, planned with its
+// parameters' values). A statement that cannot be explained (BEGIN, SET)
+// names none.
+func partitionsRead(t testing.TB, db *pgxpool.Pool, partitionOf map[string]string, sql string, args []any) map[string][]string {
+	t.Helper()
+	head := strings.ToUpper(strings.Fields(sql)[0])
+	if !slices.Contains([]string{"SELECT", "INSERT", "UPDATE", "DELETE", "WITH"}, head) {
+		return nil
+	}
+	var plan []byte
+	err := db.QueryRow(context.Background(), "EXPLAIN (FORMAT JSON) "+sql, append([]any{pgx.QueryExecModeDescribeExec}, args...)...).Scan(&plan)
+	require.NoError(t, err, "EXPLAIN %s", sql)
+	var nodes []any
+	require.NoError(t, json.Unmarshal(plan, &nodes))
+	read := map[string][]string{}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if rel, ok := v["Relation Name"].(string); ok {
+				if parent, ok := partitionOf[rel]; ok && !slices.Contains(read[parent], rel) {
+					read[parent] = append(read[parent], rel)
+				} else if _, ok := read[rel]; !ok && slices.Contains(slices.Collect(maps.Values(partitionOf)), rel) {
+					read[rel] = nil // the partitioned table itself: an insert's, routed row by row
+				}
+			}
+			for _, c := range v {
+				walk(c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	walk(nodes)
+	return read
+}
+
+// With Partitions, every table with a business column is hash-partitioned
+// by business, and every statement the mirror runs on the paths of an
+// event, a backfill and a reconciliation (deletions included) of a fleet
+// reads and writes one partition of each table it touches, as PostgreSQL
+// plans it for the statement's own arguments; only the statements that
+// work across businesses by design (pgmirror's AcrossBusinessesForTest:
+// finding the businesses with records due, retention, the change feed's
+// global order, pginbox's claim) may touch more.
+func TestEveryStatementOfTheHotPathTouchesOnePartition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFleet(t, 3, withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, 30) }))
+	trace := &statements{}
+	mm := newTracedMultiMirror(t, f, keyring(t, newKeyText(t, "k1")), func(c *pgmirror.Config) {
+		c.Partitions = 8
+		c.ReconcileInterval = 300 * time.Millisecond
+	}, trace)
+	trace.record(true) // after Migrate
+	for _, b := range f.Businesses {
+		mm.add(t, b, 0)
+	}
+	run(t, mm.Mirror)
+	for _, b := range f.Businesses {
+		waitBusinessBackfilled(t, mm, b.Name, 30*time.Second)
+	}
+
+	// An event's record.
+	acme, globex := f.Businesses[0], f.Businesses[1]
+	c, err := newClientAt(f.URL, acme.Key)
+	require.NoError(t, err)
+	inv := createInvoice(t, c, invoicing.InvoiceStatusDraft, 2)
+	waitUntil(t, 20*time.Second, func() (bool, string) {
+		n := count(t, mm.DB, `SELECT count(*) FROM invoice_lines WHERE business = $1 AND invoice_id = $2`, acme.Name, inv.ID)
+		return n == 2, "the new invoice's lines"
+	})
+	// A row the service does not have, which a reconciliation marks deleted.
+	const gone = "00000000-0000-4000-8000-00000000d0e5"
+	_, err = mm.DB.Exec(ctx, `INSERT INTO invoices (business, id, raw, mirror_version, mirror_fetch_seq, mirror_synced_at, mirror_changed_at)
+		VALUES ($1, $2, '{}', now(), 0, now(), now())`, globex.Name, gone)
+	require.NoError(t, err)
+	waitUntil(t, 20*time.Second, func() (bool, string) {
+		n := count(t, mm.DB, `SELECT count(*) FROM invoices WHERE business = $1 AND id = $2 AND mirror_deleted_at IS NOT NULL`, globex.Name, gone)
+		return n == 1, "the unlisted row marked deleted"
+	})
+	seen := trace.record(false)
+
+	partitionOf := map[string]string{}
+	rows, err := mm.DB.Query(ctx, `SELECT c.relname, p.relname FROM pg_inherits AS i
+		JOIN pg_class AS c ON c.oid = i.inhrelid JOIN pg_class AS p ON p.oid = i.inhparent
+		WHERE p.relnamespace = $1::regnamespace`, mm.Schema)
+	require.NoError(t, err)
+	for rows.Next() {
+		var child, parent string
+		require.NoError(t, rows.Scan(&child, &parent))
+		partitionOf[child] = parent
+	}
+	require.NoError(t, rows.Err())
+	parents := map[string]bool{}
+	for _, p := range partitionOf {
+		parents[p] = true
+	}
+	for _, table := range []string{"invoices", "invoice_lines", "mirror_changes", "mirror_pending_fetch", "mirror_budgets", "mirror_fetch_numbers", "invoicing_webhook_inbox"} {
+		assert.True(t, parents[table], "%s is partitioned", table)
+	}
+
+	across := pgmirror.AcrossBusinessesForTest(mm.Schema)
+	// pginbox's own statements across businesses: its Workers' claim of the
+	// delivery due first, and WithBackpressure's look at the backlog.
+	pginboxAcross := func(sql string) bool {
+		return strings.Contains(sql, "FROM invoicing_webhook_inbox") && strings.Contains(sql, "WHERE status = 'pending'")
+	}
+	var touched []string
+	spanning := 0
+	for sql, args := range seen {
+		read := partitionsRead(t, mm.DB, partitionOf, sql, args)
+		for table, parts := range read {
+			touched = append(touched, table)
+			if len(parts) == 0 {
+				continue // an insert: each row goes to the partition of its business
+			}
+			if len(parts) > 1 {
+				if slices.Contains(across, sql) || pginboxAcross(sql) {
+					spanning++
+					continue
+				}
+				t.Errorf("a statement reads %d partitions of %s (%v), not one:\n%s", len(parts), table, parts, sql)
+			}
+		}
+	}
+	t.Logf("%d statements, %d of them across businesses by design", len(seen), spanning)
+	for _, table := range []string{"invoices", "invoice_lines", "mirror_changes", "mirror_pending_fetch", "mirror_fetch_numbers", "mirror_walk_listed", "invoicing_webhook_inbox"} {
+		assert.Contains(t, touched, table, "a statement of the hot path touches %s", table)
+	}
+}
