@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,8 +65,17 @@ func testConfig(c *invoicing.Client, schema string) pgmirror.Config {
 		BatchSize:      250,
 		// The tests' fake answers at once: a budget that never binds,
 		// unless a test sets its own.
-		Budget: 10000,
+		Budget:     10000,
+		Partitions: testPartitions(),
 	}
+}
+
+// testPartitions is Config.Partitions for the tests:
+// PGMIRROR_TEST_PARTITIONS, 0 when unset, so that the whole suite runs
+// against partitioned tables too.
+func testPartitions() int {
+	n, _ := strconv.Atoi(os.Getenv("PGMIRROR_TEST_PARTITIONS"))
+	return n
 }
 
 // testLogger logs to stderr when PGMIRROR_TEST_LOG is set (debug, info,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -200,4 +201,127 @@ func TestEveryStatementOfTheHotPathTouchesOnePartition(t *testing.T) {
 	for _, table := range []string{"invoices", "invoice_lines", "mirror_changes", "mirror_pending_fetch", "mirror_fetch_numbers", "mirror_walk_listed", "invoicing_webhook_inbox"} {
 		assert.Contains(t, touched, table, "a statement of the hot path touches %s", table)
 	}
+}
+
+// An unpartitioned mirror holding data is partitioned in place by Migrate
+// with Partitions: every row kept, each table keeps its indexes (by name),
+// its grants, and the foreign keys and views over it; the mirror needs no
+// new backfill, stays exact and goes on with events. Migrating again
+// changes nothing, and another number of partitions is refused.
+func TestAMirrorIsPartitionedInPlace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv, clock := newFake(t)
+	seed(t, srv, sizes{invoices: 40}, rand.New(rand.NewPCG(32, 4)))
+	schema := newSchemaName()
+	unpartitioned := testConfig(sdkClient(srv), schema)
+	unpartitioned.Partitions = 0
+	m := openMirror(t, unpartitioned)
+	require.NoError(t, m.Backfill(ctx))
+	_, err := m.Reconcile(ctx)
+	require.NoError(t, err)
+	m.Close()
+
+	db := adminPool(t, schema)
+	reader := strings.ReplaceAll(schema, "mirror_test", "reader")
+	_, err = db.Exec(ctx, `CREATE ROLE `+reader+` NOLOGIN`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = db.Exec(context.Background(), `DROP OWNED BY `+reader)
+		_, _ = db.Exec(context.Background(), `DROP ROLE `+reader)
+	})
+	_, err = db.Exec(ctx, `GRANT SELECT ON invoices, invoice_lines, mirror_status TO `+reader)
+	require.NoError(t, err)
+	// What must survive: each table's content, its indexes, the foreign
+	// keys, the views and the grants.
+	contentOf := func(table string) string {
+		var sum string
+		require.NoError(t, db.QueryRow(ctx, `SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') FROM `+table+` AS t`).Scan(&sum))
+		return sum
+	}
+	describe := func() map[string]string {
+		out := map[string]string{}
+		rows, err := db.Query(ctx, `SELECT c.relname FROM pg_class AS c
+			WHERE c.relnamespace = $1::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition`, schema)
+		require.NoError(t, err)
+		tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		for _, table := range tables {
+			out[table] = contentOf(table)
+		}
+		for _, q := range []string{
+			`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename NOT LIKE '%\_p_' AND tablename NOT LIKE '%\_p__'`,
+			`SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = $1::regnamespace AND contype IN ('f', 'p', 'c') AND conislocal AND conparentid = 0`,
+			`SELECT viewname FROM pg_views WHERE schemaname = $1`,
+			`SELECT table_name || ' ' || privilege_type || ' ' || grantee FROM information_schema.role_table_grants WHERE table_schema = $1 AND grantee <> current_user AND table_name !~ '_p[0-9]+$'`,
+		} {
+			rows, err := db.Query(ctx, q, schema)
+			require.NoError(t, err)
+			list, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			require.NoError(t, err)
+			slices.Sort(list)
+			out[q] = strings.Join(list, "\n")
+		}
+		return out
+	}
+	before := describe()
+	var indexes, keys, grants string
+	for q, v := range before {
+		switch {
+		case strings.Contains(q, "pg_indexes"):
+			indexes = v
+		case strings.Contains(q, "pg_constraint"):
+			keys = v
+		case strings.Contains(q, "role_table_grants"):
+			grants = v
+		}
+	}
+	require.Contains(t, before[`SELECT viewname FROM pg_views WHERE schemaname = $1`], "mirror_status")
+	require.Contains(t, indexes, "invoices_status")
+	require.Contains(t, indexes, "invoicing_webhook_inbox_pending")
+	require.Contains(t, keys, "REFERENCES invoices(business, id) ON DELETE CASCADE")
+	require.Contains(t, grants, "invoice_lines SELECT "+reader)
+	require.Contains(t, grants, "mirror_status SELECT "+reader)
+	require.NotEmpty(t, before["invoice_lines"])
+
+	cfg := testConfig(sdkClient(srv), schema)
+	cfg.Partitions = 4
+	up := openMirror(t, cfg)
+	after := describe()
+	for k, v := range before {
+		assert.Equal(t, v, after[k], "%s", k)
+	}
+	assert.Equal(t, len(before), len(after))
+	assert.Equal(t, 4, count(t, db, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'invoices'::regclass`))
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM pg_class AS c WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r' AND NOT c.relispartition
+		AND EXISTS (SELECT 1 FROM pg_attribute AS a WHERE a.attrelid = c.oid AND a.attname = 'business')`, schema),
+		"every table with a business column is partitioned")
+	st, err := pgmirror.ReadStatus(ctx, db, schema)
+	require.NoError(t, err)
+	require.Len(t, st.Businesses, 1)
+	assert.Equal(t, "ready", st.Businesses[0].Phase)
+
+	// Again: nothing to do. Another number: refused.
+	require.NoError(t, openMirror(t, cfg).Migrate(ctx))
+	other := cfg
+	other.Partitions = 8
+	bad, err := pgmirror.Open(ctx, postgresOf(schema).URL, other)
+	require.NoError(t, err)
+	defer bad.Close()
+	assert.ErrorContains(t, bad.Migrate(ctx), "has 4 partitions, not 8")
+
+	// The mirror goes on, exact, without listing anything again.
+	lists := func() int { return requests(srv, "GET /invoices") - requests(srv, "GET /invoices/") }
+	listsBefore := lists()
+	hookUp(t, srv, clock, up)
+	run(t, up)
+	inv := createInvoice(t, sdkClient(srv), invoicing.InvoiceStatusDraft, 2)
+	waitUntil(t, 20*time.Second, func() (bool, string) {
+		n := count(t, db, `SELECT count(*) FROM invoice_lines WHERE invoice_id = $1`, inv.ID)
+		return n == 2, "the new invoice's lines"
+	})
+	assert.Equal(t, listsBefore, lists(), "no walk listed the invoices again")
+	diffs, n := compareScope(t, scope{URL: srv.URL, Key: srv.FullKey, Business: pgmirror.DefaultBusiness}, checkerPool(t, schema))
+	require.Empty(t, diffs)
+	require.Positive(t, n)
 }

@@ -175,9 +175,11 @@ func tablesWritten(t testing.TB, db *pgxpool.Pool, schema, app string, tables ..
 	for _, table := range tables {
 		var c tupleCounts
 		// A query of its own, outside any transaction: a fresh snapshot
-		// of the statistics.
-		require.NoError(t, db.QueryRow(ctx, `SELECT n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables
-			WHERE schemaname = $1 AND relname = $2`, schema, table).Scan(&c.ins, &c.upd, &c.del))
+		// of the statistics, summed over the table's partitions when it
+		// has some (Config.Partitions).
+		require.NoError(t, db.QueryRow(ctx, `SELECT sum(n_tup_ins)::bigint, sum(n_tup_upd)::bigint, sum(n_tup_del)::bigint
+			FROM pg_stat_user_tables WHERE relid IN (SELECT relid FROM pg_partition_tree(format('%I.%I', $1::text, $2::text)::regclass))`,
+			schema, table).Scan(&c.ins, &c.upd, &c.del))
 		out[table] = c
 	}
 	return out

@@ -116,6 +116,7 @@ type options struct {
 	budget            float64
 	budgetTotal       float64
 	walkers           int
+	partitions        int
 	reconcileInterval time.Duration
 	prefetch          int
 	coalesce          time.Duration
@@ -167,6 +168,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"(without INVOICING_MIRROR_KEYS; 0: none, the rate adapts below it: it drops on a 429 and creeps back up)")
 	fs.Float64Var(&o.budgetTotal, "budget-total", 0, "bound the requests per second of every business together, over every replica (0: none)")
 	fs.IntVar(&o.walkers, "walkers", pgmirror.DefaultWalkers, "backfill or reconcile up to `N` businesses at once on this replica")
+	fs.IntVar(&o.partitions, "partitions", 0, "hash-partition every table by business into `N` partitions, in place at startup (0: leave the tables as they are)")
 	fs.DurationVar(&o.reconcileInterval, "reconcile-interval", pgmirror.DefaultReconcileInterval, "re-list everything every `DURATION`")
 	fs.IntVar(&o.prefetch, "prefetch", pgmirror.DefaultPrefetch, "list pages fetched ahead (1 to 64)")
 	fs.DurationVar(&o.coalesce, "coalesce", pgmirror.DefaultCoalesceWindow, "wait `DURATION` after an event before fetching its record, so a burst is one fetch")
@@ -235,7 +237,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	}
 	progress := newProgress(stderr)
 	m, err := pgmirror.New(ctx, pc, pgmirror.Config{
-		Client: client, Schema: o.schema, Logger: log, Metrics: metrics, Keys: keys, Business: o.business, Budget: o.budget, BudgetTotal: o.budgetTotal, Walkers: o.walkers,
+		Client: client, Schema: o.schema, Logger: log, Metrics: metrics, Keys: keys, Business: o.business, Budget: o.budget, BudgetTotal: o.budgetTotal, Walkers: o.walkers, Partitions: o.partitions,
 		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
 		AllowMassDeletion: o.allowMassDeletion, OnProgress: progress.update, InboxMaxPending: o.inboxMaxPending, InboxMaxLag: o.inboxMaxLag,
 		OnReconciled: func(resource string, corrected int) {

@@ -80,7 +80,30 @@ func (s *Store) Migrate(ctx context.Context, business string, partitions int, lo
 	if err != nil {
 		return err
 	}
-	err = s.InTx(ctx, "migrating schema "+s.schema, func(tx *Tx) error {
+	// Partitioning locks tables that running replicas use: when
+	// PostgreSQL ends a deadlock with one of their transactions by
+	// aborting the migration, the migration runs again (the other
+	// transaction has moved on by then).
+	for attempt := 1; ; attempt++ {
+		err = s.migrate(ctx, ms, business, partitions, log)
+		if attempt == migrateAttempts || !conflict(err) {
+			break
+		}
+	}
+	var e *Error
+	if err != nil && !errors.As(err, &e) {
+		err = &Error{Op: "migrating schema " + s.schema, Err: err}
+	}
+	return err
+}
+
+// migrateAttempts is how many times Migrate runs its transaction when
+// PostgreSQL aborts it for a deadlock.
+const migrateAttempts = 5
+
+// migrate is one attempt of Migrate.
+func (s *Store) migrate(ctx context.Context, ms []Migration, business string, partitions int, log *slog.Logger) error {
+	return s.InTx(ctx, "migrating schema "+s.schema, func(tx *Tx) error {
 		q := tx.tx
 		if err := s.enter(ctx, q, true); err != nil {
 			return err
@@ -112,11 +135,6 @@ func (s *Store) Migrate(ctx context.Context, business string, partitions int, lo
 		}
 		return err
 	})
-	var e *Error
-	if err != nil && !errors.As(err, &e) {
-		err = &Error{Op: "migrating schema " + s.schema, Err: err}
-	}
-	return err
 }
 
 // MigrateToVersion creates the schema at version (below Version), as an

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -88,6 +89,11 @@ func (s *Store) partition(ctx context.Context, tx pgx.Tx, n int) ([]string, erro
 	}
 	if len(todo) == 0 {
 		return nil, nil
+	}
+	// Every table at once, first: the running replicas' statements finish,
+	// and the next ones wait for the commit.
+	if _, err := exec(ctx, tx, op, "LOCK TABLE "+strings.Join(names, ", ")+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		return nil, err
 	}
 
 	// The views and the foreign keys go first, made again last.

@@ -75,9 +75,13 @@ func (e *Error) Away() bool { return Unreachable(e.Err) }
 
 // Conflict reports whether PostgreSQL aborted the transaction for a
 // deadlock or a serialization failure, which running it again mends.
-func (e *Error) Conflict() bool {
+func (e *Error) Conflict() bool { return conflict(e.Err) }
+
+// conflict reports whether err is PostgreSQL's deadlock or serialization
+// failure.
+func conflict(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(e.Err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 // Unreachable reports whether err means that PostgreSQL could not be
