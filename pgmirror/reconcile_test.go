@@ -178,7 +178,8 @@ func tablesWritten(t testing.TB, db *pgxpool.Pool, schema, app string, tables ..
 		// of the statistics, summed over the table's partitions when it
 		// has some (Config.Partitions).
 		require.NoError(t, db.QueryRow(ctx, `SELECT sum(n_tup_ins)::bigint, sum(n_tup_upd)::bigint, sum(n_tup_del)::bigint
-			FROM pg_stat_user_tables WHERE relid IN (SELECT relid FROM pg_partition_tree(format('%I.%I', $1::text, $2::text)::regclass))`,
+			FROM pg_stat_user_tables, (SELECT format('%I.%I', $1::text, $2::text)::regclass AS t) AS t
+			WHERE relid = t.t OR relid IN (SELECT relid FROM pg_partition_tree(t.t))`,
 			schema, table).Scan(&c.ins, &c.upd, &c.del))
 		out[table] = c
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -106,7 +107,8 @@ func startProcess(t testing.TB, name, baseURL, key, schema, secret string) *proc
 func startProcessWith(t testing.TB, name, schema string, env ...string) *process {
 	t.Helper()
 	cmd := exec.Command(mirrorBinary(t), "--listen", "127.0.0.1:0", "--schema", schema, "--coalesce", "20ms",
-		"--fetch-lease", "3s", "--reconcile-interval", "1h", "--log-level", "info", "--budget", "10000")
+		"--fetch-lease", "3s", "--reconcile-interval", "1h", "--log-level", "info", "--budget", "10000",
+		"--partitions", strconv.Itoa(testPartitions()))
 	cmd.Env = append(append(os.Environ(), env...), "DATABASE_URL="+postgresOf(schema).URL+"&application_name="+name)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
