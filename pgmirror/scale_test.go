@@ -37,13 +37,9 @@ import (
 // of fake businesses at 20 ms a request.
 const (
 	scaleReplicas       = 3
-	scaleInvoices       = 200  // invoices a business (seedBusiness adds quotes, bills and the rest)
 	scaleBudget         = 10.0 // requests a second, per business
-	scaleSample         = 100  // businesses compared field for field with the service
 	scaleReconcileEvery = time.Minute
 	scaleMaxConns       = 40 // connections a replica may hold (issue 25, item 5)
-	scaleLagBusinesses  = 100
-	scaleEventRate      = 200 // invoices created a second, over the lag businesses
 	scaleLoadFor        = 30 * time.Second
 	scaleStall          = 2 * time.Minute // no progress of the backfill for this long fails the test
 )
@@ -66,9 +62,14 @@ const (
 //     over the whole backfill (the token bucket's rate×span + burst) and in
 //     its busiest 10 seconds (rate×10).
 //
-// It runs only with PGMIRROR_SCALE=1 and without -short. For a trial run,
-// PGMIRROR_SCALE_BUSINESSES and PGMIRROR_SCALE_WALKERS change the number
-// of businesses (1,000) and each process's --walkers (8).
+// It runs only with PGMIRROR_SCALE=1 and without -short. Settings in the
+// environment change its sizes: PGMIRROR_SCALE_BUSINESSES (1,000),
+// PGMIRROR_SCALE_INVOICES (200 a business), PGMIRROR_SCALE_WALKERS (each
+// process's --walkers, 8), PGMIRROR_SCALE_SAMPLE (100),
+// PGMIRROR_SCALE_LAG_BUSINESSES (100), PGMIRROR_SCALE_EVENT_RATE (200 a
+// second) and PGMIRROR_SCALE_PARTITIONS (--partitions, 0). Issue 32's
+// figure is 10,000 businesses of 50 invoices, a sample of 200, 500 events
+// a second over 1,000 businesses, 16 partitions.
 func TestScaleManyBusinesses(t *testing.T) {
 	t.Parallel()
 	if testing.Short() || os.Getenv("PGMIRROR_SCALE") != "1" {
@@ -76,20 +77,28 @@ func TestScaleManyBusinesses(t *testing.T) {
 	}
 	n := scaleSetting(t, "PGMIRROR_SCALE_BUSINESSES", 1000)
 	walkers := scaleSetting(t, "PGMIRROR_SCALE_WALKERS", 8)
+	invoices := scaleSetting(t, "PGMIRROR_SCALE_INVOICES", 200)
+	sz := scaleSizes{
+		sample:     scaleSetting(t, "PGMIRROR_SCALE_SAMPLE", 100),
+		lag:        scaleSetting(t, "PGMIRROR_SCALE_LAG_BUSINESSES", 100),
+		rate:       scaleSetting(t, "PGMIRROR_SCALE_EVENT_RATE", 200),
+		partitions: scaleSetting(t, "PGMIRROR_SCALE_PARTITIONS", 0),
+		walkers:    walkers,
+	}
 	ctx := context.Background()
 	var figures scaleFigures
 	defer func() { t.Logf("figures of TestScaleManyBusinesses:\n%s", figures.String()) }()
 
 	built := time.Now()
 	f := newFleet(t, n, withFleetLatency(20*time.Millisecond, 0),
-		withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, scaleInvoices) }))
+		withFleetSeed(func(b *fleetBusiness) { seedBusiness(t, b, invoices) }))
 	keyText := newKeyText(t, "k1")
 	keys := keyring(t, keyText)
-	figures.add("machine: %d CPUs; fleet of %d businesses × %d invoices built in %v", runtime.NumCPU(), n, scaleInvoices,
+	figures.add("machine: %d CPUs; fleet of %d businesses × %d invoices built in %v", runtime.NumCPU(), n, invoices,
 		time.Since(built).Round(time.Second))
 
 	// 1. Onboarding n businesses.
-	schema := scaleSchema(t, f, keys)
+	schema := scaleSchema(t, f, keys, sz.partitions)
 	db := adminPool(t, schema)
 	var maxConns int
 	require.NoError(t, db.QueryRow(ctx, `SELECT current_setting('max_connections')::int`).Scan(&maxConns))
@@ -102,12 +111,11 @@ func TestScaleManyBusinesses(t *testing.T) {
 	figures.add("%d businesses added with the package API in %v (budget %g requests/s each)", n,
 		time.Since(added).Round(time.Millisecond), scaleBudget)
 
-	args := []string{"--schema", schema, "--walkers", strconv.Itoa(walkers),
-		"--reconcile-interval", scaleReconcileEvery.String(), "--log-level", "info"}
+	args := append(sz.args(schema), "--reconcile-interval", scaleReconcileEvery.String())
 	start := time.Now()
 	replicas := scaleStartReplicas(t, f.URL, keyText, "replica", args)
 	conns := scaleSampleConnections(t, db, replicas)
-	done := scaleWaitBackfilled(t, db, n, 20*time.Minute)
+	done := scaleWaitBackfilled(t, db, n, max(20*time.Minute, time.Duration(n)*150*time.Millisecond))
 	backfilled := time.Since(start)
 	figures.add("onboarding: %d businesses backfilled by %d processes (--walkers %d) in %v: %.0f businesses/minute",
 		n, scaleReplicas, walkers, backfilled.Round(time.Second), float64(n)/backfilled.Minutes())
@@ -132,7 +140,7 @@ func TestScaleManyBusinesses(t *testing.T) {
 	scaleReconciliations(t, db, window, &figures)
 
 	// Exact: a sample field for field, and every business's row counts.
-	scaleExact(t, f, db, &figures)
+	scaleExact(t, f, db, sz.sample, &figures)
 
 	peaks := conns()
 	for _, r := range replicas {
@@ -146,7 +154,7 @@ func TestScaleManyBusinesses(t *testing.T) {
 	}
 
 	// 2. Lag at load, in a new schema: 100 businesses behind a balancer.
-	scaleLag(t, f, keys, keyText, walkers, &figures)
+	scaleLag(t, f, keys, keyText, sz, &figures)
 }
 
 // scaleSetting is the positive integer in the environment variable name,
@@ -181,12 +189,25 @@ func (s *scaleFigures) String() string {
 	return strings.Join(s.lines, "\n")
 }
 
-// scaleSchema migrates a new multi-business schema and returns its name.
-func scaleSchema(t *testing.T, f *fleet, keys *pgmirror.Keyring) string {
+// scaleSizes are the sizes of TestScaleManyBusinesses that its settings
+// change (see there).
+type scaleSizes struct {
+	sample, lag, rate, partitions, walkers int
+}
+
+// args are the flags of a replica of schema.
+func (sz scaleSizes) args(schema string) []string {
+	return []string{"--schema", schema, "--walkers", strconv.Itoa(sz.walkers), "--partitions", strconv.Itoa(sz.partitions), "--log-level", "info"}
+}
+
+// scaleSchema migrates a new multi-business schema of partitions and
+// returns its name.
+func scaleSchema(t *testing.T, f *fleet, keys *pgmirror.Keyring, partitions int) string {
 	t.Helper()
 	schema := newSchemaName()
 	cfg := testConfig(f.Client(t), schema)
 	cfg.Keys = keys
+	cfg.Partitions = partitions
 	openMirror(t, cfg)
 	return schema
 }
@@ -504,15 +525,15 @@ func scaleReconciliations(t *testing.T, db *pgxpool.Pool, since time.Time, figur
 	}
 }
 
-// scaleExact compares a random sample of scaleSample businesses with the
+// scaleExact compares a random sample of n businesses with the
 // service field for field, then checks that every business holds as many
 // rows in each table as the sample (seedBusiness gives every business the
 // same number of records of each resource).
-func scaleExact(t *testing.T, f *fleet, db *pgxpool.Pool, figures *scaleFigures) {
+func scaleExact(t *testing.T, f *fleet, db *pgxpool.Pool, n int, figures *scaleFigures) {
 	t.Helper()
 	started := time.Now()
 	rng := rand.New(rand.NewPCG(25, 5))
-	sample := rng.Perm(len(f.Businesses))[:min(scaleSample, len(f.Businesses))]
+	sample := rng.Perm(len(f.Businesses))[:min(n, len(f.Businesses))]
 	records := 0
 	for _, i := range sample {
 		b := f.Businesses[i]
@@ -544,15 +565,16 @@ func scaleExact(t *testing.T, f *fleet, db *pgxpool.Pool, figures *scaleFigures)
 	figures.add("exact: every one of the %d businesses holds the sample's rows: %s", len(f.Businesses), strings.Join(tables, ", "))
 }
 
-// scaleLag mirrors the first scaleLagBusinesses businesses of f in a new
-// schema on three new processes, their webhooks balanced over them, and
-// measures the event→row lag while invoices are created at scaleEventRate
-// a second for scaleLoadFor.
-func scaleLag(t *testing.T, f *fleet, keys *pgmirror.Keyring, keyText string, walkers int, figures *scaleFigures) {
+// scaleLag mirrors the first sz.lag businesses of f in a new schema on
+// three new processes, their webhooks balanced over them, and measures the
+// event→row lag while invoices are created at sz.rate a second for
+// scaleLoadFor.
+func scaleLag(t *testing.T, f *fleet, keys *pgmirror.Keyring, keyText string, sz scaleSizes, figures *scaleFigures) {
 	t.Helper()
 	ctx := context.Background()
-	bs := f.Businesses[:min(scaleLagBusinesses, len(f.Businesses))]
-	schema := scaleSchema(t, f, keys)
+	bs := f.Businesses[:min(sz.lag, len(f.Businesses))]
+	rate := sz.rate
+	schema := scaleSchema(t, f, keys, sz.partitions)
 	db := adminPool(t, schema)
 	lb := newScaleBalancer(t)
 	for _, b := range bs {
@@ -561,7 +583,7 @@ func scaleLag(t *testing.T, f *fleet, keys *pgmirror.Keyring, keyText string, wa
 		b.Subscribe(lb.url+"/webhooks/"+b.Name, secretOf(b.Name))
 	}
 	start := time.Now()
-	replicas := scaleStartReplicas(t, f.URL, keyText, "lag", []string{"--schema", schema, "--walkers", strconv.Itoa(walkers), "--log-level", "info"})
+	replicas := scaleStartReplicas(t, f.URL, keyText, "lag", sz.args(schema))
 	for _, r := range replicas {
 		lb.route(r.base)
 	}
@@ -578,7 +600,7 @@ func scaleLag(t *testing.T, f *fleet, keys *pgmirror.Keyring, keyText string, wa
 	var ids []string
 	var createdAt []time.Time // when each invoice's Create returned, as ids
 	var failed atomic.Int64
-	jobs := make(chan int, scaleEventRate)
+	jobs := make(chan int, rate)
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Go(func() {
@@ -596,8 +618,8 @@ func scaleLag(t *testing.T, f *fleet, keys *pgmirror.Keyring, keyText string, wa
 	}
 	loaded := time.Now()
 	late := 0
-	for i := 0; ; i++ { // the i-th invoice is due i/scaleEventRate seconds in, whatever the delays before it
-		at := loaded.Add(time.Duration(i) * time.Second / scaleEventRate)
+	for i := 0; ; i++ { // the i-th invoice is due i/rate seconds in, whatever the delays before it
+		at := loaded.Add(time.Duration(i) * time.Second / time.Duration(rate))
 		if at.Sub(loaded) >= scaleLoadFor {
 			break
 		}
