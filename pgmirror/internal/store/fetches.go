@@ -140,7 +140,7 @@ func (s *Store) Claim(ctx context.Context, lease time.Duration, n int, businesse
 	}
 	type due struct {
 		business string
-		n, room  int
+		n        int
 	}
 	dues, err := collect(ctx, s.pool, op, s.q(dueSQL), []any{businesses, n, most}, func(r pgx.CollectableRow) (due, error) {
 		var d due
