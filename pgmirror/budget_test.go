@@ -199,3 +199,28 @@ func TestADefaultMirrorKeepsUpWithABurstOfWrites(t *testing.T) {
 		assert.LessOrEqual(t, p99, time.Second, "lag p99")
 	}
 }
+
+// A business whose budget has been idle for a quarter of an hour takes its
+// tokens as any other: the spending it decays to nothing (e^-900) is not an
+// error. (The 10,000-business scale run found it: a reconciliation of a
+// business idle for between about 12 minutes and an hour failed, the
+// decay, a numeric, too small for a float8.)
+func TestABudgetIdleForAQuarterOfAnHourTakesTokens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv, _ := newFake(t)
+	schema := newSchemaName()
+	cfg := testConfig(sdkClient(srv), schema)
+	cfg.Budget = 20 // a statement a request: a twentieth of a second's worth
+	require.NoError(t, openMirror(t, cfg).Backfill(ctx))
+	db := adminPool(t, schema)
+	_, err := db.Exec(ctx, `UPDATE mirror_budgets SET spent = 3, spent_at = now() - interval '15 minutes',
+		rate_at = now() - interval '15 minutes', at = now() - interval '15 minutes'`)
+	require.NoError(t, err)
+	corrected, err := openMirror(t, cfg).Reconcile(ctx) // a new replica: no token taken before
+	require.NoError(t, err)
+	assert.Zero(t, corrected[pgmirror.Invoices])
+	var spent float64
+	require.NoError(t, db.QueryRow(ctx, `SELECT spent FROM mirror_budgets WHERE business = $1`, pgmirror.DefaultBusiness).Scan(&spent))
+	assert.Less(t, spent, 100.0, "the decay, then the reconciliation's own requests")
+}

@@ -64,7 +64,7 @@ cur AS (
 		b.paused_until > now.now AS paused,
 		least(CASE WHEN $2::float8 > 0 THEN $2::float8 ELSE ` + maxAdaptive + ` END,
 			coalesce(b.rate, ` + maxAdaptive + `) * (1 + ` + adaptiveCreep + ` * extract(epoch FROM now.now - coalesce(b.rate_at, now.now)))) AS crept,
-		b.spent * exp(-greatest(0, extract(epoch FROM least($4::timestamptz, now.now) - coalesce(b.spent_at, now.now)))) AS spent,
+		b.spent * exp(-least(greatest(0, extract(epoch FROM least($4::timestamptz, now.now) - coalesce(b.spent_at, now.now))), ` + maxDecay + `)) AS spent,
 		$4::timestamptz IS NOT NULL AND (b.rate_at IS NULL OR b.rate_at <= now.now - interval '1 second') AS slow
 	FROM @.mirror_budgets AS b, now WHERE b.business = $1 FOR UPDATE OF b),
 r AS (
@@ -84,7 +84,7 @@ n AS (
 took AS (
 	UPDATE @.mirror_budgets AS b
 	SET tokens = bucket.avail - n.n, at = bucket.now,
-		spent = b.spent * exp(-extract(epoch FROM bucket.now - coalesce(b.spent_at, bucket.now))) + n.n, spent_at = bucket.now,
+		spent = b.spent * exp(-least(extract(epoch FROM bucket.now - coalesce(b.spent_at, bucket.now)), ` + maxDecay + `)) + n.n, spent_at = bucket.now,
 		rate = CASE WHEN bucket.slow THEN bucket.rate ELSE b.rate END,
 		rate_at = CASE WHEN bucket.slow OR b.rate_at IS NULL THEN bucket.now ELSE b.rate_at END
 	FROM bucket, n WHERE b.business = $1 AND NOT coalesce(bucket.paused, false))` + tookTotal + `
@@ -102,6 +102,11 @@ WHERE business = $1`
 	resumeSQL      = `UPDATE @.mirror_budgets SET paused_until = NULL, pause_reason = NULL WHERE business = $1 AND pause_reason IS NOT NULL`
 	countPausedSQL = `SELECT count(*) FROM @.mirror_budgets WHERE business = ANY($1) AND pause_reason IS NOT NULL`
 )
+
+// maxDecay bounds the seconds of the spending's decay, e^-seconds: beyond
+// about 708 its value, a numeric, is too small for a float8 (an error, not
+// 0); e^-700 is nothing already.
+const maxDecay = "700"
 
 // The constants of the adaptive rate, as SQL.
 var (
