@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
 
@@ -35,16 +36,12 @@ func TestASingleBusinessMirrorUpgradesInPlace(t *testing.T) {
 
 	// A mirror of today, whose rows become those of a version 4 schema.
 	current := newSchemaName()
-	m := openMirror(t, testConfig(sdkClient(srv), current))
-	require.NoError(t, m.Backfill(ctx))
-	_, err := m.Reconcile(ctx)
-	require.NoError(t, err)
-	m.Close()
+	copied(t, testConfig(sdkClient(srv), current))
 
 	old := newSchemaName()
 	db := adminPool(t, old)
 	require.NoError(t, pgmirror.MigrateToVersionForTest(ctx, db, old, 4))
-	_, err = db.Exec(ctx, `DELETE FROM mirror_reconcile`) // the v4 singleton row comes from the copy
+	_, err := db.Exec(ctx, `DELETE FROM mirror_reconcile`) // the v4 singleton row comes from the copy
 	require.NoError(t, err)
 	before := map[string]int{}
 	for _, table := range mirrorTables {
@@ -104,21 +101,44 @@ func TestASingleBusinessMirrorUpgradesInPlace(t *testing.T) {
 	assert.Equal(t, "acme", st.Businesses[0].Name)
 	assert.Equal(t, len(pgmirror.Resources()), st.Businesses[0].Backfilled)
 
-	// The upgraded mirror goes on: an event's change lands, under acme,
-	// and nothing was listed again.
+	// The upgraded mirror goes on, under acme.
+	inv := goesOn(t, srv, clock, up, old, "acme")
+	assert.Greater(t, count(t, db, `SELECT mirror_fetch_seq FROM invoices WHERE id = $1`, inv.ID), lastSeq,
+		"the business's fetch numbers go on above the sequence's")
+}
+
+// copied backfills and reconciles a mirror of cfg, then closes it: a
+// complete copy for an upgrade to start from.
+func copied(t testing.TB, cfg pgmirror.Config) {
+	t.Helper()
+	ctx := context.Background()
+	m := openMirror(t, cfg)
+	require.NoError(t, m.Backfill(ctx))
+	_, err := m.Reconcile(ctx)
+	require.NoError(t, err)
+	m.Close()
+}
+
+// goesOn runs m, upgraded in schema, hooked to srv, and checks that it goes
+// on: an event's invoice lands with its lines, under business, no walk
+// lists the invoices again, and the mirror equals the service. It returns
+// the event's invoice.
+func goesOn(t testing.TB, srv *invoicingtest.Server, clock *invoicingtest.FakeClock, m *pgmirror.Mirror, schema, business string) *invoicing.Invoice {
+	t.Helper()
+	db := adminPool(t, schema)
 	// (The comparisons list the invoices too.)
 	lists := func() int { return requests(srv, "GET /invoices") - requests(srv, "GET /invoices/") }
 	listsBefore := lists()
-	hookUp(t, srv, clock, up)
-	run(t, up)
+	hookUp(t, srv, clock, m)
+	run(t, m)
 	inv := createInvoice(t, sdkClient(srv), invoicing.InvoiceStatusDraft, 2)
 	waitUntil(t, 20*time.Second, func() (bool, string) {
-		n := count(t, db, `SELECT count(*) FROM invoice_lines WHERE business = 'acme' AND invoice_id = $1`, inv.ID)
+		n := count(t, db, `SELECT count(*) FROM invoice_lines WHERE business = $1 AND invoice_id = $2`, business, inv.ID)
 		return n == 2, "the new invoice's lines"
 	})
 	assert.Equal(t, listsBefore, lists(), "no walk listed the invoices again")
-	assert.Greater(t, count(t, db, `SELECT mirror_fetch_seq FROM invoices WHERE id = $1`, inv.ID), lastSeq,
-		"the business's fetch numbers go on above the sequence's")
-	diffs, _ = compareScope(t, scope{URL: srv.URL, Key: srv.FullKey, Business: "acme"}, checkerPool(t, old))
+	diffs, n := compareScope(t, scope{URL: srv.URL, Key: srv.FullKey, Business: business}, checkerPool(t, schema))
 	require.Empty(t, diffs)
+	require.Positive(t, n)
+	return inv
 }
