@@ -117,7 +117,7 @@ func TestScaleManyBusinesses(t *testing.T) {
 	conns := scaleSampleConnections(t, db, replicas)
 	done := scaleWaitBackfilled(t, db, n, max(20*time.Minute, time.Duration(n)*150*time.Millisecond))
 	backfilled := time.Since(start)
-	figures.add("onboarding: %d businesses backfilled by %d processes (--walkers %d) in %v: %.0f businesses/minute",
+	figures.add("onboarding: %d businesses ready (backfilled) by %d processes (--walkers %d) in %v: %.0f businesses/minute",
 		n, scaleReplicas, walkers, backfilled.Round(time.Second), float64(n)/backfilled.Minutes())
 	var firstDone, lastDone time.Time
 	for _, at := range done {
@@ -379,24 +379,25 @@ func scaleSampleConnections(t *testing.T, db *pgxpool.Pool, replicas []*scaleRep
 	return finish
 }
 
-// scaleWaitBackfilled waits until n businesses are backfilled in db's schema,
-// logging the progress every 30 s, and returns when each business's
-// backfill completed. It fails after timeout, or sooner when no resource's
-// backfill completed for scaleStall.
+// scaleWaitBackfilled waits until n businesses are ready in db's schema
+// (their first complete copy recorded: every resource backfilled, and a
+// round that found them so, which makes the first reconciliation due),
+// logging the progress every 30 s, and returns when each business became
+// ready. It fails after timeout, or sooner when neither a resource's
+// backfill completed nor a business became ready for scaleStall.
 func scaleWaitBackfilled(t *testing.T, db *pgxpool.Pool, n int, timeout time.Duration) map[string]time.Time {
 	t.Helper()
 	start, logged := time.Now(), time.Now()
 	resources, progressed := -1, time.Now()
 	for {
-		if now := count(t, db, `SELECT count(completed_at) FROM mirror_backfill`); now != resources {
+		if now := count(t, db, `SELECT (SELECT count(completed_at) FROM mirror_backfill) + (SELECT count(ready_at) FROM mirror_reconcile)`); now != resources {
 			resources, progressed = now, time.Now()
 		} else if time.Since(progressed) > scaleStall {
-			t.Fatalf("no backfill of a resource completed for %v (%d resources of %d businesses complete); %d advisory locks held, %d connections of the replicas idle",
+			t.Fatalf("no backfill of a resource completed and no business became ready for %v (%d resources and ready businesses of %d); %d advisory locks held, %d connections of the replicas idle",
 				scaleStall, resources, n, count(t, db, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'`),
 				count(t, db, `SELECT count(*) FROM pg_stat_activity WHERE state = 'idle' AND application_name <> ''`))
 		}
-		rows, err := db.Query(context.Background(), `SELECT business, max(completed_at) FROM mirror_backfill
-			GROUP BY business HAVING count(completed_at) = $1`, len(pgmirror.Resources()))
+		rows, err := db.Query(context.Background(), `SELECT business, ready_at FROM mirror_reconcile WHERE ready_at IS NOT NULL`)
 		require.NoError(t, err)
 		done := map[string]time.Time{}
 		for rows.Next() {
@@ -410,10 +411,10 @@ func scaleWaitBackfilled(t *testing.T, db *pgxpool.Pool, n int, timeout time.Dur
 			return done
 		}
 		if time.Since(start) > timeout {
-			t.Fatalf("after %v, %d of %d businesses backfilled", timeout, len(done), n)
+			t.Fatalf("after %v, %d of %d businesses ready", timeout, len(done), n)
 		}
 		if time.Since(logged) >= 30*time.Second {
-			t.Logf("%v: %d of %d businesses backfilled", time.Since(start).Round(time.Second), len(done), n)
+			t.Logf("%v: %d of %d businesses ready", time.Since(start).Round(time.Second), len(done), n)
 			logged = time.Now()
 		}
 		time.Sleep(time.Second)
@@ -589,7 +590,7 @@ func scaleLag(t *testing.T, f *fleet, keys *pgmirror.Keyring, keyText string, sz
 	}
 	conns := scaleSampleConnections(t, db, replicas)
 	scaleWaitBackfilled(t, db, len(bs), 10*time.Minute)
-	figures.add("lag: %d businesses backfilled by %d new processes in %v (default --coalesce %v and --reconcile-interval %v)",
+	figures.add("lag: %d businesses ready by %d new processes in %v (default --coalesce %v and --reconcile-interval %v)",
 		len(bs), scaleReplicas, time.Since(start).Round(time.Second), pgmirror.DefaultCoalesceWindow, pgmirror.DefaultReconcileInterval)
 
 	clients := make([]*invoicing.Client, len(bs))
