@@ -115,7 +115,7 @@ func TestScaleManyBusinesses(t *testing.T) {
 	start := time.Now()
 	replicas := scaleStartReplicas(t, f.URL, keyText, "replica", args)
 	conns := scaleSampleConnections(t, db, replicas)
-	done := scaleWaitBackfilled(t, db, n, max(20*time.Minute, time.Duration(n)*150*time.Millisecond))
+	done := scaleWaitBackfilled(t, db, n, max(20*time.Minute, time.Duration(n)*200*time.Millisecond))
 	backfilled := time.Since(start)
 	figures.add("onboarding: %d businesses ready (backfilled) by %d processes (--walkers %d) in %v: %.0f businesses/minute",
 		n, scaleReplicas, walkers, backfilled.Round(time.Second), float64(n)/backfilled.Minutes())
