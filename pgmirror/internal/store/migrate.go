@@ -84,10 +84,20 @@ func (s *Store) Migrate(ctx context.Context, business string, partitions int, lo
 	// PostgreSQL ends a deadlock with one of their transactions by
 	// aborting the migration, the migration runs again (the other
 	// transaction has moved on by then).
+	var applied []Migration
+	var tables []string
 	for attempt := 1; ; attempt++ {
-		err = s.migrate(ctx, ms, business, partitions, log)
+		applied, tables, err = s.migrate(ctx, ms, business, partitions)
 		if attempt == migrateAttempts || !conflict(err) {
 			break
+		}
+	}
+	if err == nil { // what committed
+		for _, m := range applied {
+			log.InfoContext(ctx, "pgmirror: migrated", "schema", s.schema, "version", m.Version, "migration", m.Name)
+		}
+		if len(tables) > 0 {
+			log.InfoContext(ctx, "pgmirror: partitioned by business", "schema", s.schema, "partitions", partitions, "tables", len(tables))
 		}
 	}
 	var e *Error
@@ -101,9 +111,10 @@ func (s *Store) Migrate(ctx context.Context, business string, partitions int, lo
 // PostgreSQL aborts it for a deadlock.
 const migrateAttempts = 5
 
-// migrate is one attempt of Migrate.
-func (s *Store) migrate(ctx context.Context, ms []Migration, business string, partitions int, log *slog.Logger) error {
-	return s.InTx(ctx, "migrating schema "+s.schema, func(tx *Tx) error {
+// migrate is one attempt of Migrate: it returns the migrations it applied
+// and the tables it partitioned.
+func (s *Store) migrate(ctx context.Context, ms []Migration, business string, partitions int) (applied []Migration, tables []string, err error) {
+	err = s.InTx(ctx, "migrating schema "+s.schema, func(tx *Tx) error {
 		q := tx.tx
 		if err := s.enter(ctx, q, true); err != nil {
 			return err
@@ -124,17 +135,15 @@ func (s *Store) migrate(ctx context.Context, ms []Migration, business string, pa
 			if err := apply(ctx, q, m); err != nil {
 				return err
 			}
-			log.InfoContext(ctx, "pgmirror: migrated", "schema", s.schema, "version", m.Version, "migration", m.Name)
 		}
+		applied = ms[current:]
 		if err := pginbox.Migrate(ctx, q); err != nil || partitions == 0 {
 			return err
 		}
-		tables, err := s.partition(ctx, q, partitions)
-		if len(tables) > 0 {
-			log.InfoContext(ctx, "pgmirror: partitioned by business", "schema", s.schema, "partitions", partitions, "tables", len(tables))
-		}
+		tables, err = s.partition(ctx, q, partitions)
 		return err
 	})
+	return applied, tables, err
 }
 
 // MigrateToVersion creates the schema at version (below Version), as an
