@@ -43,11 +43,12 @@ const (
 // The rate adapts, for every replica at once (it is in the row): it starts
 // high (the business's explicit budget, a ceiling, or MaxAdaptive); a 429
 // or a Retry-After drops it to AdaptiveBackoff of the rate the business
-// was sending at (at most once a second), and it creeps back up while the
-// service answers (by AdaptiveCreep of it each second, up to the ceiling or
-// MaxAdaptive): additive increase, multiplicative decrease, so that a
-// business runs just under what the service allows with no number to
-// guess. With a total (Config.BudgetTotal), every request takes a token of
+// was sending at (at most once a second) and empties the bucket (the
+// service's is empty: a second's worth sent at once would be refused
+// too), and it creeps back up while the service answers (by AdaptiveCreep
+// of it each second, up to the ceiling or MaxAdaptive): additive increase,
+// multiplicative decrease, so that a business runs just under what the
+// service allows with no number to guess. With a total (Config.BudgetTotal), every request takes a token of
 // the mirror's bucket too.
 //
 // Event fetches take any token (events); walks (backfills and

@@ -66,6 +66,36 @@ func TestTheBudgetAdaptsToTheServicesLimit(t *testing.T) {
 	requireBusinessEqual(t, f, mm, b)
 }
 
+// A 429 empties the business's bucket as it drops the rate: the service's
+// own bucket is empty, so the next request waits for a token at the lower
+// rate rather than following at once with the second's worth the bucket
+// held (which the service would refuse too: the 429s came in pairs and
+// threes).
+func TestA429EmptiesTheBucket(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv, _ := newFake(t)
+	schema := newSchemaName()
+	cfg := testConfig(sdkClient(srv), schema)
+	require.NoError(t, openMirror(t, cfg).Backfill(ctx)) // the budget's row, its rate adapting from MaxAdaptive
+	db := adminPool(t, schema)
+	// Sending 20/s for a while, its bucket full, its rate last set two
+	// seconds ago (a drop is allowed once a second).
+	_, err := db.Exec(ctx, `UPDATE mirror_budgets SET rate = 20, rate_at = now() - interval '2 seconds',
+		spent = 20, spent_at = clock_timestamp(), tokens = 20, at = clock_timestamp()`)
+	require.NoError(t, err)
+	heard := time.Now()
+	took, err := pgmirror.TakeTokensForTest(ctx, db, schema, pgmirror.DefaultBusiness, heard)
+	require.NoError(t, err)
+	assert.Zero(t, took.Took, "nothing right after the 429")
+	assert.Zero(t, took.Available)
+	assert.InDelta(t, 20*pgmirror.AdaptiveBackoff, took.Rate, 1, "dropped to AdaptiveBackoff of the rate sent")
+	after, err := pgmirror.TakeTokensForTest(ctx, db, schema, pgmirror.DefaultBusiness, time.Time{})
+	since := time.Since(heard).Seconds()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, after.Available, took.Rate*since+1e-9, "refilled from nothing at the new rate since the drop (%.3f s)", since)
+}
+
 // Budgets hold at both levels over three replicas (each a Mirror of its
 // own on the schema), backfilling at once: a business's explicit budget
 // is a ceiling (two businesses of 10/s, no total), and a total bounds every

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -107,4 +108,11 @@ func (m *Mirror) FeedHeldForTest(ctx context.Context) (bool, error) {
 // them.
 func AcrossBusinessesForTest(schema string) []string {
 	return store.New(nil, schema).AcrossBusinesses()
+}
+
+// TakeTokensForTest takes tokens of business's request budget in schema as
+// a statement of the mirror's does (no ceiling, not a walk, no total),
+// heard being when a 429 was heard (zero: none).
+func TakeTokensForTest(ctx context.Context, db *pgxpool.Pool, schema, business string, heard time.Time) (store.Take, error) {
+	return store.New(db, schema).TakeTokens(ctx, business, 0, false, heard, 0)
 }

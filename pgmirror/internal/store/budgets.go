@@ -38,7 +38,9 @@ VALUES ($1, $2, $2, clock_timestamp(), clock_timestamp()) ON CONFLICT DO NOTHING
 // for a walk when $3 (which leaves a fifth of the bucket for events),
 // dropping the rate first when $4 is the time a 429 was heard (NULL for
 // none; at most once a second) to AdaptiveBackoff of the rate spent then,
-// and from the total budget's row too ($5 its rate). The rate is the one
+// and from the total budget's row too ($5 its rate). A 429 heard empties
+// the bucket besides (every time, not once a second): the service's own is
+// empty, so the next request waits for a token at the lower rate. The rate is the one
 // set at rate_at crept up since, at most the ceiling; the bucket refills
 // at it up to one second's worth (at least one token), and a statement
 // takes a twentieth of a second's worth at most (at least one). It returns
@@ -71,7 +73,8 @@ r AS (
 	SELECT cur.*, CASE WHEN slow THEN greatest(` + minAdaptive + `, least(crept, spent) * ` + adaptiveBackoff + `) ELSE crept END AS rate
 	FROM cur),
 bucket AS (
-	SELECT r.*, least(greatest(r.rate, 1), r.tokens + r.rate * extract(epoch FROM r.now - r.at)) AS avail,
+	SELECT r.*, CASE WHEN $4::timestamptz IS NOT NULL THEN 0
+		ELSE least(greatest(r.rate, 1), r.tokens + r.rate * extract(epoch FROM r.now - r.at)) END AS avail,
 		CASE WHEN $3::boolean THEN greatest(1, greatest(r.rate, 1) / 5) ELSE 0 END AS reserve,
 		greatest(1, floor(r.rate / 20)) AS chunk
 	FROM r),
