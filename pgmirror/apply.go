@@ -16,6 +16,7 @@ type writeTx struct {
 	cause    string
 	business string
 	changes  []change
+	versions store.Versioning // the mirror's clock when the transaction began, and whether history is kept
 }
 
 // change is a change to write. old is the record's JSON before an update,
@@ -43,7 +44,8 @@ func (t *tenant) writeIn(ctx context.Context, cause string, fn func(w *writeTx) 
 	for range 3 {
 		var w *writeTx
 		err = m.store.InTx(ctx, "writing records", func(tx *store.Tx) error {
-			w = &writeTx{Tx: tx, cause: cause, business: t.name}
+			w = &writeTx{Tx: tx, cause: cause, business: t.name,
+				versions: store.Versioning{At: m.cfg.Clock(), Keep: !m.cfg.DisableHistory}}
 			if err := fn(w); err != nil {
 				return err
 			}
@@ -101,7 +103,9 @@ func (w *writeTx) counts() map[changeKey]int64 {
 // cleared); its lines are then replaced in the same transaction. A record
 // whose content did not change is not written at all: neither its row nor
 // its lines, not even locked. Each row written is a change for the change
-// feed. It returns the ids written, sorted.
+// feed. The version a write replaces goes to the history table, with its
+// lines, unless Config.DisableHistory (see History). It returns the ids
+// written, sorted.
 //
 // A record listed twice in rows counts once, the later copy winning. Rows
 // are written in id order, so that concurrent transactions lock them in the
@@ -138,8 +142,9 @@ func apply(ctx context.Context, w *writeTx, res *resource, rows []store.Row, seq
 		}
 	}
 	var written []string
+	var updated []store.Updated
 	if len(toInsert) > 0 {
-		inserted, err := w.Insert(ctx, res.table, w.business, toInsert, seq)
+		inserted, err := w.Insert(ctx, res.table, w.business, toInsert, seq, w.versions)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +159,7 @@ func apply(ctx context.Context, w *writeTx, res *resource, rows []store.Row, seq
 		written = inserted
 	}
 	if len(toUpdate) > 0 {
-		updated, err := w.Update(ctx, res.table, res.name, w.business, toUpdate, seq)
+		updated, err = w.Update(ctx, res.table, res.name, w.business, toUpdate, seq, w.versions)
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +174,7 @@ func apply(ctx context.Context, w *writeTx, res *resource, rows []store.Row, seq
 	}
 	slices.Sort(written)
 	if res.lines != nil && len(written) > 0 {
-		if err := w.ReplaceLines(ctx, res.lines, w.business, rows, written); err != nil {
+		if err := w.ReplaceLines(ctx, res.lines, w.business, rows, written, updated, w.versions); err != nil {
 			return nil, err
 		}
 	}

@@ -195,6 +195,20 @@ type Config struct {
 	// sends no NOTIFY): for a mirror nobody reads changes from, which saves
 	// the feed's cost on every write (see the package's figures).
 	DisableChangeFeed bool
+	// HistoryRetention is how long the history keeps a version after it
+	// stopped being the current one (see History); every replica deletes
+	// older ones every minute (and Reconcile once). 0 or negative: keep
+	// them all (the default).
+	HistoryRetention time.Duration
+	// DisableHistory, when true, keeps no version a write replaces: the
+	// history tables stay empty, and the _as_of functions know only the
+	// current versions (see History).
+	DisableHistory bool
+	// Clock, when set, is the mirror's clock for the instants it stamps
+	// itself in the history: when a version of a record without updated_at
+	// nor created_at began (when the mirror wrote it), and when a record
+	// was marked deleted (mirror_deleted_at). Nil: time.Now.
+	Clock func() time.Time
 	// AllowMassDeletion lets a reconciliation mark deleted more than half
 	// of a table's rows (of a table of at least MassDeletionMinRows) at
 	// once. Without it such a reconciliation marks nothing and fails with
@@ -278,6 +292,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
 	}
 	return cfg, nil
 }

@@ -27,8 +27,9 @@
 // mirror_version (the service's updated_at, else created_at, else
 // -infinity), mirror_fetch_seq, mirror_synced_at (when a write last
 // confirmed the content), mirror_changed_at (when its content last
-// changed) and mirror_deleted_at (NULL while the service lists the record;
-// see Deletions below). For the resources the API documents only in
+// changed), mirror_deleted_at (NULL while the service lists the record;
+// see Deletions below) and mirror_valid_from (when its version began; see
+// History below). For the resources the API documents only in
 // outline, a column whose field the service did not send, or sent in
 // another shape, is NULL (the member is in raw as sent).
 //
@@ -130,6 +131,31 @@
 // Config.DisableChangeFeed writes none. Replaying the feed from empty
 // rebuilds the tables exactly (the proof tests check it after their
 // faults).
+//
+// History: every version of every record is kept with the interval in
+// which it was the current one, [mirror_valid_from, mirror_valid_to). The
+// current version is the row of the record's table; a write that replaces
+// it (or writes again a record marked deleted) moves the old one, in the
+// same statement, to <table>_history with its interval, and its lines to
+// <lines>_history with the same interval; a deletion mark ends the current
+// version at mirror_deleted_at. A version begins at the record's
+// updated_at (created_at when never updated) when the service moved it,
+// else at the mirror's clock when it wrote the version (Config.Clock): for
+// the resources without timestamps (accounts, tax codes, bank accounts and
+// transactions), and for a change the service made without moving
+// updated_at (an invoice falling overdue); never before the version it
+// follows ended. A deletion mark is stamped by the mirror's clock too. So
+// the history knows a change when the mirror saw it: an instant between
+// two settled states is answered as the mirror then had it (an event's lag
+// late, a change that raises no event a reconciliation late).
+// <table>_as_of(business, at) and <lines>_as_of(business, at), one per
+// record and lines table, return a business's records and lines as they
+// stood at the instant at, each with its interval (mirror_valid_to NULL
+// while current). Versions are kept forever by default;
+// Config.HistoryRetention deletes those that ended longer ago, and
+// Config.DisableHistory keeps none. Rows written before the history began
+// (schema version 13) count from their mirror_version, or without one from
+// mirror_changed_at.
 //
 // Coalescing: the Workers record each delivery's fetches in
 // mirror_pending_fetch in the delivery's own transaction (exactly-once hand

@@ -77,7 +77,8 @@ func TablesForTest() map[string][]string {
 			cols = append(cols, c.Name+" "+c.Type.SQL())
 		}
 		out[res.table.Name] = append(cols, "raw jsonb", "mirror_version timestamp with time zone", "mirror_fetch_seq bigint",
-			"mirror_synced_at timestamp with time zone", "mirror_changed_at timestamp with time zone", "mirror_deleted_at timestamp with time zone")
+			"mirror_synced_at timestamp with time zone", "mirror_changed_at timestamp with time zone", "mirror_deleted_at timestamp with time zone",
+			"mirror_valid_from timestamp with time zone")
 		if res.lines != nil {
 			lines := []string{"business text", res.lines.Parent + " text"}
 			for _, c := range res.lines.Columns {
@@ -87,6 +88,13 @@ func TablesForTest() map[string][]string {
 		}
 	}
 	return out
+}
+
+// FunctionColumnsForTest returns the columns the set-returning function
+// name of the mirror's schema returns ("name type", information_schema's
+// type names), in no particular order.
+func (m *Mirror) FunctionColumnsForTest(ctx context.Context, name string) ([]string, error) {
+	return m.store.FunctionColumns(ctx, name)
 }
 
 // ColumnsForTest returns the columns of table in the mirror's schema as
@@ -107,7 +115,7 @@ func (m *Mirror) FeedHeldForTest(ctx context.Context) (bool, error) {
 // businesses by design (store.AcrossBusinesses), as a Store of schema runs
 // them.
 func AcrossBusinessesForTest(schema string) []string {
-	return store.New(nil, schema).AcrossBusinesses()
+	return store.New(nil, schema).AcrossBusinesses(historyTables())
 }
 
 // TakeTokensForTest takes tokens of business's request budget in schema as

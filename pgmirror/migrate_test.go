@@ -3,6 +3,7 @@ package pgmirror_test
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -84,5 +85,17 @@ func TestTheRecordsTablesAreTheMigratedTables(t *testing.T) {
 		got, err := m.ColumnsForTest(context.Background(), table)
 		require.NoError(t, err)
 		assert.ElementsMatch(t, want, got, "the columns of %s", table)
+		// Its history, and the function that reads it as of an instant:
+		// the same columns and the version's interval.
+		interval := []string{"mirror_valid_to timestamp with time zone"}
+		if !slices.Contains(want, "mirror_valid_from timestamp with time zone") { // a lines table
+			interval = append(interval, "mirror_valid_from timestamp with time zone")
+		}
+		got, err = m.ColumnsForTest(context.Background(), table+"_history")
+		require.NoError(t, err)
+		assert.ElementsMatch(t, append(want, interval...), got, "the columns of %s_history", table)
+		got, err = m.FunctionColumnsForTest(context.Background(), table+"_as_of")
+		require.NoError(t, err)
+		assert.ElementsMatch(t, append(want, interval...), got, "the columns %s_as_of returns", table)
 	}
 }

@@ -175,7 +175,11 @@ func (m *mutator) mutate(kind string, rng *rand.Rand) error {
 		notes := fmt.Sprintf("note %d", rng.IntN(1_000_000))
 		u := invoicingtest.InvoiceUpdate{Notes: &notes}
 		if rng.IntN(2) == 0 {
-			u.DueDate = t0.AddDate(0, 0, 30+rng.IntN(60))
+			from := t0
+			if now := m.srv.Now(); now.After(from) { // after any issue date, the clock moved or not
+				from = now
+			}
+			u.DueDate = from.AddDate(0, 0, 30+rng.IntN(60))
 		}
 		return m.srv.UpdateInvoice(m.pick(rng, &m.invoices), u)
 	case "overdue":

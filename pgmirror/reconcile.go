@@ -228,9 +228,10 @@ func (t *tenant) reconcileResource(ctx context.Context, res *resource) (listed, 
 
 // Prune deletes what is past its retention: the processed deliveries older
 // than Config.InboxRetention, the changes older than Config.ChangeRetention,
-// and the event lags of the status older than an hour, a batch of rows a
-// statement. Run does it every minute, and Reconcile once; call it after
-// ReconcileBusiness.
+// the versions of the history that ended longer than
+// Config.HistoryRetention ago (when set), and the event lags of the status
+// older than an hour, a batch of rows a statement. Run does it every
+// minute, and Reconcile once; call it after ReconcileBusiness.
 func (m *Mirror) Prune(ctx context.Context) error {
 	if m.cfg.InboxRetention >= 0 {
 		n, err := m.store.PruneInbox(ctx, m.cfg.InboxRetention)
@@ -252,7 +253,30 @@ func (m *Mirror) Prune(ctx context.Context) error {
 				"retention", m.cfg.ChangeRetention.String())
 		}
 	}
+	if m.cfg.HistoryRetention > 0 {
+		n, err := m.store.PruneHistory(ctx, historyTables(), m.cfg.Clock().Add(-m.cfg.HistoryRetention))
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			m.log.InfoContext(ctx, "pgmirror: deleted versions past the history's retention", "versions", n,
+				"retention", m.cfg.HistoryRetention.String())
+		}
+	}
 	return m.store.PruneLag(ctx, lagWindow)
+}
+
+// historyTables are the tables with a history: every record and lines
+// table.
+func historyTables() []*store.Table {
+	var out []*store.Table
+	for _, res := range allResources {
+		out = append(out, res.table)
+		if res.lines != nil {
+			out = append(out, res.lines)
+		}
+	}
+	return out
 }
 
 // pruneEvery is how often Run prunes (see prune) on each replica.
@@ -334,7 +358,7 @@ func (t *tenant) markDeleted(ctx context.Context, res *resource, listed int, sta
 		var ids []string
 		err = t.writeIn(ctx, CauseReconciliation, func(w *writeTx) error {
 			var err error
-			if ids, err = w.MarkDeleted(ctx, res.table, res.lines, t.name, gone, start); err != nil {
+			if ids, err = w.MarkDeleted(ctx, res.table, res.lines, t.name, gone, start, w.versions); err != nil {
 				return err
 			}
 			for _, id := range ids {

@@ -132,7 +132,7 @@ func (s *Store) migrate(ctx context.Context, ms []Migration, business string, pa
 			return err
 		}
 		for _, m := range ms[current:] {
-			if err := apply(ctx, q, m); err != nil {
+			if err := s.apply(ctx, q, m); err != nil {
 				return err
 			}
 		}
@@ -158,7 +158,7 @@ func (s *Store) MigrateToVersion(ctx context.Context, version int) error {
 			return err
 		}
 		for _, m := range ms[:version] {
-			if err := apply(ctx, tx.tx, m); err != nil {
+			if err := s.apply(ctx, tx.tx, m); err != nil {
 				return err
 			}
 		}
@@ -185,9 +185,12 @@ func (s *Store) enter(ctx context.Context, q pgx.Tx, lock bool) error {
 	return nil
 }
 
-// apply runs a migration and records it.
-func apply(ctx context.Context, q pgx.Tx, m Migration) error {
-	if _, err := q.Exec(ctx, m.SQL); err != nil {
+// apply runs a migration and records it. The migration runs in the
+// schema (its search_path); where that does not apply, in the body of a
+// function, which runs with its caller's, it writes the prefix "@." for
+// the schema, as the Store's statements do.
+func (s *Store) apply(ctx context.Context, q pgx.Tx, m Migration) error {
+	if _, err := q.Exec(ctx, s.q(m.SQL)); err != nil {
 		return fmt.Errorf("migration %s: %w", m.Name, err)
 	}
 	_, err := q.Exec(ctx, `INSERT INTO mirror_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)

@@ -198,11 +198,15 @@ var acrossBusinesses = []string{
 }
 
 // AcrossBusinesses returns the statements that work across businesses by
-// design, as the Store runs them.
-func (s *Store) AcrossBusinesses() []string {
-	out := make([]string, len(acrossBusinesses))
-	for i, sql := range acrossBusinesses {
-		out[i] = s.q(sql)
+// design, as the Store runs them, with the history's retention of tables
+// (by age, as the others).
+func (s *Store) AcrossBusinesses(tables []*Table) []string {
+	out := make([]string, 0, len(acrossBusinesses)+len(tables))
+	for _, sql := range acrossBusinesses {
+		out = append(out, s.q(sql))
+	}
+	for _, t := range tables {
+		out = append(out, s.q(t.pruneHistory()))
 	}
 	return out
 }

@@ -157,7 +157,8 @@ func (t *Table) source() (from string, values []string) {
 	}
 	n := len(t.Columns) + 2
 	params = append(params, fmt.Sprintf("$%d::text[]", n), fmt.Sprintf("$%d::timestamptz[]", n+1))
-	values = append(values, "u.raw::jsonb", "coalesce(u.version, '-infinity')", fmt.Sprintf("$%d::bigint", n+2), "now()", "now()")
+	values = append(values, "u.raw::jsonb", "coalesce(u.version, '-infinity')", fmt.Sprintf("$%d::bigint", n+2), "now()", "now()",
+		"coalesce(u.version, "+t.atParam()+")")
 	from = `unnest(` + strings.Join(params, ", ") + `) AS u(` + strings.Join(names, ", ") + `, raw, version)`
 	return from, values
 }
@@ -166,13 +167,49 @@ func (t *Table) source() (from string, values []string) {
 // record table, after recordArgs's seq.
 func (t *Table) businessParam() string { return fmt.Sprintf("$%d::text", len(t.Columns)+5) }
 
+// atParam is the parameter of the mirror's clock (Versioning.At), after
+// the business.
+func (t *Table) atParam() string { return fmt.Sprintf("$%d::timestamptz", len(t.Columns)+6) }
+
 // columnNames are the columns recordArgs fills, in order, business first.
 func (t *Table) columnNames() []string {
 	names := []string{"business", "id"}
 	for _, c := range t.Columns {
 		names = append(names, c.Name)
 	}
-	return append(names, "raw", "mirror_version", "mirror_fetch_seq", "mirror_synced_at", "mirror_changed_at")
+	return append(names, "raw", "mirror_version", "mirror_fetch_seq", "mirror_synced_at", "mirror_changed_at", "mirror_valid_from")
+}
+
+// historyColumns are the columns of the table's history table
+// (migrations/0013) but the interval: the record table's, without
+// mirror_valid_from. For a lines table: business, the parent, its columns
+// and mirror_deleted_at.
+func (t *Table) historyColumns() []string {
+	if t.Parent != "" {
+		names := []string{"business", t.Parent}
+		for _, c := range t.Columns {
+			names = append(names, c.Name)
+		}
+		return append(names, "mirror_deleted_at")
+	}
+	names := t.columnNames()
+	return append(names[:len(names)-1:len(names)-1], "mirror_deleted_at")
+}
+
+// validFrom is the SQL of when the version in the row a began
+// (migrations/0013): mirror_valid_from, or for a row written before the
+// history began its version, or without one when it changed.
+func validFrom(a string) string {
+	return "coalesce(" + a + ".mirror_valid_from, nullif(" + a + ".mirror_version, '-infinity'), " + a + ".mirror_changed_at)"
+}
+
+// prefixed is names, each with prefix.
+func prefixed(prefix string, names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return strings.Join(out, ", ")
 }
 
 // insertSQL inserts the records given as arrays, in id order, unless a row
@@ -188,35 +225,61 @@ ON CONFLICT (business, id) DO NOTHING
 RETURNING id`
 }
 
-// updateSQL writes the records given as arrays (and, after the business,
-// the resource's name) over their rows, when they are not older than the
-// row ((version, fetch number) compared as a pair, see confirmedSeq) and
-// their content differs or the row is marked deleted (the mark is then
-// cleared). It locks the rows in id order first, and returns for each row
-// written its id, its JSON as it was (text) and whether it was marked
-// deleted.
+// updateSQL writes the records given as arrays (and, after the mirror's
+// clock, the resource's name and whether history is kept) over their rows,
+// when they are not older than the row ((version, fetch number) compared
+// as a pair, see confirmedSeq) and their content differs or the row is
+// marked deleted (the mark is then cleared). It locks the rows in id order
+// first. The new version begins at the record's version when the service
+// moved it (updated_at), else at the mirror's clock (a record without one,
+// or a change the service made without moving it), never before the old
+// one ended (its deletion mark) or began; the old version goes to the history table with
+// its interval, unless history is off. It returns for each row written, in
+// id order, its id, its JSON as it was (text), whether it was marked
+// deleted, and the old version's interval.
 func (t *Table) updateSQL() string {
 	from, values := t.source()
 	names := t.columnNames()
 	var sets []string
-	for i, name := range names[2:] { // not the key
+	for i, name := range names[2 : len(names)-1] { // not the key, nor mirror_valid_from
 		sets = append(sets, name+" = "+values[i+2])
 	}
-	sets = append(sets, "mirror_deleted_at = NULL")
-	return `UPDATE @.` + t.Name + ` AS t SET ` + strings.Join(sets, ", ") + `
-FROM ` + from + `,
-     (SELECT id, raw, mirror_deleted_at FROM @.` + t.Name + ` WHERE business = ` + t.businessParam() + ` AND id = ANY($1::text[])
-      ORDER BY id FOR UPDATE) AS old
-WHERE t.business = ` + t.businessParam() + ` AND t.id = u.id AND old.id = u.id
-  AND (coalesce(u.version, '-infinity'), $` + fmt.Sprint(len(t.Columns)+4) + `::bigint) >= (t.mirror_version, ` +
-		confirmedSeq(fmt.Sprintf("$%d", len(t.Columns)+6), t.businessParam()) + `)
-  AND (t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)
-RETURNING t.id, old.raw::text, old.mirror_deleted_at IS NOT NULL`
+	n := len(t.Columns)
+	sets = append(sets, "mirror_deleted_at = NULL",
+		"mirror_valid_from = greatest(CASE WHEN u.version > old.mirror_version THEN u.version ELSE "+t.atParam()+" END, "+
+			"coalesce(old.mirror_deleted_at, "+validFrom("old")+"))")
+	hist := t.historyColumns()
+	return `WITH old AS (
+	SELECT * FROM @.` + t.Name + ` WHERE business = ` + t.businessParam() + ` AND id = ANY($1::text[]) ORDER BY id FOR UPDATE),
+written AS (
+	UPDATE @.` + t.Name + ` AS t SET ` + strings.Join(sets, ", ") + `
+	FROM ` + from + `, old
+	WHERE t.business = ` + t.businessParam() + ` AND t.id = u.id AND old.id = u.id
+	  AND (coalesce(u.version, '-infinity'), $` + fmt.Sprint(n+4) + `::bigint) >= (t.mirror_version, ` +
+		confirmedSeq(fmt.Sprintf("$%d", n+7), t.businessParam()) + `)
+	  AND (t.raw IS DISTINCT FROM u.raw::jsonb OR t.mirror_deleted_at IS NOT NULL)
+	RETURNING t.id, t.mirror_valid_from),
+closed AS (
+	SELECT old.*, ` + validFrom("old") + ` AS valid_from,
+		greatest(` + validFrom("old") + `, coalesce(old.mirror_deleted_at, written.mirror_valid_from)) AS valid_to
+	FROM old JOIN written ON written.id = old.id),
+kept AS (
+	INSERT INTO @.` + t.Name + `_history (` + strings.Join(hist, ", ") + `, mirror_valid_from, mirror_valid_to)
+	SELECT ` + prefixed("closed.", hist) + `, closed.valid_from, closed.valid_to FROM closed WHERE $` + fmt.Sprint(n+8) + `::boolean)
+SELECT id, raw::text, mirror_deleted_at IS NOT NULL, valid_from, valid_to FROM closed ORDER BY id`
 }
 
-// deleteLinesSQL deletes the lines of the parents $1 of business $2.
+// deleteLinesSQL deletes the lines of the parents $1 of business $2, and
+// keeps those of the parents $3 (a parent's version that ended) in the
+// history table, with the interval $4 to $5 of their parent's version,
+// when $6.
 func (t *Table) deleteLinesSQL() string {
-	return `DELETE FROM @.` + t.Name + ` WHERE business = $2 AND ` + t.Parent + ` = ANY($1::text[])`
+	hist := t.historyColumns()
+	return `WITH gone AS (DELETE FROM @.` + t.Name + ` WHERE business = $2 AND ` + t.Parent + ` = ANY($1::text[]) RETURNING *)
+INSERT INTO @.` + t.Name + `_history (` + strings.Join(hist, ", ") + `, mirror_valid_from, mirror_valid_to)
+SELECT ` + prefixed("gone.", hist) + `, c.valid_from, c.valid_to
+FROM gone JOIN unnest($3::text[], $4::timestamptz[], $5::timestamptz[]) AS c(id, valid_from, valid_to) ON c.id = gone.` + t.Parent + `
+WHERE $6::boolean`
 }
 
 // insertLinesSQL inserts lines given as arrays: $1 the parents' ids, then
@@ -239,7 +302,7 @@ FROM unnest(` + strings.Join(params, ", ") + `) AS u(` + list + `)`
 // recordArgs are the arguments of the table's write statements for rows:
 // the ids, an array per column, the raw JSON, the versions, seq and the
 // business.
-func (t *Table) recordArgs(rows []Row, seq int64, business string) []any {
+func (t *Table) recordArgs(rows []Row, seq int64, business string, v Versioning) []any {
 	ids := make([]string, len(rows))
 	versions := make([]*time.Time, len(rows))
 	raws := make([]string, len(rows))
@@ -251,7 +314,19 @@ func (t *Table) recordArgs(rows []Row, seq int64, business string) []any {
 	for i, c := range t.Columns {
 		args = append(args, columnArray(c.Type, values, i))
 	}
-	return append(args, raws, versions, seq, business)
+	return append(args, raws, versions, seq, business, v.At)
+}
+
+// Versioning is how a write keeps the history of the records it writes
+// (migrations/0013).
+type Versioning struct {
+	// At is the mirror's clock when it writes: the beginning of a version
+	// of a record that has no version of its own (no updated_at nor
+	// created_at), and the instant of a deletion mark.
+	At time.Time
+	// Keep keeps the versions a write replaces in the history tables; false
+	// keeps none (Config.DisableHistory).
+	Keep bool
 }
 
 // A Decision is what writing a record would do to its row (ToWrite).
@@ -315,35 +390,46 @@ func (tx *Tx) Confirm(ctx context.Context, resource, business string, ids []stri
 
 // Insert inserts rows (sorted by id) fetched with seq, unless another
 // transaction inserted one meanwhile, and returns the ids inserted, sorted.
-func (tx *Tx) Insert(ctx context.Context, t *Table, business string, rows []Row, seq int64) ([]string, error) {
-	ids, err := collect(ctx, tx.tx, "writing "+t.Name, tx.s.q(t.insertSQL()), t.recordArgs(rows, seq, business), pgx.RowTo[string])
+func (tx *Tx) Insert(ctx context.Context, t *Table, business string, rows []Row, seq int64, v Versioning) ([]string, error) {
+	ids, err := collect(ctx, tx.tx, "writing "+t.Name, tx.s.q(t.insertSQL()), t.recordArgs(rows, seq, business, v), pgx.RowTo[string])
 	slices.Sort(ids)
 	return ids, err
 }
 
-// An Updated is a row Update wrote: its JSON before (text), and whether it
-// was marked deleted.
+// An Updated is a row Update wrote: its JSON before (text), whether it
+// was marked deleted, and the interval of the version it replaced.
 type Updated struct {
 	ID         string
 	Old        string
 	WasDeleted bool
+	From, To   time.Time
 }
 
 // Update writes rows (sorted by id) of resource fetched with seq over
-// their rows, when not older and their content differs (see updateSQL).
-func (tx *Tx) Update(ctx context.Context, t *Table, resource, business string, rows []Row, seq int64) ([]Updated, error) {
-	return collect(ctx, tx.tx, "writing "+t.Name, tx.s.q(t.updateSQL()), append(t.recordArgs(rows, seq, business), resource),
+// their rows, when not older and their content differs, keeping the
+// versions replaced when v.Keep (see updateSQL). It returns the rows
+// written, in id order.
+func (tx *Tx) Update(ctx context.Context, t *Table, resource, business string, rows []Row, seq int64, v Versioning) ([]Updated, error) {
+	return collect(ctx, tx.tx, "writing "+t.Name, tx.s.q(t.updateSQL()), append(t.recordArgs(rows, seq, business, v), resource, v.Keep),
 		func(r pgx.CollectableRow) (Updated, error) {
 			var u Updated
-			return u, r.Scan(&u.ID, &u.Old, &u.WasDeleted)
+			return u, r.Scan(&u.ID, &u.Old, &u.WasDeleted, &u.From, &u.To)
 		})
 }
 
 // ReplaceLines replaces the lines of the parents written (sorted ids) with
-// those of rows.
-func (tx *Tx) ReplaceLines(ctx context.Context, lt *Table, business string, rows []Row, written []string) error {
+// those of rows; the lines replaced of the parents of updated (the
+// versions Update replaced) go to the history table with their parent's
+// interval when v.Keep.
+func (tx *Tx) ReplaceLines(ctx context.Context, lt *Table, business string, rows []Row, written []string, updated []Updated, v Versioning) error {
 	op := "writing " + lt.Name
-	if _, err := exec(ctx, tx.tx, op, tx.s.q(lt.deleteLinesSQL()), written, business); err != nil {
+	ids := make([]string, len(updated))
+	from := make([]time.Time, len(updated))
+	to := make([]time.Time, len(updated))
+	for i, u := range updated {
+		ids[i], from[i], to[i] = u.ID, u.From, u.To
+	}
+	if _, err := exec(ctx, tx.tx, op, tx.s.q(lt.deleteLinesSQL()), written, business, ids, from, to, v.Keep); err != nil {
 		return err
 	}
 	var parents []string
@@ -368,31 +454,31 @@ func (tx *Tx) ReplaceLines(ctx context.Context, lt *Table, business string, rows
 	return err
 }
 
-// markDeletedSQL marks deleted the rows $1 of business $3 not marked and
-// not written by a fetch since $2 began, locking them in id order first,
-// and returns their ids.
+// markDeletedSQL marks deleted at $4 (the mirror's clock) the rows $1 of
+// business $3 not marked and not written by a fetch since $2 began,
+// locking them in id order first, and returns their ids.
 const markDeletedSQL = `UPDATE @.%[1]s AS t
-SET mirror_deleted_at = now(), mirror_changed_at = now(), mirror_fetch_seq = $2
+SET mirror_deleted_at = $4, mirror_changed_at = now(), mirror_fetch_seq = $2
 FROM (SELECT id FROM @.%[1]s WHERE business = $3 AND id = ANY($1::text[]) ORDER BY id FOR UPDATE) AS locked
 WHERE t.business = $3 AND t.id = locked.id AND t.mirror_deleted_at IS NULL AND t.mirror_fetch_seq < $2
 RETURNING t.id`
 
-// markLinesDeletedSQL marks deleted, when they are not, the lines of the
-// records $1 of business $2 (%[2]s: the lines' parent column).
-const markLinesDeletedSQL = `UPDATE @.%[1]s SET mirror_deleted_at = now()
+// markLinesDeletedSQL marks deleted at $3, when they are not, the lines of
+// the records $1 of business $2 (%[2]s: the lines' parent column).
+const markLinesDeletedSQL = `UPDATE @.%[1]s SET mirror_deleted_at = $3
 WHERE business = $2 AND %[2]s = ANY($1::text[]) AND mirror_deleted_at IS NULL`
 
 // MarkDeleted marks deleted the rows ids of t that no fetch wrote since
 // the fetch seq began, and the lines (of lines, nil for a record without)
 // of those it marked, and returns the ids it marked. Lines are never
 // unmarked: writing a record writes its lines anew.
-func (tx *Tx) MarkDeleted(ctx context.Context, t, lines *Table, business string, ids []string, seq int64) ([]string, error) {
+func (tx *Tx) MarkDeleted(ctx context.Context, t, lines *Table, business string, ids []string, seq int64, v Versioning) ([]string, error) {
 	op := "marking " + t.Name + " deleted"
-	marked, err := collect(ctx, tx.tx, op, tx.s.q(fmt.Sprintf(markDeletedSQL, t.Name)), []any{ids, seq, business}, pgx.RowTo[string])
+	marked, err := collect(ctx, tx.tx, op, tx.s.q(fmt.Sprintf(markDeletedSQL, t.Name)), []any{ids, seq, business, v.At}, pgx.RowTo[string])
 	if err != nil || lines == nil || len(marked) == 0 {
 		return marked, err
 	}
-	_, err = exec(ctx, tx.tx, op, tx.s.q(fmt.Sprintf(markLinesDeletedSQL, lines.Name, lines.Parent)), marked, business)
+	_, err = exec(ctx, tx.tx, op, tx.s.q(fmt.Sprintf(markLinesDeletedSQL, lines.Name, lines.Parent)), marked, business, v.At)
 	return marked, err
 }
 
@@ -435,6 +521,16 @@ func (s *Store) TableColumns(ctx context.Context, table string) ([]string, error
 	return collect(ctx, s.pool, "reading the columns of "+table,
 		`SELECT column_name || ' ' || data_type FROM information_schema.columns
 		WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, []any{s.schema, table}, pgx.RowTo[string])
+}
+
+// FunctionColumns returns the columns the set-returning function name of
+// the schema returns, as "name type" with information_schema's type names.
+func (s *Store) FunctionColumns(ctx context.Context, name string) ([]string, error) {
+	return collect(ctx, s.pool, "reading the columns of "+name,
+		`SELECT p.parameter_name || ' ' || p.data_type FROM information_schema.parameters AS p
+		JOIN information_schema.routines AS r ON r.specific_schema = p.specific_schema AND r.specific_name = p.specific_name
+		WHERE r.routine_schema = $1 AND r.routine_name = $2 AND p.parameter_mode = 'OUT' ORDER BY p.ordinal_position`,
+		[]any{s.schema, name}, pgx.RowTo[string])
 }
 
 // A Mismatch is a record whose row differs from the service's copy
