@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
@@ -89,7 +90,7 @@ func BenchmarkLag(b *testing.B) {
 			var lags []time.Duration
 			var rate float64
 			for range b.N {
-				l, r := measureLag(b, c.window, 1000, 200)
+				l, r := measureLag(b, c.window, 1000, 200, false)
 				lags, rate = append(lags, l...), r
 			}
 			slices.Sort(lags)
@@ -104,13 +105,13 @@ func BenchmarkLag(b *testing.B) {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // measureLag pays n invoices at perSecond and returns each payment's lag and
-// the rate achieved.
-func measureLag(b *testing.B, window time.Duration, n, perSecond int) ([]time.Duration, float64) {
+// the rate achieved; disableHistory sets Config.DisableHistory.
+func measureLag(b *testing.B, window time.Duration, n, perSecond int, disableHistory bool) ([]time.Duration, float64) {
 	srv, clock := newFake(b)
 	seed(b, srv, sizes{invoices: 3 * n}, rand.New(rand.NewPCG(32, 33)))
 	schema := newSchemaName()
 	// The defaults: the budget adapts, and the fake never answers 429.
-	cfg := pgmirror.Config{Client: srv.Client(), Schema: schema, Logger: testLogger(), CoalesceWindow: window}
+	cfg := pgmirror.Config{Client: srv.Client(), Schema: schema, Logger: testLogger(), CoalesceWindow: window, DisableHistory: disableHistory}
 	m := openMirror(b, cfg)
 	require.NoError(b, m.Backfill(context.Background()))
 	var payable []string
@@ -194,41 +195,56 @@ func BenchmarkReconcile20000Invoices(b *testing.B) {
 func BenchmarkBackfillChangeFeed(b *testing.B) {
 	for _, latency := range []time.Duration{0, requestLatency} {
 		b.Run("latency="+latency.String(), func(b *testing.B) {
-			const invoices = 10_000
 			srv, _ := newFake(b)
-			seed(b, srv, sizes{invoices: invoices}, rand.New(rand.NewPCG(36, 37)))
+			seed(b, srv, sizes{invoices: 10_000}, rand.New(rand.NewPCG(36, 37)))
 			srv.SetLatency(latency, 0)
-			records := 0 // every resource's, counted after the first backfill
-			var with, without time.Duration
-			for i := range 2 * b.N {
-				feed := i%2 == 0
-				cfg := testConfig(srv.Client(), newSchemaName())
-				cfg.BatchSize = pgmirror.DefaultBatchSize
-				cfg.DisableChangeFeed = !feed
-				m := openMirror(b, cfg)
-				start := time.Now()
-				require.NoError(b, m.Backfill(context.Background()))
-				took := time.Since(start)
-				db := adminPool(b, cfg.Schema)
-				if records == 0 {
-					for _, res := range pgmirror.Resources() {
-						records += count(b, db, `SELECT count(*) FROM `+res)
+			records, with, without := alternateBackfills(b, srv, func(cfg *pgmirror.Config, feed bool) { cfg.DisableChangeFeed = !feed },
+				func(db *pgxpool.Pool, feed bool, records int) {
+					n := count(b, db, `SELECT count(*) FROM mirror_changes`)
+					if feed {
+						require.GreaterOrEqual(b, n, records)
+					} else {
+						require.Zero(b, n)
 					}
-				}
-				n := count(b, db, `SELECT count(*) FROM mirror_changes`)
-				if feed {
-					with += took
-					require.GreaterOrEqual(b, n, records)
-				} else {
-					without += took
-					require.Zero(b, n)
-				}
-				m.Close()
-			}
+				})
 			per := float64(records * b.N)
 			b.ReportMetric(per/with.Seconds(), "records/s-with-feed")
 			b.ReportMetric(per/without.Seconds(), "records/s-without")
 			b.ReportMetric(without.Seconds()/with.Seconds(), "with/without")
 		})
 	}
+}
+
+// alternateBackfills backfills srv into a new schema 2×b.N times, set by
+// configure for one side and the other alternately (on first), calls check
+// (when not nil) after each, with the records of every resource, and
+// returns that number and the time each side's backfills took in all.
+func alternateBackfills(b *testing.B, srv *invoicingtest.Server, configure func(cfg *pgmirror.Config, on bool),
+	check func(db *pgxpool.Pool, on bool, records int)) (records int, on, off time.Duration) {
+	for i := range 2 * b.N {
+		side := i%2 == 0
+		cfg := testConfig(srv.Client(), newSchemaName())
+		cfg.BatchSize = pgmirror.DefaultBatchSize
+		configure(&cfg, side)
+		m := openMirror(b, cfg)
+		start := time.Now()
+		require.NoError(b, m.Backfill(context.Background()))
+		took := time.Since(start)
+		db := adminPool(b, cfg.Schema)
+		if records == 0 {
+			for _, res := range pgmirror.Resources() {
+				records += count(b, db, `SELECT count(*) FROM `+res)
+			}
+		}
+		if check != nil {
+			check(db, side, records)
+		}
+		if side {
+			on += took
+		} else {
+			off += took
+		}
+		m.Close()
+	}
+	return records, on, off
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,11 +75,8 @@ func TestTheBudgetAdaptsToTheServicesLimit(t *testing.T) {
 func TestA429EmptiesTheBucket(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv, _ := newFake(t)
-	schema := newSchemaName()
-	cfg := testConfig(sdkClient(srv), schema)
-	require.NoError(t, openMirror(t, cfg).Backfill(ctx)) // the budget's row, its rate adapting from MaxAdaptive
-	db := adminPool(t, schema)
+	cfg, db := budgetBackfilled(t, 0) // its rate adapting from MaxAdaptive
+	schema := cfg.Schema
 	// Sending 20/s for a while, its bucket full, its rate last set two
 	// seconds ago (a drop is allowed once a second).
 	_, err := db.Exec(ctx, `UPDATE mirror_budgets SET rate = 20, rate_at = now() - interval '2 seconds',
@@ -238,12 +236,7 @@ func TestADefaultMirrorKeepsUpWithABurstOfWrites(t *testing.T) {
 func TestABudgetIdleForAQuarterOfAnHourTakesTokens(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv, _ := newFake(t)
-	schema := newSchemaName()
-	cfg := testConfig(sdkClient(srv), schema)
-	cfg.Budget = 20 // a statement a request: a twentieth of a second's worth
-	require.NoError(t, openMirror(t, cfg).Backfill(ctx))
-	db := adminPool(t, schema)
+	cfg, db := budgetBackfilled(t, 20) // a statement a request: a twentieth of a second's worth
 	_, err := db.Exec(ctx, `UPDATE mirror_budgets SET spent = 3, spent_at = now() - interval '15 minutes',
 		rate_at = now() - interval '15 minutes', at = now() - interval '15 minutes'`)
 	require.NoError(t, err)
@@ -253,4 +246,16 @@ func TestABudgetIdleForAQuarterOfAnHourTakesTokens(t *testing.T) {
 	var spent float64
 	require.NoError(t, db.QueryRow(ctx, `SELECT spent FROM mirror_budgets WHERE business = $1`, pgmirror.DefaultBusiness).Scan(&spent))
 	assert.Less(t, spent, 100.0, "the decay, then the reconciliation's own requests")
+}
+
+// budgetBackfilled backfills a mirror of a new fake service with the
+// budget budget (0: adaptive), which makes its budget's row, and returns
+// its Config and a pool on its schema.
+func budgetBackfilled(t *testing.T, budget float64) (pgmirror.Config, *pgxpool.Pool) {
+	t.Helper()
+	srv, _ := newFake(t)
+	cfg := testConfig(sdkClient(srv), newSchemaName())
+	cfg.Budget = budget
+	require.NoError(t, openMirror(t, cfg).Backfill(context.Background()))
+	return cfg, adminPool(t, cfg.Schema)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,21 +23,18 @@ import (
 // (its clock a month ahead each, an hour between each hundred mutations),
 // the mirror settles after each (a reconciliation), and the service's
 // records are kept as they stood at that instant; three invoices are
-// deleted in the third month (marked deleted at its reconciliation). Afterwards, for every instant kept, every
-// resource's <table>_as_of and <lines>_as_of equal the service's records
-// then, row for row and field for field (the comparison of the proofs,
-// reading the functions instead of the tables).
+// deleted in the third month (marked deleted at its reconciliation).
+// Afterwards, for every instant kept, every resource's <table>_as_of and
+// <lines>_as_of equal the service's records then, row for row and field
+// for field (the comparison of the proofs, reading the functions instead
+// of the tables), and each record's versions follow one another.
 func TestTheBooksAsOfEveryInstantEqualTheServiceThen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv, clock := newFake(t)
-	ids := seed(t, srv, sizes{invoices: 300, quotes: 60, bills: 20, clients: 30, suppliers: 10, items: 20, bankTransactions: 40},
-		rand.New(rand.NewPCG(33, 1)))
-	schema := newSchemaName()
-	cfg := testConfig(sdkClient(srv), schema)
-	cfg.Clock = clock.Now // the instants the mirror stamps itself: on the service's timeline
+	srv, clock, ids, cfg := backfilledOnTheClock(t, sizes{invoices: 300, quotes: 60, bills: 20, clients: 30, suppliers: 10, items: 20,
+		bankTransactions: 40}, 33)
+	schema := cfg.Schema
 	m := openMirror(t, cfg)
-	require.NoError(t, m.Backfill(ctx))
 
 	type snapshot struct {
 		at      time.Time
@@ -68,10 +66,7 @@ func TestTheBooksAsOfEveryInstantEqualTheServiceThen(t *testing.T) {
 		keep()
 	}
 	db := checkerPool(t, schema)
-	var versions int
-	for _, res := range checkedResources {
-		versions += count(t, adminPool(t, schema), "SELECT count(*) FROM "+res.table+"_history")
-	}
+	versions := requireVersionsInOrder(t, adminPool(t, schema))
 	t.Logf("%d instants over %v; %d versions in the history; mutations: %s", len(snaps),
 		snaps[len(snaps)-1].at.Sub(snaps[0].at).Round(time.Hour), versions, mut.summary())
 	require.Positive(t, versions)
@@ -88,6 +83,21 @@ func TestTheBooksAsOfEveryInstantEqualTheServiceThen(t *testing.T) {
 	// The invoices deleted are marked so at the instant of the
 	// reconciliation that found them gone: the third month's.
 	require.Equal(t, 3, count(t, adminPool(t, schema), `SELECT count(*) FROM invoices WHERE mirror_deleted_at = $1`, snaps[3].at))
+}
+
+// backfilledOnTheClock seeds a fake service with n records (rng seeded
+// with seed) and backfills a mirror of it whose clock is the fake's (the
+// instants the mirror stamps itself are on the service's timeline). It
+// returns the service, its clock, the ids seed returned and the mirror's
+// Config, to open it again.
+func backfilledOnTheClock(t *testing.T, n sizes, seedN uint64) (*invoicingtest.Server, *invoicingtest.FakeClock, map[string][]string, pgmirror.Config) {
+	t.Helper()
+	srv, clock := newFake(t)
+	ids := seed(t, srv, n, rand.New(rand.NewPCG(seedN, 1)))
+	cfg := testConfig(sdkClient(srv), newSchemaName())
+	cfg.Clock = clock.Now
+	require.NoError(t, openMirror(t, cfg).Backfill(context.Background()))
+	return srv, clock, ids, cfg
 }
 
 // asOf reads the mirror's tables as they stood at an instant: each query
@@ -111,13 +121,9 @@ func (q asOf) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, err
 func TestTheHistoryKeepsVersionsForItsRetention(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv, clock := newFake(t)
-	ids := seed(t, srv, sizes{invoices: 20, quotes: 2, bills: 2, clients: 3, suppliers: 1, items: 2, bankTransactions: 2},
-		rand.New(rand.NewPCG(34, 1)))
-	schema := newSchemaName()
-	cfg := testConfig(sdkClient(srv), schema)
-	cfg.Clock = clock.Now
-	require.NoError(t, openMirror(t, cfg).Backfill(ctx))
+	srv, clock, ids, cfg := backfilledOnTheClock(t, sizes{invoices: 20, quotes: 2, bills: 2, clients: 3, suppliers: 1, items: 2,
+		bankTransactions: 2}, 34)
+	schema := cfg.Schema
 	// Two rounds of changes to the same five invoices, ten days apart:
 	// the first versions end ten days before the second ones.
 	for round := range 2 {
@@ -142,4 +148,24 @@ func TestTheHistoryKeepsVersionsForItsRetention(t *testing.T) {
 	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices_history WHERE mirror_valid_to < $1`, clock.Now().Add(-cfg.HistoryRetention)))
 	assert.Equal(t, lines/2, count(t, db, `SELECT count(*) FROM invoice_lines_history WHERE invoice_id = ANY($1)`, changed), "the lines of the versions deleted, and only those")
 	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoice_lines_history WHERE mirror_valid_to < $1`, clock.Now().Add(-cfg.HistoryRetention)))
+}
+
+// requireVersionsInOrder fails t unless, for every record of every record
+// table in db, its versions (those in the history and the current row, a
+// deletion mark ending it) follow one another: ordered by start, none ends
+// after the next begins. It returns the number of versions in the history.
+func requireVersionsInOrder(t testing.TB, db *pgxpool.Pool) int {
+	t.Helper()
+	versions := 0
+	for _, res := range checkedResources {
+		overlaps := count(t, db, `WITH v AS (
+			SELECT business, id, mirror_valid_from AS f, mirror_valid_to AS t FROM `+res.table+`_history
+			UNION ALL
+			SELECT business, id, coalesce(mirror_valid_from, nullif(mirror_version, '-infinity'), mirror_changed_at),
+				coalesce(mirror_deleted_at, 'infinity') FROM `+res.table+`)
+		SELECT count(*) FROM (SELECT t, lead(f) OVER (PARTITION BY business, id ORDER BY f, t) AS next FROM v) AS s WHERE next < t`)
+		require.Zero(t, overlaps, "versions of %s that overlap the next", res.table)
+		versions += count(t, db, `SELECT count(*) FROM `+res.table+`_history`)
+	}
+	return versions
 }

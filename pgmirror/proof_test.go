@@ -315,6 +315,14 @@ func (p proof) run(t *testing.T) {
 	// business, whatever the faults.
 	causes := requireFeedReplays(t, reconciler, db)
 	lap("feed replayed")
+	// The history, whatever the faults: each record's versions follow one
+	// another, and the books as of now are the tables.
+	versions := requireVersionsInOrder(t, db)
+	for _, b := range bs {
+		diffs, _ := compareScope(t, scope{URL: b.srv.URL, Key: b.srv.FullKey, Business: b.name}, asOf{db, time.Now().Add(time.Hour)})
+		require.Empty(t, diffs, "business %s as of now differs from its service", b.name)
+	}
+	lap("history checked")
 	for _, r := range replicas {
 		if r != replica(killed) {
 			r.stop(t) // cleanly: a clean exit
@@ -336,6 +344,7 @@ func (p proof) run(t *testing.T) {
 		net.neverDelivered.Load(), net.unreachable.Load())
 	t.Logf("the reconciliation corrected %v", corrected)
 	t.Logf("the change feed replayed to the tables: changes by cause %v", causes)
+	t.Logf("the history: %d versions, each record's in order; as of now, every business equals its service", versions)
 	t.Logf("time: %s", strings.Join(laps, ", "))
 
 	// The run exercised what it claims to.
