@@ -216,7 +216,7 @@ func (t *tenant) walkPages(ctx context.Context, res *resource, start int, flush 
 		batch = batch[:0]
 		return err
 	}
-	for r, err := range res.list(ctx, m.cfg.Client, start, t.listOpts...) {
+	for r, err := range t.list(ctx, res, start) {
 		if err != nil {
 			if werr := write(); werr != nil {
 				return start + max(n-1, 0)/pageSize, werr

@@ -87,12 +87,18 @@ type BusinessConfig struct {
 	// service, summed over the replicas; 0 (DefaultBudget) for none: the
 	// rate adapts (see Config.Budget).
 	Budget float64
+	// Selection is what the mirror keeps of the business's records (see
+	// Selection); the zero Selection keeps everything. A business whose
+	// Selection changes while the mirror holds its data is not served
+	// (ErrSelectionChanged).
+	Selection Selection
 }
 
-// String names the business and its budget, never its key or secrets.
+// String names the business, its budget and its Selection, never its key
+// or secrets.
 func (c BusinessConfig) String() string {
-	return fmt.Sprintf("pgmirror.BusinessConfig{Name: %q, Budget: %g, APIKey: [sealed], WebhookSecrets: [%d sealed]}",
-		c.Name, c.Budget, len(c.WebhookSecrets))
+	return fmt.Sprintf("pgmirror.BusinessConfig{Name: %q, Budget: %g, Selection: %s, APIKey: [sealed], WebhookSecrets: [%d sealed]}",
+		c.Name, c.Budget, c.Selection, len(c.WebhookSecrets))
 }
 
 // GoString is String, for %#v.
@@ -104,6 +110,8 @@ type Business struct {
 	// Budget is the ceiling of its requests per second; 0 for none (the
 	// rate adapts).
 	Budget float64
+	// Selection is what the mirror keeps of its records.
+	Selection Selection
 	// Secrets is the number of webhook secrets it accepts.
 	Secrets int
 	// SealedWith is the id of the key its values are sealed with.
@@ -146,6 +154,9 @@ func (b *Businesses) Add(ctx context.Context, c BusinessConfig) error {
 	if c.Budget < 0 {
 		return errors.New("pgmirror: negative budget")
 	}
+	if err := c.Selection.check(); err != nil {
+		return err
+	}
 	if len(c.WebhookSecrets) == 0 {
 		return errors.New("pgmirror: the business needs at least one webhook secret")
 	}
@@ -165,7 +176,11 @@ func (b *Businesses) Add(ctx context.Context, c BusinessConfig) error {
 	if err != nil {
 		return err
 	}
-	return b.store.PutBusiness(ctx, c.Name, key, secrets, c.Budget)
+	selection, err := json.Marshal(c.Selection.normal())
+	if err != nil {
+		return err
+	}
+	return b.store.PutBusiness(ctx, c.Name, key, secrets, c.Budget, selection)
 }
 
 // Remove stops every replica serving the business: its walks stop, its
@@ -239,6 +254,7 @@ func (b *Businesses) List(ctx context.Context) ([]Business, error) {
 		out[i] = Business{Name: r.Name, Budget: r.Budget, AddedAt: r.AddedAt, UpdatedAt: r.UpdatedAt, RemovedAt: r.RemovedAt,
 			PausedUntil: r.PausedUntil}
 		out[i].SealedWith, _ = seal.KeyID(r.APIKey)
+		_ = json.Unmarshal(r.Selection, &out[i].Selection) // written by Add
 		if r.PauseReason != nil {
 			out[i].PauseReason = *r.PauseReason
 		}

@@ -195,6 +195,12 @@ type Config struct {
 	// sends no NOTIFY): for a mirror nobody reads changes from, which saves
 	// the feed's cost on every write (see the package's figures).
 	DisableChangeFeed bool
+	// Selection is what the mirror keeps of the records of the business of
+	// Config.Client: the members it never stores (see Selection). The zero
+	// Selection keeps everything. Hashing members needs a keyring: with
+	// Keys, each business's Selection, hashes included, is given to
+	// Businesses.Add instead, and this one must be zero.
+	Selection Selection
 	// HistoryRetention is how long the history keeps a version after it
 	// stopped being the current one (see History); every replica deletes
 	// older ones every minute (and Reconcile once). 0 or negative: keep
@@ -257,6 +263,15 @@ func (cfg Config) withDefaults() (Config, error) {
 	setDefault(&cfg.Walkers, DefaultWalkers)
 	if cfg.Walkers > MaxWalkers {
 		return cfg, fmt.Errorf("pgmirror: Config.Walkers %d is above %d", cfg.Walkers, MaxWalkers)
+	}
+	if err := cfg.Selection.check(); err != nil {
+		return cfg, err
+	}
+	if cfg.Keys != nil && !cfg.Selection.IsZero() {
+		return cfg, errors.New("pgmirror: Config.Selection is the business of Config.Client's; with Config.Keys, give each business's to Businesses.Add")
+	}
+	if cfg.Keys == nil && len(cfg.Selection.Hash) > 0 {
+		return cfg, errors.New("pgmirror: hashing members needs a keyring: serve the business from the database (Config.Keys, invoicing-mirror businesses add --hash)")
 	}
 	if cfg.Partitions < 0 || cfg.Partitions > MaxPartitions {
 		return cfg, fmt.Errorf("pgmirror: Partitions %d: between 0 and %d", cfg.Partitions, MaxPartitions)

@@ -157,6 +157,15 @@
 // (schema version 13) count from their mirror_version, or without one from
 // mirror_changed_at.
 //
+// Leaving data out: a business's Selection (Config.Selection, or
+// BusinessConfig.Selection for the businesses of the database) names the
+// members of its records the mirror never stores, and those it stores as
+// a keyed hash. Each row is selected as it comes from the service, before
+// anything compares or writes it, so that the tables, the lines, the
+// change feed and the history never see the values; the webhook inbox
+// keeps of such a business's deliveries only the ids and instants the
+// mirror reads (pginbox.WithStoredBody).
+//
 // Coalescing: the Workers record each delivery's fetches in
 // mirror_pending_fetch in the delivery's own transaction (exactly-once hand
 // off). A record already waiting keeps its earlier due time, the first

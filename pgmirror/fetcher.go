@@ -146,7 +146,7 @@ func (t *tenant) fetch(ctx context.Context, c store.Claim) error {
 		return t.fetchFailed(ctx, c, classify(ctx, err))
 	}
 	fetchCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
-	row, err := res.get(fetchCtx, m.cfg.Client, c.ID, t.fetchOpts...)
+	row, err := t.get(fetchCtx, res, c.ID, t.fetchOpts)
 	cancel()
 	if err != nil {
 		return t.fetchFailed(ctx, c, err)

@@ -79,7 +79,7 @@ func New(ctx context.Context, pc *pgxpool.Config, cfg Config) (*Mirror, error) {
 	m := &Mirror{cfg: cfg, store: store.New(pool, cfg.Schema), inserts: inserts, log: cfg.Logger, inbox: pginbox.NewMetrics(inserts),
 		db: newDependency("PostgreSQL", cfg.Logger), counters: newStats(), tenants: newTenants()}
 	if cfg.Keys == nil { // a fleet of one: the business of the Client's own key
-		t := m.newTenant(cfg.Business, cfg.Budget)
+		t := m.newTenant(cfg.Business, cfg.Budget, cfg.Selection)
 		t.stops = true
 		m.tenants.set([]*tenant{t})
 	}
@@ -154,10 +154,29 @@ func (m *Mirror) BusinessHandler() http.Handler {
 // refusals go to the log, its database failures to the supervisor's
 // decision (they enter the mirror here).
 func (m *Mirror) inboxOptions() []pginbox.HandlerOption {
-	return []pginbox.HandlerOption{pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.log), m.backpressure(),
+	return []pginbox.HandlerOption{pginbox.WithMetrics(m.inbox), pginbox.WithLogger(m.log), m.backpressure(), pginbox.WithStoredBody(m.storedBody),
 		pginbox.WithErrorHandler(func(ctx context.Context, err error) {
 			m.failed(ctx, nil, "storing a delivery", &store.Error{Op: "storing a delivery", Err: err}, 1)
 		})}
+}
+
+// storedBody is what the inbox keeps of a delivery: the body as received,
+// or, for a business whose Selection names anything, what its inboxBody
+// keeps.
+func (m *Mirror) storedBody(ctx context.Context, d *webhooks.Delivery) ([]byte, error) {
+	name := d.Business
+	if name == "" { // Handler's: the business of Config.Client
+		name = m.cfg.Business
+	}
+	t := m.tenants.named(name)
+	if t == nil { // refused before, as unknown; kept as received otherwise
+		return d.Body, nil
+	}
+	sel, err := t.selection(ctx)
+	if err != nil || sel == nil {
+		return d.Body, err
+	}
+	return sel.inboxBody(d)
 }
 
 // storing answers 503 until the Mirror migrated, and tells the database's
@@ -499,7 +518,10 @@ func (m *Mirror) load(ctx context.Context) error {
 // Migrate creates the schema (Config.Schema) and brings its tables to
 // SchemaVersion, then creates pginbox's inbox table in it, all in one
 // transaction (see MigrateSchema); with Config.Keys it then loads the
-// businesses to serve. The Handlers store deliveries once it succeeded.
+// businesses to serve, else it applies Config.Selection to the business of
+// Config.Client (an error wrapping ErrSelectionChanged when it changed
+// while the mirror holds the business's data). The Handlers store
+// deliveries once it succeeded.
 func (m *Mirror) Migrate(ctx context.Context) error {
 	if err := m.store.Migrate(ctx, m.cfg.Business, m.cfg.Partitions, m.log); err != nil {
 		return err
@@ -508,6 +530,8 @@ func (m *Mirror) Migrate(ctx context.Context) error {
 		if err := m.loadBusinesses(ctx); err != nil {
 			return err
 		}
+	} else if _, err := m.tenants.all()[0].selection(ctx); err != nil {
+		return err
 	}
 	m.migrated.Store(true)
 	return nil

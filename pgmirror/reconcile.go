@@ -389,7 +389,7 @@ func (t *tenant) confirmGone(ctx context.Context, res *resource, ids []string) (
 		if err != nil {
 			return gone, written, err
 		}
-		r, err := res.get(ctx, m.cfg.Client, id, t.walkOpts...)
+		r, err := t.get(ctx, res, id, t.walkOpts)
 		switch {
 		case apiFailed(err, apiNotFound):
 			gone = append(gone, id)
@@ -467,7 +467,7 @@ func (t *tenant) guardTable(ctx context.Context, res *resource) error {
 	errs := make([]error, len(sample))
 	var wg sync.WaitGroup
 	for i, id := range sample {
-		wg.Go(func() { _, errs[i] = res.get(ctx, m.cfg.Client, id, t.walkOpts...) })
+		wg.Go(func() { _, errs[i] = t.get(ctx, res, id, t.walkOpts) })
 	}
 	wg.Wait()
 	missing := 0
@@ -483,7 +483,7 @@ func (t *tenant) guardTable(ctx context.Context, res *resource) error {
 		return nil
 	}
 	listed := map[string]bool{}
-	for r, err := range res.list(ctx, m.cfg.Client, 1, t.listOpts...) {
+	for r, err := range t.list(ctx, res, 1) {
 		if err != nil {
 			return err
 		}

@@ -136,7 +136,7 @@ func TestFailedDecidesEachFailure(t *testing.T) {
 	var out lockedBuffer
 	log := slog.New(slog.NewTextHandler(&out, nil))
 	m := &Mirror{log: log, db: newDependency("PostgreSQL", log), tenants: newTenants()} // not migrated: a pause is not recorded
-	alone, other := m.newTenant("default", 10), m.newTenant("acme", 10)
+	alone, other := m.newTenant("default", 10, Selection{}), m.newTenant("acme", 10, Selection{})
 	alone.stops = true
 	ctx := context.Background()
 	away := &store.Error{Op: "claiming records to fetch", Err: &pgconn.PgError{Code: "57P01"}}

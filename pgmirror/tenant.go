@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"slices"
 	"strings"
@@ -41,15 +42,23 @@ type tenant struct {
 	stops    bool
 	failures atomic.Int64 // its work's failures in a row, for its pauses' backoff
 
+	// want is what the business's Selection is; sel applies it, once
+	// applied to the business (selection).
+	want       Selection
+	selMu      sync.Mutex
+	sel        *selector
+	selApplied bool
+
 	life context.Context // ends when the business is removed or replaced (end)
 	end  context.CancelFunc
 }
 
 // newTenant returns the tenant of business name, whose calls use key (its
-// WithAPIKey; none for the business of Config.Client) and its budget.
-func (m *Mirror) newTenant(name string, budgetPerSecond float64, key ...invoicing.RequestOption) *tenant {
+// WithAPIKey; none for the business of Config.Client) and its budget, and
+// whose data is kept as want says.
+func (m *Mirror) newTenant(name string, budgetPerSecond float64, want Selection, key ...invoicing.RequestOption) *tenant {
 	log := m.log.With("business", name)
-	t := &tenant{m: m, name: name, key: key, log: log, api: newDependency("the API", log)}
+	t := &tenant{m: m, name: name, key: key, log: log, api: newDependency("the API", log), want: want}
 	t.life, t.end = context.WithCancel(context.Background())
 	t.budget = newBudget(m.store, name, budgetPerSecond, m.cfg.BudgetTotal)
 	t.fetchOpts = append(slices.Clip(key), invoicing.WithLimiter(t.budget.events))
@@ -59,6 +68,55 @@ func (m *Mirror) newTenant(name string, budgetPerSecond float64, key ...invoicin
 		t.listOpts = append(t.listOpts, o)
 	}
 	return t
+}
+
+// selection returns the selector of the business's Selection, applying it
+// first (see applySelection) unless done.
+func (t *tenant) selection(ctx context.Context) (*selector, error) {
+	t.selMu.Lock()
+	defer t.selMu.Unlock()
+	if !t.selApplied {
+		sel, err := t.m.applySelection(ctx, t.name, t.want)
+		if err != nil {
+			return nil, err
+		}
+		t.sel, t.selApplied = sel, true
+	}
+	return t.sel, nil
+}
+
+// list walks the business's records of res from page start, as its
+// Selection keeps them.
+func (t *tenant) list(ctx context.Context, res *resource, start int) iter.Seq2[store.Row, error] {
+	return func(yield func(store.Row, error) bool) {
+		sel, err := t.selection(ctx)
+		if err != nil {
+			yield(store.Row{}, err)
+			return
+		}
+		for r, err := range res.list(ctx, t.m.cfg.Client, start, t.listOpts...) {
+			if err == nil {
+				err = sel.row(res, &r)
+			}
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// get fetches the business's record id of res with opts, as its Selection
+// keeps it.
+func (t *tenant) get(ctx context.Context, res *resource, id string, opts []invoicing.RequestOption) (store.Row, error) {
+	sel, err := t.selection(ctx)
+	if err != nil {
+		return store.Row{}, err
+	}
+	r, err := res.get(ctx, t.m.cfg.Client, id, opts...)
+	if err != nil {
+		return r, err
+	}
+	return r, sel.row(res, &r)
 }
 
 // answered records that a call of the business succeeded: its failures in
@@ -180,6 +238,13 @@ func (m *Mirror) loadBusinesses(ctx context.Context) error {
 			ended = append(ended, old)
 		}
 		t, err := m.openTenant(b)
+		if err == nil {
+			_, err = t.selection(ctx)
+		}
+		var dbErr *store.Error
+		if errors.As(err, &dbErr) {
+			return err // the database's: the next load tries again
+		}
 		if err != nil {
 			s.unopened[b.Name] = err
 			if !s.failed[b.Name].Equal(b.UpdatedAt) {
@@ -230,7 +295,11 @@ func (m *Mirror) openTenant(b store.Sealed) (*tenant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgmirror: the webhook secret: %w", err)
 	}
-	t := m.newTenant(b.Name, b.Budget, invoicing.WithAPIKey(string(key)))
+	var want Selection
+	if err := json.Unmarshal(b.Selection, &want); err != nil {
+		return nil, fmt.Errorf("pgmirror: the business's selection: %w", err)
+	}
+	t := m.newTenant(b.Name, b.Budget, want, invoicing.WithAPIKey(string(key)))
 	t.verifier = v
 	return t, nil
 }

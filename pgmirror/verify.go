@@ -136,7 +136,7 @@ func (t *tenant) verify(ctx context.Context, res *resource, v *Verification) err
 		batch = batch[:0]
 		return err
 	}
-	for r, err := range res.list(ctx, m.cfg.Client, 1, t.listOpts...) {
+	for r, err := range t.list(ctx, res, 1) {
 		if err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func (t *tenant) recheck(ctx context.Context, res *resource, d store.Mismatch, v
 		return &d, nil
 	}
 	v.Requests++
-	row, err := res.get(ctx, t.m.cfg.Client, d.ID, t.walkOpts...)
+	row, err := t.get(ctx, res, d.ID, t.walkOpts)
 	switch {
 	case apiFailed(err, apiNotFound):
 		live, err := t.m.store.Live(ctx, res.table, t.name, d.ID)

@@ -33,6 +33,18 @@ type handlerConfig struct {
 	timeout      time.Duration
 	metrics      *Metrics
 	backpressure *Backpressure
+	body         func(context.Context, *webhooks.Delivery) ([]byte, error)
+}
+
+// WithStoredBody makes the Handler store, of each verified delivery, the
+// body fn returns instead of the body as received: to keep less of a
+// payload than arrived, such as the personal data a receiver must not
+// hold. The Workers parse what is stored, so it must still parse as the
+// delivery's event. An error of fn fails the delivery as a database error
+// does (500: the service retries). Without this option the body is stored
+// as received.
+func WithStoredBody(fn func(ctx context.Context, d *webhooks.Delivery) ([]byte, error)) HandlerOption {
+	return func(c *handlerConfig) { c.body = fn }
 }
 
 // WithLogger makes the Handler log each delivery it refuses (at level Warn),
@@ -162,7 +174,14 @@ func (cfg handlerConfig) store(pool *pgxpool.Pool) func(context.Context, *webhoo
 		// measurable cost at thousands of requests a second.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.timeout)
 		defer cancel()
-		tag, err := pool.Exec(ctx, insertSQL, d.Business, d.ID, string(d.Type), d.Timestamp, d.Body)
+		body := d.Body
+		if cfg.body != nil {
+			var err error
+			if body, err = cfg.body(ctx, d); err != nil {
+				return fmt.Errorf("pginbox: the body to store: %w", err)
+			}
+		}
+		tag, err := pool.Exec(ctx, insertSQL, d.Business, d.ID, string(d.Type), d.Timestamp, body)
 		switch {
 		case err != nil:
 			return fmt.Errorf("pginbox: storing delivery: %w", err)

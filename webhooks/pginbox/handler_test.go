@@ -3,6 +3,7 @@ package pginbox_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -182,4 +183,22 @@ func TestHandlerGivesStoreFailuresToTheErrorHandler(t *testing.T) {
 	assert.Equal(t, http.StatusInternalServerError, d.Send(h))
 	require.Len(t, got, 1)
 	assert.ErrorContains(t, got[0], "storing delivery")
+}
+
+// WithStoredBody stores what its function keeps of a delivery, not the
+// body as received; an error of the function answers 500 and stores
+// nothing.
+func TestHandlerStoresWhatWithStoredBodyKeeps(t *testing.T) {
+	pool := newPool(t, newSchema(t), 2)
+	ds := webhooktest.Deliveries(2)
+	h := pginbox.Handler(pool, webhooktest.NewVerifier(t), pginbox.WithStoredBody(func(_ context.Context, d *webhooks.Delivery) ([]byte, error) {
+		if d.ID == ds[1].ID {
+			return nil, errors.New("no")
+		}
+		return []byte(`{"kept":true}`), nil
+	}))
+	require.Equal(t, http.StatusOK, ds[0].Send(h))
+	assert.JSONEq(t, `{"kept":true}`, string(readRow(t, pool, ds[0].ID).Body))
+	assert.Equal(t, http.StatusInternalServerError, ds[1].Send(h))
+	assert.Equal(t, 1, countRows(t, pool, ""))
 }

@@ -14,7 +14,8 @@ CREATE TABLE IF NOT EXISTS invoicing_webhook_inbox (
     event_type      text        NOT NULL,
     -- X-Service-Timestamp: when the service signed the stored copy.
     signed_at       timestamptz NOT NULL,
-    -- The request body exactly as received and verified.
+    -- The request body exactly as received and verified (or what the
+    -- Handler's WithStoredBody kept of it).
     body            bytea       NOT NULL,
     -- When the first copy was stored; later copies are not stored.
     received_at     timestamptz NOT NULL DEFAULT now(),

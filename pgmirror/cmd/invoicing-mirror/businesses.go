@@ -44,9 +44,15 @@ change within seconds, without a restart.
           ends the business's pause at once. (A business whose key the
           service refuses, 401 or 403, is paused 15 minutes, then one call
           tries again; one whose records mostly vanished, 24 hours.)
+          --exclude and --hash name the members of its records the mirror
+          never stores, or stores as a keyed hash (clients.email,
+          invoices.line_items.description): nowhere in the database, not
+          in the change feed, the history or the webhook inbox. A business
+          whose members change once the mirror holds its data is not
+          served (the mirror would not rewrite what it holds).
   list    prints each business: budget, secrets, the key id its values are
-          sealed with, and whether it is removed or paused (never a key or
-          a secret).
+          sealed with, whether it is removed or paused, and the members it
+          leaves out or hashes (never a key or a secret).
   remove  stops serving NAME on every replica; its rows are kept.
   drop    deletes a removed business and every row the mirror holds for it.
   reseal  seals every value again with the first key of INVOICING_MIRROR_KEYS:
@@ -78,6 +84,10 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 	schema := fs.String("schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
 	budget := fs.Float64("budget", pgmirror.DefaultBudget, "with add: the ceiling of the business's requests per second to the service, over every replica "+
 		"(0: none; the rate adapts below it: it drops on a 429 and creeps back up)")
+	exclude := fs.String("exclude", "", "with add: the `MEMBERS` of the business's records never stored, comma-separated, "+
+		"such as clients.email,invoices.line_items.description (see pgmirror.Selection)")
+	hash := fs.String("hash", "", "with add: the `MEMBERS` stored as a keyed hash (HMAC-SHA256 under a key derived from INVOICING_MIRROR_KEYS), "+
+		"comma-separated, such as clients.phone: equal values still join")
 	migrateAs := fs.String("existing-business", pgmirror.DefaultBusiness,
 		"the `NAME` the rows of a single-business mirror made before businesses take when this command migrates its schema")
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
@@ -142,7 +152,8 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	var config pgmirror.BusinessConfig
 	if verb == "add" {
-		config = pgmirror.BusinessConfig{Name: name, APIKey: getenv(invoicing.EnvAPIKey), Budget: *budget}
+		config = pgmirror.BusinessConfig{Name: name, APIKey: getenv(invoicing.EnvAPIKey), Budget: *budget,
+			Selection: pgmirror.Selection{Exclude: pgmirror.ParseMembers(*exclude), Hash: pgmirror.ParseMembers(*hash)}}
 		for s := range strings.SplitSeq(getenv("INVOICING_WEBHOOK_SECRET"), ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				config.WebhookSecrets = append(config.WebhookSecrets, s)
@@ -180,8 +191,8 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 	case "add":
 		err = b.Add(ctx, config)
 		if err == nil {
-			fmt.Fprintf(stdout, "business %s added (budget %s, %d webhook secret(s)); its webhook URL ends in /%s\n",
-				name, budgetText(config.Budget), len(config.WebhookSecrets), name)
+			fmt.Fprintf(stdout, "business %s added (budget %s, %d webhook secret(s), keeping %s); its webhook URL ends in /%s\n",
+				name, budgetText(config.Budget), len(config.WebhookSecrets), config.Selection, name)
 		}
 	case "remove":
 		if err = b.Remove(ctx, name); err == nil {
@@ -211,7 +222,7 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 // printBusinesses writes the businesses as a table.
 func printBusinesses(w io.Writer, list []pgmirror.Business, opened bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUSINESS\tBUDGET\tSECRETS\tSEALED WITH\tADDED\tSTATE")
+	fmt.Fprintln(tw, "BUSINESS\tBUDGET\tSECRETS\tSEALED WITH\tADDED\tSTATE\tKEEPS")
 	for _, b := range list {
 		secrets := "?" // the keys are needed to count them
 		if opened {
@@ -224,7 +235,8 @@ func printBusinesses(w io.Writer, list []pgmirror.Business, opened bool) {
 		case b.PausedUntil != nil:
 			state = "paused until " + b.PausedUntil.UTC().Format(time.RFC3339) + ": " + b.PauseReason
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, budgetText(b.Budget), secrets, b.SealedWith, b.AddedAt.UTC().Format(time.RFC3339), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, budgetText(b.Budget), secrets, b.SealedWith, b.AddedAt.UTC().Format(time.RFC3339), state,
+			b.Selection)
 	}
 	tw.Flush()
 }

@@ -122,6 +122,7 @@ type options struct {
 	coalesce          time.Duration
 	fetchLease        time.Duration
 	allowMassDeletion bool
+	exclude           string
 	historyRetention  time.Duration
 	disableHistory    bool
 	logLevel          slog.Level
@@ -176,6 +177,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&o.coalesce, "coalesce", pgmirror.DefaultCoalesceWindow, "wait `DURATION` after an event before fetching its record, so a burst is one fetch")
 	fs.DurationVar(&o.fetchLease, "fetch-lease", pgmirror.DefaultFetchLease, "a record being fetched is taken over by another replica after `DURATION` if its replica died")
 	fs.BoolVar(&o.allowMassDeletion, "allow-mass-deletion", false, "let reconciliations mark deleted most of a table's rows at once (see pgmirror.Config.AllowMassDeletion)")
+	fs.StringVar(&o.exclude, "exclude", "", "the `MEMBERS` of the records never stored, comma-separated, such as clients.email,invoices.notes "+
+		"(one business; with INVOICING_MIRROR_KEYS, give each business's to 'businesses add')")
 	fs.DurationVar(&o.historyRetention, "history-retention", 0, "keep the versions of the records that ended in the last `DURATION` (0: keep them all)")
 	fs.BoolVar(&o.disableHistory, "disable-history", false, "keep no version a write replaces (the _as_of functions know only the current versions)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
@@ -243,7 +246,8 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 	m, err := pgmirror.New(ctx, pc, pgmirror.Config{
 		Client: client, Schema: o.schema, Logger: log, Metrics: metrics, Keys: keys, Business: o.business, Budget: o.budget, BudgetTotal: o.budgetTotal, Walkers: o.walkers, Partitions: o.partitions,
 		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
-		AllowMassDeletion: o.allowMassDeletion, HistoryRetention: o.historyRetention, DisableHistory: o.disableHistory, OnProgress: progress.update, InboxMaxPending: o.inboxMaxPending, InboxMaxLag: o.inboxMaxLag,
+		AllowMassDeletion: o.allowMassDeletion, HistoryRetention: o.historyRetention,
+		Selection: pgmirror.Selection{Exclude: pgmirror.ParseMembers(o.exclude)}, DisableHistory: o.disableHistory, OnProgress: progress.update, InboxMaxPending: o.inboxMaxPending, InboxMaxLag: o.inboxMaxLag,
 		OnReconciled: func(resource string, corrected int) {
 			if corrected > 0 {
 				log.Info("invoicing-mirror: reconciliation corrected rows", "resource", resource, "rows", corrected)

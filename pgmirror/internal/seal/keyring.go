@@ -3,7 +3,9 @@ package seal
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -40,7 +42,12 @@ type Keyring struct {
 type keyEntry struct {
 	id   string
 	aead cipher.AEAD
+	mac  []byte // the key of MAC: HMAC-SHA256(secret, macLabel), not the secret
 }
+
+// macLabel derives a key's MAC key from its secret, so that the values it
+// hashes and the values it seals use different keys.
+const macLabel = "pgmirror member hash v1"
 
 // NewKeyring returns a keyring of keys, the first being the current one.
 // It fails if keys is empty, an id is invalid or repeated, or a secret is
@@ -64,7 +71,9 @@ func NewKeyring(keys ...Key) (*Keyring, error) {
 		if err != nil {
 			return nil, fmt.Errorf("seal: key %q: %w", key.ID, err)
 		}
-		kr.keys = append(kr.keys, keyEntry{id: key.ID, aead: aead})
+		h := hmac.New(sha256.New, key.Secret)
+		h.Write([]byte(macLabel))
+		kr.keys = append(kr.keys, keyEntry{id: key.ID, aead: aead, mac: h.Sum(nil)})
 	}
 	return kr, nil
 }
@@ -146,6 +155,21 @@ func (k *Keyring) Current() string {
 		return ""
 	}
 	return k.keys[0].id
+}
+
+// MAC returns HMAC-SHA256 of data under a key derived from the secret of
+// the key id (not the secret itself: sealing and hashing never share a
+// key), or false when the keyring has no key id. Equal data give equal MACs
+// under one key; without the key, data cannot be found from its MAC but by
+// guessing it.
+func (k *Keyring) MAC(id string, data []byte) ([]byte, bool) {
+	e := k.find(id)
+	if e == nil {
+		return nil, false
+	}
+	h := hmac.New(sha256.New, e.mac)
+	h.Write(data)
+	return h.Sum(nil), true
 }
 
 // String returns the keyring's ids, current first, e.g.

@@ -1,6 +1,8 @@
 package seal_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -144,4 +146,24 @@ func TestFormatPrintsNoKey(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%#v", cfg), want)
 	assert.Equal(t, `seal.Key{ID: "k1", Secret: [redacted]}`, fmt.Sprint(cfg.Key))
 	assert.Equal(t, "seal.Keyring(nil)", (*seal.Keyring)(nil).String())
+}
+
+// MAC is HMAC-SHA256 under a key derived from the secret: stable for a key,
+// different across keys and from an HMAC under the secret itself, and
+// refused for an id the keyring does not hold.
+func TestMAC(t *testing.T) {
+	kr := keyring(t, "k1", "k2")
+	a, ok := kr.MAC("k1", []byte("ada@example.org"))
+	require.True(t, ok)
+	b, _ := kr.MAC("k1", []byte("ada@example.org"))
+	assert.Equal(t, a, b, "equal values, equal MACs")
+	c, _ := kr.MAC("k1", []byte("bob@example.org"))
+	assert.NotEqual(t, a, c)
+	d, _ := kr.MAC("k2", []byte("ada@example.org"))
+	assert.NotEqual(t, a, d, "another key, another MAC")
+	h := hmac.New(sha256.New, secret("k1"))
+	h.Write([]byte("ada@example.org"))
+	assert.NotEqual(t, h.Sum(nil), a, "not under the secret itself")
+	_, ok = kr.MAC("k3", []byte("x"))
+	assert.False(t, ok)
 }

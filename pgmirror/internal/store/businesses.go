@@ -14,14 +14,15 @@ import (
 // their API key and webhook secrets sealed.
 
 const (
-	activeSQL = `SELECT name, api_key, webhook_secrets, coalesce(budget, 0), updated_at FROM @.mirror_businesses WHERE removed_at IS NULL ORDER BY name`
-	putSQL    = `INSERT INTO @.mirror_businesses (name, api_key, webhook_secrets, budget) VALUES ($1, $2, $3, nullif($4::float8, 0))
-ON CONFLICT (name) DO UPDATE SET api_key = $2, webhook_secrets = $3, budget = nullif($4::float8, 0), updated_at = clock_timestamp(), removed_at = NULL`
+	activeSQL = `SELECT name, api_key, webhook_secrets, coalesce(budget, 0), selection, updated_at FROM @.mirror_businesses WHERE removed_at IS NULL ORDER BY name`
+	putSQL    = `INSERT INTO @.mirror_businesses (name, api_key, webhook_secrets, budget, selection) VALUES ($1, $2, $3, nullif($4::float8, 0), $5)
+ON CONFLICT (name) DO UPDATE SET api_key = $2, webhook_secrets = $3, budget = nullif($4::float8, 0), selection = $5,
+	updated_at = clock_timestamp(), removed_at = NULL`
 	removeSQL = `UPDATE @.mirror_businesses SET removed_at = coalesce(removed_at, clock_timestamp()), updated_at = clock_timestamp()
 WHERE name = $1`
 	notifySQL  = `SELECT pg_notify($1, '')`
 	removedSQL = `SELECT removed_at IS NOT NULL FROM @.mirror_businesses WHERE name = $1 FOR UPDATE`
-	listSQL    = `SELECT m.name, coalesce(m.budget, 0), m.api_key, m.webhook_secrets, m.added_at, m.updated_at, m.removed_at,
+	listSQL    = `SELECT m.name, coalesce(m.budget, 0), m.selection, m.api_key, m.webhook_secrets, m.added_at, m.updated_at, m.removed_at,
 	CASE WHEN p.pause_reason IS NOT NULL THEN p.paused_until END, p.pause_reason
 FROM @.mirror_businesses AS m LEFT JOIN @.mirror_budgets AS p ON p.business = m.name
 ORDER BY m.name`
@@ -39,6 +40,7 @@ type Sealed struct {
 	Name            string
 	APIKey, Secrets []byte  // sealed
 	Budget          float64 // its rate's ceiling, requests per second; 0 for none
+	Selection       []byte  // what the mirror keeps of its data (JSON of a pgmirror.Selection)
 	UpdatedAt       time.Time
 }
 
@@ -46,17 +48,17 @@ type Sealed struct {
 func (s *Store) ActiveBusinesses(ctx context.Context) ([]Sealed, error) {
 	return collect(ctx, s.pool, "reading the businesses", s.q(activeSQL), nil, func(r pgx.CollectableRow) (Sealed, error) {
 		var b Sealed
-		return b, r.Scan(&b.Name, &b.APIKey, &b.Secrets, &b.Budget, &b.UpdatedAt)
+		return b, r.Scan(&b.Name, &b.APIKey, &b.Secrets, &b.Budget, &b.Selection, &b.UpdatedAt)
 	})
 }
 
 // PutBusiness records a business, or replaces the key, secrets and budget
 // of one recorded (serving it again if it was removed), ends its pause,
 // and notifies the replicas, in one transaction.
-func (s *Store) PutBusiness(ctx context.Context, name string, apiKey, secrets []byte, budget float64) error {
+func (s *Store) PutBusiness(ctx context.Context, name string, apiKey, secrets []byte, budget float64, selection []byte) error {
 	return s.changeBusinesses(ctx, func(tx pgx.Tx) error {
 		const op = "changing the businesses"
-		if _, err := exec(ctx, tx, op, s.q(putSQL), name, apiKey, secrets, budget); err != nil {
+		if _, err := exec(ctx, tx, op, s.q(putSQL), name, apiKey, secrets, budget, string(selection)); err != nil {
 			return err
 		}
 		_, err := exec(ctx, tx, op, s.q(resumeSQL), name)
@@ -127,6 +129,7 @@ func (s *Store) DropBusiness(ctx context.Context, name string, tables []string) 
 type Listed struct {
 	Name               string
 	Budget             float64
+	Selection          []byte // JSON
 	APIKey, Secrets    []byte // sealed
 	AddedAt, UpdatedAt time.Time
 	RemovedAt          *time.Time
@@ -139,7 +142,7 @@ type Listed struct {
 func (s *Store) ListBusinesses(ctx context.Context) ([]Listed, error) {
 	return collect(ctx, s.pool, "listing the businesses", s.q(listSQL), nil, func(r pgx.CollectableRow) (Listed, error) {
 		var b Listed
-		return b, r.Scan(&b.Name, &b.Budget, &b.APIKey, &b.Secrets, &b.AddedAt, &b.UpdatedAt, &b.RemovedAt, &b.PausedUntil, &b.PauseReason)
+		return b, r.Scan(&b.Name, &b.Budget, &b.Selection, &b.APIKey, &b.Secrets, &b.AddedAt, &b.UpdatedAt, &b.RemovedAt, &b.PausedUntil, &b.PauseReason)
 	})
 }
 

@@ -1,0 +1,401 @@
+package pgmirror
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+// A Selection says what the mirror keeps of a business's records: the
+// members it never stores (Exclude) and those it stores as a keyed hash
+// (Hash). A member is named "resource.member", such as "clients.email", or,
+// for a member of a record's lines, "resource.line_items.member", such as
+// "invoices.line_items.description". Any member the service sends may be
+// named, those the SDK does not know yet included (they are in raw); a
+// record's id may not. The zero Selection keeps everything.
+//
+// It applies wherever the mirror keeps a record: its row (the typed column
+// is NULL, or holds the hash; the member is removed from raw, or replaced
+// there by the hash), its lines, and so the change feed and the history,
+// which are made from the rows; and the webhook inbox: of a delivery for a
+// business whose Selection names anything, the inbox keeps only what the
+// mirror reads (see inboxBody), never the rest of the payload. Nothing the
+// mirror logs or measures holds a record's content.
+//
+// A hash is the lowercase hex of HMAC-SHA256, under a key derived from a
+// key of Config.Keys (never the key itself), of the member's value: a
+// string's text, another value's JSON. Equal values have equal hashes, so
+// that hashed columns still join and group; a value cannot be read back
+// but by guessing it. A member with a typed column can be hashed only when
+// the column is text. A null member stays null. The key is the keyring's
+// current one when the Selection is first applied to a business, and stays
+// that one (recorded in mirror_selections) while the keyring holds it. So
+// hashing needs a keyring: it is for the businesses a mirror serves from
+// the database (Config.Keys, BusinessConfig.Selection); the business of
+// Config.Client can only leave members out.
+//
+// A business's Selection is recorded when the mirror first serves it. A
+// mirror refuses to serve a business whose Selection changed while the
+// mirror holds some of its data: what is stored would not be rewritten.
+type Selection struct {
+	Exclude []string `json:"exclude,omitempty"`
+	Hash    []string `json:"hash,omitempty"`
+}
+
+// IsZero reports whether s keeps everything.
+func (s Selection) IsZero() bool { return len(s.Exclude) == 0 && len(s.Hash) == 0 }
+
+// String lists the members s leaves out and hashes, as the flags take
+// them.
+func (s Selection) String() string {
+	if s.IsZero() {
+		return "everything"
+	}
+	var parts []string
+	if len(s.Exclude) > 0 {
+		parts = append(parts, "exclude "+strings.Join(s.Exclude, ","))
+	}
+	if len(s.Hash) > 0 {
+		parts = append(parts, "hash "+strings.Join(s.Hash, ","))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// normal returns s with its lists sorted and without repeats, as it is
+// recorded and compared.
+func (s Selection) normal() Selection {
+	clean := func(l []string) []string {
+		if len(l) == 0 {
+			return nil
+		}
+		l = slices.Clone(l)
+		slices.Sort(l)
+		return slices.Compact(l)
+	}
+	return Selection{Exclude: clean(s.Exclude), Hash: clean(s.Hash)}
+}
+
+// equal reports whether s and o keep the same.
+func (s Selection) equal(o Selection) bool {
+	a, b := s.normal(), o.normal()
+	return slices.Equal(a.Exclude, b.Exclude) && slices.Equal(a.Hash, b.Hash)
+}
+
+// ParseMembers splits a comma-separated list of members, as the flags
+// --exclude and --hash take them; "" is none.
+func ParseMembers(list string) []string {
+	var out []string
+	for m := range strings.SplitSeq(list, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// memberName is the shape of a member's name.
+var memberName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+
+// check returns an error naming each member of s that is not well formed,
+// names a resource the mirror does not have, a record's id or its
+// line_items, lines of a resource without lines, or, for Hash, a typed
+// column that is not text; and members named in both lists.
+func (s Selection) check() error {
+	var errs []error
+	for _, m := range s.Exclude {
+		if _, err := parseMember(m, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, m := range s.Hash {
+		if _, err := parseMember(m, true); err != nil {
+			errs = append(errs, err)
+		}
+		if slices.Contains(s.Exclude, m) {
+			errs = append(errs, fmt.Errorf("pgmirror: %s is both excluded and hashed", m))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// A member is a parsed member of a Selection.
+type member struct {
+	res  *resource
+	line bool   // a member of the record's lines
+	name string // the JSON member, and the column's name when it has one
+}
+
+// parseMember parses a member of a Selection; hash checks that its column,
+// if it has one, is text.
+func parseMember(s string, hash bool) (member, error) {
+	parts := strings.Split(s, ".")
+	bad := func(why string) (member, error) {
+		return member{}, fmt.Errorf("pgmirror: member %q: %s", s, why)
+	}
+	if len(parts) != 2 && !(len(parts) == 3 && parts[1] == "line_items") {
+		return bad(`want "resource.member" or "resource.line_items.member"`)
+	}
+	m := member{res: resourceNamed(parts[0]), line: len(parts) == 3, name: parts[len(parts)-1]}
+	table := (*store.Table)(nil)
+	switch {
+	case m.res == nil:
+		return bad(fmt.Sprintf("no resource %q (%s)", parts[0], strings.Join(Resources(), ", ")))
+	case !memberName.MatchString(m.name):
+		return bad("a member's name is letters, digits and underscores")
+	case m.line && m.res.lines == nil:
+		return bad(fmt.Sprintf("%s have no lines", parts[0]))
+	case !m.line && (m.name == "id" || m.name == "line_items"):
+		return bad("a record's id and its line_items are kept (name the members of its lines)")
+	case m.line:
+		table = m.res.lines
+	default:
+		table = m.res.table
+	}
+	if i := slices.IndexFunc(table.Columns, func(c store.Column) bool { return c.Name == m.name }); hash && i >= 0 && table.Columns[i].Type != store.Text {
+		return bad(fmt.Sprintf("its column is %s, not text: exclude it, or hash a text member", table.Columns[i].Type.SQL()))
+	}
+	return m, nil
+}
+
+// A selector applies a business's Selection to its rows and deliveries. A
+// nil selector keeps everything.
+type selector struct {
+	sel   Selection
+	keys  *Keyring
+	keyID string // the key hashes are made with
+	// By resource, then member: true to hash, false to leave out.
+	members, lineMembers map[string]map[string]bool
+}
+
+// newSelector returns the selector of sel, hashing with the key keyID of
+// keys; nil for the zero Selection. It checks sel, and that keys holds
+// keyID when sel hashes anything.
+func newSelector(sel Selection, keys *Keyring, keyID string) (*selector, error) {
+	if sel.IsZero() {
+		return nil, nil
+	}
+	if err := sel.check(); err != nil {
+		return nil, err
+	}
+	if len(sel.Hash) > 0 {
+		if keys == nil {
+			return nil, errors.New("pgmirror: hashing members needs a keyring (Config.Keys, INVOICING_MIRROR_KEYS)")
+		}
+		if _, ok := keys.MAC(keyID, nil); !ok {
+			return nil, fmt.Errorf("pgmirror: the members are hashed with the key %q, which the keyring no longer holds: "+
+				"keep it in the keyring (hashes made with another key would not join the stored ones)", keyID)
+		}
+	}
+	s := &selector{sel: sel.normal(), keys: keys, keyID: keyID, members: map[string]map[string]bool{}, lineMembers: map[string]map[string]bool{}}
+	add := func(list []string, hash bool) {
+		for _, name := range list {
+			m, _ := parseMember(name, hash)
+			into := s.members
+			if m.line {
+				into = s.lineMembers
+			}
+			if into[m.res.name] == nil {
+				into[m.res.name] = map[string]bool{}
+			}
+			into[m.res.name][m.name] = hash
+		}
+	}
+	add(sel.Exclude, false)
+	add(sel.Hash, true)
+	return s, nil
+}
+
+// hash returns the hash of a value's text.
+func (s *selector) hash(text []byte) string {
+	mac, _ := s.keys.MAC(s.keyID, text) // newSelector checked the key
+	return hex.EncodeToString(mac)
+}
+
+// row applies the Selection to a row of res: its typed columns, its lines'
+// columns and its raw JSON.
+func (s *selector) row(res *resource, r *store.Row) error {
+	if s == nil {
+		return nil
+	}
+	members, lines := s.members[res.name], s.lineMembers[res.name]
+	if members == nil && lines == nil {
+		return nil
+	}
+	s.values(res.table, members, r.Values)
+	for _, l := range r.Lines {
+		s.values(res.lines, lines, l)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(r.Raw, &obj); err != nil {
+		return fmt.Errorf("pgmirror: record %s: %w", r.ID, err)
+	}
+	s.members1(obj, members)
+	if len(lines) > 0 && len(obj["line_items"]) > 0 && string(obj["line_items"]) != "null" {
+		var items []map[string]json.RawMessage
+		if err := json.Unmarshal(obj["line_items"], &items); err != nil {
+			return fmt.Errorf("pgmirror: record %s: line_items: %w", r.ID, err)
+		}
+		for _, item := range items {
+			s.members1(item, lines)
+		}
+		b, err := json.Marshal(items)
+		if err != nil {
+			return err
+		}
+		obj["line_items"] = b
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	r.Raw = raw
+	return nil
+}
+
+// values applies members to a row's (or a line's) typed values, in the
+// order of table's columns.
+func (s *selector) values(table *store.Table, members map[string]bool, values []any) {
+	for i, c := range table.Columns {
+		hash, named := members[c.Name]
+		switch {
+		case !named || i >= len(values):
+		case !hash:
+			values[i] = nil
+		default:
+			if v, ok := values[i].(*string); ok && v != nil {
+				h := s.hash([]byte(*v))
+				values[i] = &h
+			}
+		}
+	}
+}
+
+// members1 applies members to a JSON object: a member left out is
+// removed, a hashed one replaced by its hash (a null stays null).
+func (s *selector) members1(obj map[string]json.RawMessage, members map[string]bool) {
+	for name, hash := range members {
+		v, ok := obj[name]
+		switch {
+		case !ok:
+		case !hash:
+			delete(obj, name)
+		case string(v) != "null":
+			text := []byte(v)
+			var str string
+			if json.Unmarshal(v, &str) == nil {
+				text = []byte(str)
+			}
+			obj[name], _ = json.Marshal(s.hash(text))
+		}
+	}
+}
+
+// eventResources are the resources whose members the payload of an event
+// carries, by the event type's prefix.
+var eventResources = map[string][]string{
+	"invoice": {Invoices}, "payment": {Invoices}, "quote": {Quotes}, "bill": {Bills}, "contact": {Clients, Suppliers},
+}
+
+// inboxBody returns what the inbox keeps of a delivery of the business
+// whose Selection names anything: of its payload, only the members the
+// mirror reads, the ids of the records it names (members named *_id) and
+// its instants (*_at, which the event's parsing requires), and a contact's
+// type, less the members the Selection names for the resources of the
+// event (an id left out is dropped; an instant left out or hashed is
+// replaced by the delivery's signing time, so that the payload still
+// parses). The delivery's signature does not cover what is kept: the inbox
+// holds it as verified on arrival.
+func (s *selector) inboxBody(d *webhooks.Delivery) ([]byte, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(d.Body, &obj); err != nil {
+		return nil, fmt.Errorf("pgmirror: a delivery's payload: %w", err)
+	}
+	prefix, _, _ := strings.Cut(string(d.Type), ".")
+	named := func(name string) bool {
+		for _, res := range eventResources[prefix] {
+			if _, ok := s.members[res][name]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	kept := map[string]json.RawMessage{}
+	for name, v := range obj {
+		switch {
+		case strings.HasSuffix(name, "_at") && named(name):
+			kept[name], _ = json.Marshal(d.Timestamp.UTC().Format(time.RFC3339))
+		case named(name):
+		case strings.HasSuffix(name, "_id"), strings.HasSuffix(name, "_at"), name == "contact_type":
+			kept[name] = v
+		}
+	}
+	return json.Marshal(kept)
+}
+
+// ErrSelectionChanged is the error of a business whose Selection changed
+// while the mirror holds some of its data (rows, changes or deliveries):
+// the mirror does not serve it, since what it holds would not be rewritten
+// to the new Selection. Mirror it into a new schema, or give it back the
+// Selection recorded.
+var ErrSelectionChanged = errors.New("pgmirror: the business's selection changed while the mirror holds its data")
+
+// applySelection applies want to business: it records it unless the one
+// recorded (mirror_selections; everything when none is) is the same, which
+// it may change only while the mirror holds nothing of the business, and
+// returns its selector, hashing with the key recorded (the keyring's
+// current one when want is first recorded).
+func (m *Mirror) applySelection(ctx context.Context, business string, want Selection) (*selector, error) {
+	want = want.normal()
+	if err := want.check(); err != nil {
+		return nil, err
+	}
+	raw, keyID, found, err := m.store.Selection(ctx, business)
+	if err != nil {
+		return nil, err
+	}
+	var had Selection
+	if found {
+		if err := json.Unmarshal(raw, &had); err != nil {
+			return nil, fmt.Errorf("pgmirror: the selection recorded for business %s: %w", business, err)
+		}
+	}
+	if !found || !had.equal(want) {
+		if !had.equal(want) {
+			inbox := business
+			if m.cfg.Keys == nil {
+				inbox = "" // Handler's deliveries
+			}
+			holds, err := m.store.HoldsData(ctx, historyTables(), business, inbox)
+			if err != nil {
+				return nil, err
+			}
+			if holds {
+				return nil, fmt.Errorf("%w: business %s keeps %s, now %s", ErrSelectionChanged, business, had, want)
+			}
+		}
+		keyID = ""
+		if len(want.Hash) > 0 && m.cfg.Keys != nil {
+			keyID = m.cfg.Keys.Current()
+		}
+		if _, err := newSelector(want, m.cfg.Keys, keyID); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(want)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.store.PutSelection(ctx, business, b, keyID); err != nil {
+			return nil, err
+		}
+	}
+	return newSelector(want, m.cfg.Keys, keyID)
+}

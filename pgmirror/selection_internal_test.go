@@ -1,0 +1,114 @@
+package pgmirror
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/seal"
+	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
+	"github.com/invoicing-api/invoicing-go/webhooks"
+)
+
+func testSelector(t *testing.T, sel Selection) *selector {
+	t.Helper()
+	key, err := seal.GenerateKey("k1")
+	require.NoError(t, err)
+	keys, err := seal.ParseKeyring(key)
+	require.NoError(t, err)
+	s, err := newSelector(sel, keys, "k1")
+	require.NoError(t, err)
+	return s
+}
+
+// A row's typed columns, its lines' and its raw JSON, unknown members
+// included, keep what the Selection says: left out, hashed (a string's
+// text, another value's JSON; null stays null), or as sent.
+func TestASelectorAppliesToEveryPartOfARow(t *testing.T) {
+	s := testSelector(t, Selection{
+		Exclude: []string{"invoices.notes", "invoices.purchase_order", "invoices.line_items.description"},
+		Hash:    []string{"invoices.client_name", "invoices.reference", "invoices.line_items.account_id", "invoices.custom"},
+	})
+	res := resourceNamed(Invoices)
+	str := func(v string) *string { return &v }
+	values := make([]any, len(res.table.Columns))
+	col := func(name string) int {
+		for i, c := range res.table.Columns {
+			if c.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s", name)
+		return 0
+	}
+	values[col("notes")], values[col("client_name")], values[col("reference")], values[col("currency")] = str("secret"), str("Ada"), nil, str("AUD")
+	line := make([]any, len(res.lines.Columns))
+	line[1], line[2], line[7] = str("l1"), str("a line"), str("acc-1")
+	r := store.Row{ID: "i1", Values: values, Lines: [][]any{line}, Raw: []byte(`{"id":"i1","notes":"secret","client_name":"Ada",
+		"reference":null,"currency":"AUD","purchase_order":"PO-1","custom":{"a":1},
+		"line_items":[{"id":"l1","description":"a line","account_id":"acc-1"}]}`)}
+	require.NoError(t, s.row(res, &r))
+
+	hashOf := func(text string) string { return s.hash([]byte(text)) }
+	assert.Nil(t, r.Values[col("notes")])
+	assert.Equal(t, hashOf("Ada"), *r.Values[col("client_name")].(*string))
+	assert.Nil(t, r.Values[col("reference")], "null stays null")
+	assert.Equal(t, "AUD", *r.Values[col("currency")].(*string))
+	assert.Nil(t, r.Lines[0][2], "the line's description")
+	assert.Equal(t, hashOf("acc-1"), *r.Lines[0][7].(*string))
+	assert.Equal(t, "l1", *r.Lines[0][1].(*string))
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(r.Raw, &raw))
+	assert.Equal(t, map[string]any{"id": "i1", "client_name": hashOf("Ada"), "reference": nil, "currency": "AUD",
+		"custom": hashOf(`{"a":1}`), "line_items": []any{map[string]any{"id": "l1", "account_id": hashOf("acc-1")}}}, raw)
+
+	// Another resource's rows are left alone, byte for byte.
+	other := store.Row{ID: "c1", Raw: []byte(`{"id":"c1", "notes":"x"}`)}
+	require.NoError(t, s.row(resourceNamed(Clients), &other))
+	assert.Equal(t, `{"id":"c1", "notes":"x"}`, string(other.Raw))
+}
+
+// Of a delivery, the inbox keeps only the ids and instants of its payload
+// and a contact's type, less what the Selection names for the event's
+// resources: an instant left out becomes the delivery's signing time.
+func TestTheInboxKeepsOnlyWhatTheMirrorReads(t *testing.T) {
+	s := testSelector(t, Selection{Exclude: []string{"clients.email", "invoices.client_id", "invoices.created_at"}})
+	signed := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		event, body, want string
+	}{
+		{"contact.created", `{"contact_id":"c1","contact_type":"client","name":"Ada","email":"ada@example.org","created_at":"2026-04-01T00:00:00Z"}`,
+			`{"contact_id":"c1","contact_type":"client","created_at":"2026-04-01T00:00:00Z"}`},
+		{"invoice.created", `{"invoice_id":"i1","client_id":"c1","total":"10.00","status":"draft","created_at":"2026-04-01T00:00:00Z"}`,
+			`{"invoice_id":"i1","created_at":"2026-05-01T10:00:00Z"}`},
+		{"payment.received", `{"payment_id":"p1","invoice_id":"i1","amount":"5.00","received_at":"2026-04-02T00:00:00Z"}`,
+			`{"payment_id":"p1","invoice_id":"i1","received_at":"2026-04-02T00:00:00Z"}`},
+	} {
+		d := &webhooks.Delivery{Type: webhooks.EventType(c.event), Timestamp: signed, Body: []byte(c.body)}
+		got, err := s.inboxBody(d)
+		require.NoError(t, err)
+		assert.JSONEq(t, c.want, string(got), c.event)
+		_, err = webhooks.Parse(d.Type, got)
+		assert.NoError(t, err, "what is kept parses as the event: %s", c.event)
+	}
+}
+
+// inboxBody takes any bytes: an object, or an error.
+func FuzzInboxBody(f *testing.F) {
+	f.Add([]byte(`{"invoice_id":"i1","notes":"x"}`))
+	f.Add([]byte(`[1,2]`))
+	f.Add([]byte(`{"a_id":{"b":[1]},"x_at":null}`))
+	s := &selector{members: map[string]map[string]bool{Invoices: {"client_id": false}}}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, err := s.inboxBody(&webhooks.Delivery{Type: "invoice.created", Body: body})
+		if err != nil {
+			return
+		}
+		var obj map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(got, &obj))
+		assert.NotContains(t, obj, "client_id")
+	})
+}

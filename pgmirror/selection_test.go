@@ -1,0 +1,201 @@
+package pgmirror_test
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
+	"github.com/invoicing-api/invoicing-go/pgmirror"
+)
+
+// A member the Selection leaves out is nowhere in the database, and one it
+// hashes is there only as its hash: a business's clients' emails and its
+// invoices' notes and lines' descriptions are left out, its clients'
+// phones hashed. Values
+// carrying a marker are planted in the service before the backfill and
+// after it (events, whose payloads carry an email: the inbox; changes: the
+// change feed and the history); then every column of every table of the
+// mirror's schema is searched for the marker, and the mirror's logs. A
+// value kept carries another marker, which the same search finds, so that
+// the search is known to look where the data is.
+func TestAMemberLeftOutIsNowhereInTheDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const secret, kept = "s3cr3tmarker", "keptmarker"
+	f := newFleet(t, 1)
+	b := f.Businesses[0]
+	var logs syncBuffer
+	mm := newMultiMirror(t, f, keyring(t, newKeyText(t, "k1")), func(cfg *pgmirror.Config) {
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	sel := pgmirror.Selection{
+		Exclude: []string{"clients.email", "invoices.notes", "invoices.line_items.description"},
+		Hash:    []string{"clients.phone"},
+	}
+	require.NoError(t, mm.Businesses().Add(ctx, pgmirror.BusinessConfig{
+		Name: b.Name, APIKey: b.Key, WebhookSecrets: []string{secretOf(b.Name)}, Selection: sel}))
+	b.Subscribe(mm.URL+"/webhooks/"+b.Name, secretOf(b.Name))
+
+	c := f.Client(t)
+	plant := func(n string) (client, invoice string) {
+		client = b.Srv.AddClient(invoicingtest.Contact{Name: kept + " Ltd " + n, Email: secret + n + "@example.org", Phone: "+61 " + secret})
+		res, err := c.Invoices.Create(ctx, &invoicing.InvoiceCreateParams{ClientID: client, Notes: secret + " notes " + n,
+			LineItems: []invoicing.LineItemParams{{Description: secret + " line " + n, UnitPrice: decimal.NewFromInt(100),
+				AccountID: invoicingtest.SeedRevenueAccountID, TaxCodeID: invoicingtest.SeedGSTTaxCodeID}}}, invoicing.WithAPIKey(b.Key))
+		require.NoError(t, err)
+		return client, res.ID
+	}
+	_, first := plant("1")
+	run(t, mm.Mirror)
+	waitBusinessBackfilled(t, mm, b.Name, time.Minute)
+	second, _ := plant("2") // by events
+	notes := secret + " notes changed"
+	require.NoError(t, b.Srv.UpdateInvoice(first, invoicingtest.InvoiceUpdate{Notes: &notes})) // a version to the history
+	waitUntil(t, time.Minute, func() (bool, string) {
+		n := count(t, mm.DB, `SELECT count(*) FROM clients WHERE id = $1`, second)
+		return n == 1, "the client added after the backfill, mirrored"
+	})
+	waitDrained(t, mm.DB, time.Minute)
+	_, err := mm.ReconcileBusiness(ctx, b.Name)
+	require.NoError(t, err)
+
+	// The service has the values; the mirror has none of them.
+	raw := serviceRecords(t, scope{URL: f.URL, Key: b.Key}, "/clients", "clients")
+	require.Contains(t, jsonText(t, raw), secret+"1@example.org", "the service sends the email")
+	found := searchSchema(t, mm.DB, mm.Schema, secret)
+	assert.Empty(t, found, "tables and columns holding a value left out or hashed")
+	assert.NotContains(t, strings.ToLower(logs.String()), secret)
+	keptIn := searchSchema(t, mm.DB, mm.Schema, kept)
+	for _, where := range []string{"clients.name", "clients.raw", "invoices.client_name", "invoices_history.raw", "mirror_changes.new_values"} {
+		assert.Contains(t, keptIn, where, "the search finds a value kept")
+	}
+	assert.Positive(t, count(t, mm.DB, `SELECT count(*) FROM invoices_history WHERE id = $1`, first), "the history holds a version")
+	assert.Positive(t, count(t, mm.DB, `SELECT count(*) FROM invoicing_webhook_inbox WHERE event_type = 'contact.created'`))
+
+	// The hashes: 64 hex digits, the same for the same phone, in the
+	// column and in raw; the members left out are NULL.
+	rows, err := mm.DB.Query(ctx, `SELECT phone, raw->>'phone', email, raw ? 'email' FROM clients WHERE name LIKE $1`, kept+"%")
+	require.NoError(t, err)
+	var hashes []string
+	for rows.Next() {
+		var phone, rawPhone string
+		var email *string
+		var hasEmail bool
+		require.NoError(t, rows.Scan(&phone, &rawPhone, &email, &hasEmail))
+		assert.Regexp(t, regexp.MustCompile(`^[0-9a-f]{64}$`), phone)
+		assert.Equal(t, phone, rawPhone)
+		assert.Nil(t, email)
+		assert.False(t, hasEmail)
+		hashes = append(hashes, phone)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, hashes, 2)
+	assert.Equal(t, hashes[0], hashes[1], "equal values, equal hashes: they still join")
+	assert.Zero(t, count(t, mm.DB, `SELECT count(*) FROM invoice_lines WHERE description IS NOT NULL AND invoice_id = $1`, first))
+}
+
+// jsonText is records as text, to search.
+func jsonText(t testing.TB, records []map[string]any) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range records {
+		for k, v := range r {
+			b.WriteString(k + "=" + strings.TrimSpace(strings.ReplaceAll(toText(v), "\n", " ")) + " ")
+		}
+	}
+	return b.String()
+}
+
+func toText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}
+
+// searchSchema returns the "table.column" of every column of every table
+// of schema whose text (a bytea's as escaped text) holds marker, case
+// aside.
+func searchSchema(t testing.TB, db *pgxpool.Pool, schema, marker string) []string {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := db.Query(ctx, `SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns AS c
+		JOIN information_schema.tables AS t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+		WHERE c.table_schema = $1 AND t.table_type = 'BASE TABLE' ORDER BY 1, 2`, schema)
+	require.NoError(t, err)
+	type column struct{ table, name, typ string }
+	var cols []column
+	for rows.Next() {
+		var c column
+		require.NoError(t, rows.Scan(&c.table, &c.name, &c.typ))
+		cols = append(cols, c)
+	}
+	require.NoError(t, rows.Err())
+	require.NotEmpty(t, cols)
+	var found []string
+	for _, c := range cols {
+		text := `"` + c.name + `"::text`
+		if c.typ == "bytea" {
+			text = `encode("` + c.name + `", 'escape')`
+		}
+		if count(t, db, `SELECT count(*) FROM "`+c.table+`" WHERE `+text+` ILIKE '%' || $1 || '%'`, marker) > 0 {
+			found = append(found, c.table+"."+c.name)
+		}
+	}
+	return found
+}
+
+// A business's Selection is recorded when it is first served; changed
+// while the mirror holds its data, the business is refused
+// (ErrSelectionChanged); changed before, it is taken.
+func TestASelectionChangedOverDataIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv, _ := newFake(t)
+	cfg := testConfig(sdkClient(srv), newSchemaName())
+	cfg.Selection = pgmirror.Selection{Exclude: []string{"clients.email"}}
+	openMirror(t, cfg) // migrated: recorded, before any data
+	db := adminPool(t, cfg.Schema)
+	require.Equal(t, 1, count(t, db, `SELECT count(*) FROM mirror_selections WHERE selection = '{"exclude": ["clients.email"]}'`))
+	cfg.Selection = pgmirror.Selection{Exclude: []string{"clients.phone"}}
+	m := openMirror(t, cfg) // no data yet: taken
+	require.NoError(t, m.Backfill(ctx))
+	assert.Zero(t, count(t, adminPool(t, cfg.Schema), `SELECT count(*) FROM clients WHERE phone IS NOT NULL`))
+	assert.Positive(t, count(t, adminPool(t, cfg.Schema), `SELECT count(*) FROM clients WHERE email IS NOT NULL`))
+
+	cfg.Selection = pgmirror.Selection{} // everything again, over data
+	pc, err := pgxpool.ParseConfig(postgresOf(cfg.Schema).URL)
+	require.NoError(t, err)
+	m, err = pgmirror.New(ctx, pc, cfg)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	err = m.Migrate(ctx)
+	require.ErrorIs(t, err, pgmirror.ErrSelectionChanged)
+	assert.ErrorContains(t, err, "keeps exclude clients.phone, now everything")
+
+	// Errors in the Selection itself.
+	for sel, want := range map[string]pgmirror.Selection{
+		`no resource "nope"`:              {Exclude: []string{"nope.email"}},
+		"a record's id":                   {Exclude: []string{"clients.id"}},
+		"clients have no lines":           {Exclude: []string{"clients.line_items.x"}},
+		`want "resource.member"`:          {Exclude: []string{"invoices"}},
+		"a member's name":                 {Exclude: []string{"invoices.total hash"}},
+		"its column is numeric, not text": {Hash: []string{"invoices.total"}},
+		"both excluded and hashed":        {Exclude: []string{"clients.name"}, Hash: []string{"clients.name"}},
+		"hashing members needs a keyring": {Hash: []string{"clients.name"}},
+	} {
+		cfg.Selection = want
+		_, err := pgmirror.New(ctx, pc, cfg)
+		assert.ErrorContains(t, err, sel)
+	}
+}
