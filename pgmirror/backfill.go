@@ -63,7 +63,7 @@ func (m *Mirror) Backfill(ctx context.Context) error {
 // round goes on from the checkpoints.
 func (t *tenant) backfillRound(ctx context.Context) (bool, error) {
 	pending := 0
-	for _, res := range allResources {
+	for _, res := range t.resources() {
 		done, err := t.backfillResource(ctx, res)
 		if err != nil {
 			return false, fmt.Errorf("pgmirror: backfilling %s: %w", res.name, err)
@@ -89,7 +89,7 @@ func (t *tenant) backfillRound(ctx context.Context) (bool, error) {
 // business is complete.
 func (t *tenant) backfilled(ctx context.Context) (bool, error) {
 	n, err := t.m.store.Backfilled(ctx, t.name)
-	return n == len(allResources), err
+	return n == len(t.resources()), err
 }
 
 // backfillResource backfills res if no other replica is at it, from its

@@ -196,18 +196,18 @@ func (b *Businesses) Remove(ctx context.Context, name string) error {
 }
 
 // Drop deletes a removed business: its record in mirror_businesses and every
-// row the mirror holds for it (records, lines, change feed, queues, state),
-// in one transaction. It returns ErrBusinessNotRemoved for a business still
+// row the mirror holds for it (records, lines, their history, change feed,
+// queues, state), in one transaction. It returns ErrBusinessNotRemoved for a business still
 // served.
 func (b *Businesses) Drop(ctx context.Context, name string) error {
-	var tables []string
+	var lines, records []string // the lines first (their foreign key), each table with its history
 	for _, res := range allResources {
 		if res.lines != nil {
-			tables = append(tables, res.lines.Name)
+			lines = append(lines, res.lines.Name, res.lines.Name+"_history")
 		}
-		tables = append(tables, res.table.Name)
+		records = append(records, res.table.Name, res.table.Name+"_history")
 	}
-	switch err := b.store.DropBusiness(ctx, name, tables); {
+	switch err := b.store.DropBusiness(ctx, name, append(lines, records...)); {
 	case errors.Is(err, ErrNoSuchBusiness):
 		return fmt.Errorf("%w: %s", ErrNoSuchBusiness, name)
 	case errors.Is(err, ErrBusinessNotRemoved):

@@ -211,6 +211,9 @@ func TestBusinessesAreDataSealedAndServedLive(t *testing.T) {
 	require.NoError(t, mm.Businesses().Drop(ctx, globex.Name))
 	assert.Zero(t, count(t, mm.DB, `SELECT count(*) FROM invoices WHERE business = $1`, globex.Name))
 	assert.Zero(t, count(t, mm.DB, `SELECT count(*) FROM mirror_changes WHERE business = $1`, globex.Name))
+	for _, table := range tablesWithBusiness(t, mm.DB, mm.Schema) { // every table: the history, the selection's too
+		assert.Zero(t, count(t, mm.DB, `SELECT count(*) FROM `+table+` WHERE business = $1`, globex.Name), "rows of %s", table)
+	}
 	requireBusinessEqual(t, f, mm, acme)
 	assert.ErrorIs(t, mm.Businesses().Remove(ctx, globex.Name), pgmirror.ErrNoSuchBusiness)
 
@@ -403,4 +406,18 @@ func TestOnceNamesEachBusinessAndExitsNonZeroOnAPartialCopy(t *testing.T) {
 	assert.Equal(t, 0, code, "%s", out)
 	assert.Contains(t, out, "reconciling once")
 	assert.Equal(t, 3, strings.Count(out, ": copied ("), "%s", out)
+}
+
+// tablesWithBusiness returns the tables of schema that have a business
+// column (partitions left out).
+func tablesWithBusiness(t testing.TB, db *pgxpool.Pool, schema string) []string {
+	t.Helper()
+	rows, err := db.Query(context.Background(), `SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+		JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attname = 'business' AND NOT a.attisdropped
+		WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY 1`, schema)
+	require.NoError(t, err)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.NotEmpty(t, tables)
+	return tables
 }

@@ -196,8 +196,8 @@ type Config struct {
 	// the feed's cost on every write (see the package's figures).
 	DisableChangeFeed bool
 	// Selection is what the mirror keeps of the records of the business of
-	// Config.Client: the members it never stores (see Selection). The zero
-	// Selection keeps everything. Hashing members needs a keyring: with
+	// Config.Client: the resources it mirrors and the members it never
+	// stores (see Selection). The zero Selection keeps everything. Hashing members needs a keyring: with
 	// Keys, each business's Selection, hashes included, is given to
 	// Businesses.Add instead, and this one must be zero.
 	Selection Selection

@@ -159,8 +159,9 @@
 //
 // Leaving data out: a business's Selection (Config.Selection, or
 // BusinessConfig.Selection for the businesses of the database) names the
-// members of its records the mirror never stores, and those it stores as
-// a keyed hash. Each row is selected as it comes from the service, before
+// resources the mirror copies (the others are never walked, their events
+// not followed), the members of its records it never stores, and those it
+// stores as a keyed hash. Each row is selected as it comes from the service, before
 // anything compares or writes it, so that the tables, the lines, the
 // change feed and the history never see the values; the webhook inbox
 // keeps of such a business's deliveries only the ids and instants the

@@ -2,6 +2,7 @@ package pgmirror
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -80,13 +81,23 @@ func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) e
 		}
 		return nil
 	}
+	var mirrored []*resource // the business's, when it is served
+	if t := m.tenants.named(business); t != nil {
+		mirrored = t.resources()
+	}
 	var resources, ids []string
 	for _, t := range ts {
+		if mirrored != nil && !slices.Contains(mirrored, resourceNamed(t.resource)) {
+			continue // not mirrored for this business
+		}
 		if t.id == "" {
 			m.log.WarnContext(ctx, "pgmirror: event without the id of its record", "event", string(d.Type), "delivery_id", d.ID)
 			continue
 		}
 		resources, ids = append(resources, t.resource), append(ids, t.id)
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	return m.store.Tx(tx).RequestFetches(ctx, business, resources, ids, m.cfg.CoalesceWindow, d.ID, d.Business)
 }

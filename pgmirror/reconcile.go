@@ -80,7 +80,7 @@ func (t *tenant) reconcileNow(ctx context.Context) (map[string]int, error) {
 // another replica is reconciling it (errReconciledElsewhere).
 func (t *tenant) reconcileIfDue(ctx context.Context) error {
 	s, interval := t.m.store, t.m.cfg.ReconcileInterval
-	due, err := s.ReconcileDue(ctx, t.name, interval, len(allResources))
+	due, err := s.ReconcileDue(ctx, t.name, interval, len(t.resources()))
 	if err != nil || !due {
 		return err
 	}
@@ -92,7 +92,7 @@ func (t *tenant) reconcileIfDue(ctx context.Context) error {
 		return errReconciledElsewhere
 	}
 	defer lock.Release()
-	if due, err := s.ReconcileDue(ctx, t.name, interval, len(allResources)); err != nil || !due { // another replica just did it
+	if due, err := s.ReconcileDue(ctx, t.name, interval, len(t.resources())); err != nil || !due { // another replica just did it
 		return err
 	}
 	_, err = t.reconcile(ctx)
@@ -118,9 +118,9 @@ func (t *tenant) reconcile(ctx context.Context) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	resources := allResources
+	resources := t.resources()
 	if resync != nil && resync.Resources != nil {
-		resources = slices.DeleteFunc(slices.Clone(allResources), func(r *resource) bool { return !slices.Contains(resync.Resources, r.name) })
+		resources = slices.DeleteFunc(slices.Clone(resources), func(r *resource) bool { return !slices.Contains(resync.Resources, r.name) })
 	}
 	start := time.Now()
 	for _, res := range resources { // before anything is written, the reconciliation's start included
@@ -128,7 +128,7 @@ func (t *tenant) reconcile(ctx context.Context) (map[string]int, error) {
 			return nil, fmt.Errorf("pgmirror: checking that the service still shows the records of %s: %w", res.name, err)
 		}
 	}
-	full := len(resources) == len(allResources)
+	full := len(resources) == len(t.resources())
 	if full {
 		if err := m.store.StartReconcile(ctx, t.name); err != nil {
 			return nil, err
@@ -434,7 +434,7 @@ func massDeletionError(gone, live int, res *resource, notDone string) error {
 // are gone (a different business behind the API key?), another error when
 // it could not tell.
 func (t *tenant) guardTables(ctx context.Context) error {
-	for _, res := range allResources {
+	for _, res := range t.resources() {
 		if err := t.guardTable(ctx, res); err != nil {
 			return fmt.Errorf("pgmirror: checking that the service still shows the records of %s: %w", res.name, err)
 		}

@@ -16,8 +16,11 @@ import (
 )
 
 // A Selection says what the mirror keeps of a business's records: the
-// members it never stores (Exclude) and those it stores as a keyed hash
-// (Hash). A member is named "resource.member", such as "clients.email", or,
+// resources it mirrors (Resources; none named: every one), the members it
+// never stores (Exclude) and those it stores as a keyed hash (Hash). A
+// resource not mirrored is never listed, fetched or stored: its events are
+// not followed, and the business is ready once the others are copied. A
+// member is named "resource.member", such as "clients.email", or,
 // for a member of a record's lines, "resource.line_items.member", such as
 // "invoices.line_items.description". Any member the service sends may be
 // named, those the SDK does not know yet included (they are in raw); a
@@ -47,12 +50,23 @@ import (
 // mirror refuses to serve a business whose Selection changed while the
 // mirror holds some of its data: what is stored would not be rewritten.
 type Selection struct {
-	Exclude []string `json:"exclude,omitempty"`
-	Hash    []string `json:"hash,omitempty"`
+	Resources []string `json:"resources,omitempty"`
+	Exclude   []string `json:"exclude,omitempty"`
+	Hash      []string `json:"hash,omitempty"`
 }
 
 // IsZero reports whether s keeps everything.
-func (s Selection) IsZero() bool { return len(s.Exclude) == 0 && len(s.Hash) == 0 }
+func (s Selection) IsZero() bool {
+	return len(s.Resources) == 0 && len(s.Exclude) == 0 && len(s.Hash) == 0
+}
+
+// resources returns the resources s mirrors, in the order they are walked.
+func (s Selection) resources() []*resource {
+	if len(s.Resources) == 0 {
+		return allResources
+	}
+	return slices.DeleteFunc(slices.Clone(allResources), func(r *resource) bool { return !slices.Contains(s.Resources, r.name) })
+}
 
 // String lists the members s leaves out and hashes, as the flags take
 // them.
@@ -61,6 +75,9 @@ func (s Selection) String() string {
 		return "everything"
 	}
 	var parts []string
+	if len(s.Resources) > 0 {
+		parts = append(parts, "resources "+strings.Join(s.Resources, ","))
+	}
 	if len(s.Exclude) > 0 {
 		parts = append(parts, "exclude "+strings.Join(s.Exclude, ","))
 	}
@@ -81,17 +98,17 @@ func (s Selection) normal() Selection {
 		slices.Sort(l)
 		return slices.Compact(l)
 	}
-	return Selection{Exclude: clean(s.Exclude), Hash: clean(s.Hash)}
+	return Selection{Resources: clean(s.Resources), Exclude: clean(s.Exclude), Hash: clean(s.Hash)}
 }
 
 // equal reports whether s and o keep the same.
 func (s Selection) equal(o Selection) bool {
 	a, b := s.normal(), o.normal()
-	return slices.Equal(a.Exclude, b.Exclude) && slices.Equal(a.Hash, b.Hash)
+	return slices.Equal(a.Resources, b.Resources) && slices.Equal(a.Exclude, b.Exclude) && slices.Equal(a.Hash, b.Hash)
 }
 
-// ParseMembers splits a comma-separated list of members, as the flags
-// --exclude and --hash take them; "" is none.
+// ParseMembers splits a comma-separated list of members or resources, as
+// the flags --resources, --exclude and --hash take them; "" is none.
 func ParseMembers(list string) []string {
 	var out []string
 	for m := range strings.SplitSeq(list, ",") {
@@ -105,23 +122,43 @@ func ParseMembers(list string) []string {
 // memberName is the shape of a member's name.
 var memberName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 
-// check returns an error naming each member of s that is not well formed,
-// names a resource the mirror does not have, a record's id or its
+// check returns an error naming each resource of s the mirror does not
+// have, and each member that is not well formed, names a resource the
+// mirror does not have or does not mirror, a record's id or its
 // line_items, lines of a resource without lines, or, for Hash, a typed
 // column that is not text; and members named in both lists.
 func (s Selection) check() error {
 	var errs []error
-	for _, m := range s.Exclude {
-		if _, err := parseMember(m, false); err != nil {
+	for _, r := range s.Resources {
+		if resourceNamed(r) == nil {
+			errs = append(errs, fmt.Errorf("pgmirror: no resource %q (%s)", r, strings.Join(Resources(), ", ")))
+		}
+	}
+	mirrored := func(m member) error {
+		if len(s.Resources) > 0 && !slices.Contains(s.Resources, m.res.name) {
+			return fmt.Errorf("pgmirror: member %s.%s: %s are not mirrored", m.res.name, m.name, m.res.name)
+		}
+		return nil
+	}
+	for _, name := range s.Exclude {
+		m, err := parseMember(name, false)
+		if err == nil {
+			err = mirrored(m)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for _, m := range s.Hash {
-		if _, err := parseMember(m, true); err != nil {
+	for _, name := range s.Hash {
+		m, err := parseMember(name, true)
+		if err == nil {
+			err = mirrored(m)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
-		if slices.Contains(s.Exclude, m) {
-			errs = append(errs, fmt.Errorf("pgmirror: %s is both excluded and hashed", m))
+		if slices.Contains(s.Exclude, name) {
+			errs = append(errs, fmt.Errorf("pgmirror: %s is both excluded and hashed", name))
 		}
 	}
 	return errors.Join(errs...)
@@ -306,8 +343,9 @@ var eventResources = map[string][]string{
 }
 
 // inboxBody returns what the inbox keeps of a delivery of the business
-// whose Selection names anything: of its payload, only the members the
-// mirror reads, the ids of the records it names (members named *_id) and
+// whose Selection names anything (resources too: a platform that mirrors
+// only invoices keeps no contact's email): of its payload, only the
+// members the mirror reads, the ids of the records it names (members named *_id) and
 // its instants (*_at, which the event's parsing requires), and a contact's
 // type, less the members the Selection names for the resources of the
 // event (an id left out is dropped; an instant left out or hashed is

@@ -3,7 +3,9 @@ package pgmirror_test
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +199,82 @@ func TestASelectionChangedOverDataIsRefused(t *testing.T) {
 		cfg.Selection = want
 		_, err := pgmirror.New(ctx, pc, cfg)
 		assert.ErrorContains(t, err, sel)
+	}
+}
+
+// A business whose Selection names resources mirrors those alone: its
+// backfill lists them and is complete with them (the business ready, its
+// status counting two resources), an event of another resource (a supplier
+// added) is not followed, the reconciliation and the verification walk
+// them alone, and nothing of the others is stored. Naming others once it
+// holds data is refused.
+func TestABusinessMirrorsTheResourcesItNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv, clock := newFake(t)
+	seed(t, srv, sizes{invoices: 30, quotes: 5, bills: 5, clients: 5, suppliers: 5, items: 5, bankTransactions: 5}, rand.New(rand.NewPCG(35, 1)))
+	cfg := testConfig(sdkClient(srv), newSchemaName())
+	cfg.Selection = pgmirror.Selection{Resources: []string{pgmirror.Invoices, pgmirror.Clients}}
+	m := openMirror(t, cfg)
+	hookUp(t, srv, clock, m)
+	run(t, m)
+	db := adminPool(t, cfg.Schema)
+	waitUntil(t, time.Minute, func() (bool, string) {
+		return count(t, db, `SELECT count(*) FROM mirror_reconcile WHERE ready_at IS NOT NULL`) == 1, "the business ready"
+	})
+	client := srv.AddClient(invoicingtest.Contact{Name: "A client"})
+	supplier := srv.AddSupplier(invoicingtest.Contact{Name: "A supplier"})
+	waitUntil(t, time.Minute, func() (bool, string) {
+		return count(t, db, `SELECT count(*) FROM clients WHERE id = $1`, client) == 1, "the client's event followed"
+	})
+	waitDrained(t, db, time.Minute)
+	_, err := m.Reconcile(ctx)
+	require.NoError(t, err)
+	v, err := m.Verify(ctx, "")
+	require.NoError(t, err)
+	assert.Empty(t, v.Differences)
+	var verified []string
+	for _, r := range v.Resources {
+		verified = append(verified, r.Resource)
+	}
+	assert.ElementsMatch(t, cfg.Selection.Resources, verified)
+
+	for _, res := range pgmirror.Resources() {
+		n := count(t, db, `SELECT count(*) FROM `+res)
+		if res == pgmirror.Invoices || res == pgmirror.Clients {
+			assert.Positive(t, n, res)
+		} else {
+			assert.Zero(t, n, "%s, not mirrored", res)
+		}
+	}
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_pending_fetch`), "the supplier's event requested nothing")
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM suppliers WHERE id = $1`, supplier))
+	assert.Equal(t, 2, count(t, db, `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL`))
+	st, err := m.Status(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, st.Businesses, 1)
+	assert.Equal(t, 2, st.Businesses[0].Resources)
+	assert.Equal(t, 2, st.Businesses[0].Backfilled)
+	requireTablesEqual(t, srv, cfg.Schema, cfg.Selection.Resources)
+
+	cfg.Selection.Resources = append(cfg.Selection.Resources, pgmirror.Bills)
+	pc, err := pgxpool.ParseConfig(postgresOf(cfg.Schema).URL)
+	require.NoError(t, err)
+	again, err := pgmirror.New(ctx, pc, cfg)
+	require.NoError(t, err)
+	t.Cleanup(again.Close)
+	require.ErrorIs(t, again.Migrate(ctx), pgmirror.ErrSelectionChanged)
+}
+
+// requireTablesEqual fails t unless the mirror's tables of resources (and
+// their lines) in schema equal srv's records.
+func requireTablesEqual(t testing.TB, srv *invoicingtest.Server, schema string, resources []string) {
+	t.Helper()
+	db := checkerPool(t, schema)
+	for _, res := range checkedResources {
+		if slices.Contains(resources, res.table) {
+			want := serviceRecords(t, serverScope(srv), res.path, res.key)
+			require.Empty(t, compareTable(t, db, pgmirror.DefaultBusiness, res, want), res.table)
+		}
 	}
 }

@@ -87,11 +87,12 @@ type BusinessStatus struct {
 	// Rows is the number of its rows over every record table, Deleted how
 	// many of them are marked deleted.
 	Rows, Deleted int64
-	// Backfilled counts the resources whose backfill is complete (of
-	// len(Resources())); BackfillListed the records its backfill's walks
-	// wrote (a page read again counts again), BackfillTotal the service's
-	// counts when they began.
-	Backfilled                    int
+	// Resources is the number of resources it mirrors (its Selection's:
+	// len(Resources()) unless it names some). Backfilled counts those whose
+	// backfill is complete; BackfillListed the records its backfill's
+	// walks wrote (a page read again counts again), BackfillTotal the
+	// service's counts when they began.
+	Resources, Backfilled         int
 	BackfillListed, BackfillTotal int64
 	// ReadyAt is when its first complete copy ended (zero before).
 	ReadyAt time.Time
@@ -224,8 +225,18 @@ func readStatus(ctx context.Context, db *store.Store, business string) (*Status,
 		}
 		s.Resources = append(s.Resources, r)
 	}
+	selections, err := db.Selections(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pgmirror: reading the selections of schema %s: %w", schema, err)
+	}
 	for _, b := range st.Businesses {
-		bs := BusinessStatus{Name: b.Name, Phase: b.Phase, Rows: b.Rows, Deleted: b.Deleted, Backfilled: b.Backfilled,
+		var sel Selection
+		if raw, ok := selections[b.Name]; ok {
+			if err := json.Unmarshal(raw, &sel); err != nil {
+				return nil, fmt.Errorf("pgmirror: reading mirror_selections: %w", err)
+			}
+		}
+		bs := BusinessStatus{Name: b.Name, Phase: b.Phase, Rows: b.Rows, Deleted: b.Deleted, Resources: len(sel.resources()), Backfilled: b.Backfilled,
 			BackfillListed: b.BackfillListed, BackfillTotal: b.BackfillTotal, ReadyAt: value(b.ReadyAt),
 			ReconcileStarted: value(b.ReconcileStarted), ReconcileFinished: value(b.ReconcileFinished), ResyncAt: value(b.ResyncAt),
 			Paused: b.PausedUntil != nil, PausedUntil: value(b.PausedUntil), Removed: b.RemovedAt != nil,

@@ -85,6 +85,10 @@ func (t *tenant) selection(ctx context.Context) (*selector, error) {
 	return t.sel, nil
 }
 
+// resources returns the resources the business mirrors, in the order
+// they are walked.
+func (t *tenant) resources() []*resource { return t.want.resources() }
+
 // list walks the business's records of res from page start, as its
 // Selection keeps them.
 func (t *tenant) list(ctx context.Context, res *resource, start int) iter.Seq2[store.Row, error] {

@@ -3,6 +3,7 @@ package pgmirror
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
@@ -112,6 +113,9 @@ func (m *Mirror) Verify(ctx context.Context, business string, resources ...strin
 			continue
 		}
 		for _, res := range walk {
+			if !slices.Contains(t.resources(), res) {
+				continue // not mirrored for this business
+			}
 			if err := t.verify(ctx, res, v); err != nil {
 				return v, fmt.Errorf("pgmirror: verifying %s of business %s: %w", res.name, t.name, err)
 			}

@@ -63,7 +63,11 @@ func (m *Mirror) walkStep(sup *supervisor, backfillOnly, announce bool) (step, <
 func (w *walker) step(ctx context.Context) (time.Duration, error) {
 	m := w.m
 	ts := m.tenants.all()
-	states, err := m.store.WalkStates(ctx, names(ts), len(allResources), m.cfg.ReconcileInterval)
+	counts := make([]int, len(ts))
+	for i, t := range ts {
+		counts[i] = len(t.resources())
+	}
+	states, err := m.store.WalkStates(ctx, names(ts), counts, m.cfg.ReconcileInterval)
 	if err != nil {
 		return 0, err
 	}

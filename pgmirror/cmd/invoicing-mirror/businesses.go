@@ -44,11 +44,13 @@ change within seconds, without a restart.
           ends the business's pause at once. (A business whose key the
           service refuses, 401 or 403, is paused 15 minutes, then one call
           tries again; one whose records mostly vanished, 24 hours.)
-          --exclude and --hash name the members of its records the mirror
-          never stores, or stores as a keyed hash (clients.email,
+          --resources names the resources mirrored (invoices,clients; the
+          others are never listed, fetched or stored); --exclude and --hash
+          name the members of its records the mirror never stores, or
+          stores as a keyed hash (clients.email,
           invoices.line_items.description): nowhere in the database, not
           in the change feed, the history or the webhook inbox. A business
-          whose members change once the mirror holds its data is not
+          whose choice changes once the mirror holds its data is not
           served (the mirror would not rewrite what it holds).
   list    prints each business: budget, secrets, the key id its values are
           sealed with, whether it is removed or paused, and the members it
@@ -84,6 +86,7 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 	schema := fs.String("schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
 	budget := fs.Float64("budget", pgmirror.DefaultBudget, "with add: the ceiling of the business's requests per second to the service, over every replica "+
 		"(0: none; the rate adapts below it: it drops on a 429 and creeps back up)")
+	resources := fs.String("resources", "", "with add: the `RESOURCES` mirrored, comma-separated, such as invoices,clients (none: every one)")
 	exclude := fs.String("exclude", "", "with add: the `MEMBERS` of the business's records never stored, comma-separated, "+
 		"such as clients.email,invoices.line_items.description (see pgmirror.Selection)")
 	hash := fs.String("hash", "", "with add: the `MEMBERS` stored as a keyed hash (HMAC-SHA256 under a key derived from INVOICING_MIRROR_KEYS), "+
@@ -153,7 +156,8 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 	var config pgmirror.BusinessConfig
 	if verb == "add" {
 		config = pgmirror.BusinessConfig{Name: name, APIKey: getenv(invoicing.EnvAPIKey), Budget: *budget,
-			Selection: pgmirror.Selection{Exclude: pgmirror.ParseMembers(*exclude), Hash: pgmirror.ParseMembers(*hash)}}
+			Selection: pgmirror.Selection{Resources: pgmirror.ParseMembers(*resources), Exclude: pgmirror.ParseMembers(*exclude),
+				Hash: pgmirror.ParseMembers(*hash)}}
 		for s := range strings.SplitSeq(getenv("INVOICING_WEBHOOK_SECRET"), ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				config.WebhookSecrets = append(config.WebhookSecrets, s)

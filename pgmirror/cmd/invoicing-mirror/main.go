@@ -122,6 +122,7 @@ type options struct {
 	coalesce          time.Duration
 	fetchLease        time.Duration
 	allowMassDeletion bool
+	resources         string
 	exclude           string
 	historyRetention  time.Duration
 	disableHistory    bool
@@ -177,6 +178,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&o.coalesce, "coalesce", pgmirror.DefaultCoalesceWindow, "wait `DURATION` after an event before fetching its record, so a burst is one fetch")
 	fs.DurationVar(&o.fetchLease, "fetch-lease", pgmirror.DefaultFetchLease, "a record being fetched is taken over by another replica after `DURATION` if its replica died")
 	fs.BoolVar(&o.allowMassDeletion, "allow-mass-deletion", false, "let reconciliations mark deleted most of a table's rows at once (see pgmirror.Config.AllowMassDeletion)")
+	fs.StringVar(&o.resources, "resources", "", "the `RESOURCES` mirrored, comma-separated, such as invoices,clients (none: every one; "+
+		"with INVOICING_MIRROR_KEYS, give each business's to 'businesses add')")
 	fs.StringVar(&o.exclude, "exclude", "", "the `MEMBERS` of the records never stored, comma-separated, such as clients.email,invoices.notes "+
 		"(one business; with INVOICING_MIRROR_KEYS, give each business's to 'businesses add')")
 	fs.DurationVar(&o.historyRetention, "history-retention", 0, "keep the versions of the records that ended in the last `DURATION` (0: keep them all)")
@@ -247,7 +250,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 		Client: client, Schema: o.schema, Logger: log, Metrics: metrics, Keys: keys, Business: o.business, Budget: o.budget, BudgetTotal: o.budgetTotal, Walkers: o.walkers, Partitions: o.partitions,
 		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
 		AllowMassDeletion: o.allowMassDeletion, HistoryRetention: o.historyRetention,
-		Selection: pgmirror.Selection{Exclude: pgmirror.ParseMembers(o.exclude)}, DisableHistory: o.disableHistory, OnProgress: progress.update, InboxMaxPending: o.inboxMaxPending, InboxMaxLag: o.inboxMaxLag,
+		Selection: pgmirror.Selection{Resources: pgmirror.ParseMembers(o.resources), Exclude: pgmirror.ParseMembers(o.exclude)}, DisableHistory: o.disableHistory, OnProgress: progress.update, InboxMaxPending: o.inboxMaxPending, InboxMaxLag: o.inboxMaxLag,
 		OnReconciled: func(resource string, corrected int) {
 			if corrected > 0 {
 				log.Info("invoicing-mirror: reconciliation corrected rows", "resource", resource, "rows", corrected)
@@ -357,7 +360,7 @@ func once(ctx context.Context, m *pgmirror.Mirror, multi bool, timeout time.Dura
 		case b.Paused:
 			line = fmt.Sprintf("not copied: paused until %s: %s", stamp(b.PausedUntil), b.PauseReason)
 		case b.ReadyAt.IsZero():
-			line = fmt.Sprintf("not copied: %d of %d resources backfilled", b.Backfilled, len(st.Resources))
+			line = fmt.Sprintf("not copied: %d of %d resources backfilled", b.Backfilled, b.Resources)
 		}
 		if line != "copied" {
 			incomplete = true

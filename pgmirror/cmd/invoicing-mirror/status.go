@@ -126,7 +126,7 @@ func printStatus(w io.Writer, st *pgmirror.Status, problems []string) {
 		if b.Paused {
 			paused = "until " + stamp(b.PausedUntil) + ": " + b.PauseReason
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d, %d/%d records\t%s\t%d\t%s\t%s\n", b.Name, b.Phase, b.Rows, b.Backfilled, len(st.Resources),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d, %d/%d records\t%s\t%d\t%s\t%s\n", b.Name, b.Phase, b.Rows, b.Backfilled, b.Resources,
 			b.BackfillListed, b.BackfillTotal, reconciled(b), b.PendingFetches, age(b.LagP99), paused)
 	}
 	tw.Flush()
@@ -200,6 +200,7 @@ type businessJSON struct {
 	Phase                string         `json:"phase"`
 	Rows                 int64          `json:"rows"`
 	Deleted              int64          `json:"deleted"`
+	Resources            int            `json:"resources"`
 	BackfilledResources  int            `json:"backfilled_resources"`
 	BackfillListed       int64          `json:"backfill_listed"`
 	BackfillTotal        int64          `json:"backfill_total"`
@@ -240,7 +241,7 @@ func printStatusJSON(w io.Writer, st *pgmirror.Status, problems []string) {
 	out.Inbox.Pending, out.Inbox.OldestSeconds = st.InboxPending, st.InboxOldest.Seconds()
 	for _, b := range st.Businesses {
 		out.Businesses = append(out.Businesses, businessJSON{Name: b.Name, Phase: b.Phase, Rows: b.Rows, Deleted: b.Deleted,
-			BackfilledResources: b.Backfilled, BackfillListed: b.BackfillListed, BackfillTotal: b.BackfillTotal, ReadyAt: when(b.ReadyAt),
+			Resources: b.Resources, BackfilledResources: b.Backfilled, BackfillListed: b.BackfillListed, BackfillTotal: b.BackfillTotal, ReadyAt: when(b.ReadyAt),
 			ReconcileStartedAt: when(b.ReconcileStarted), ReconcileFinishedAt: when(b.ReconcileFinished), ReconcileCorrected: b.Corrected,
 			ResyncAt: when(b.ResyncAt), PendingFetches: b.PendingFetches, OldestPendingSeconds: b.OldestPending.Seconds(),
 			Lagged: b.Lagged, LagP99Seconds: b.LagP99.Seconds(), PausedUntil: when(b.PausedUntil), PauseReason: b.PauseReason,

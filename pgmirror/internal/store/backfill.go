@@ -257,14 +257,15 @@ type WalkState struct {
 }
 
 const walkStatesSQL = `SELECT b.name,
-	(SELECT count(*) FROM @.mirror_backfill AS f WHERE f.business = b.name AND f.completed_at IS NOT NULL) = $2,
+	(SELECT count(*) FROM @.mirror_backfill AS f WHERE f.business = b.name AND f.completed_at IS NOT NULL) = b.resources,
 	(SELECT least(r.last_finished_at + $3::interval, r.resync_at) FROM @.mirror_reconcile AS r WHERE r.business = b.name),
 	coalesce((SELECT greatest(extract(epoch FROM p.paused_until - now()), 0) FROM @.mirror_budgets AS p WHERE p.business = b.name), 0)::float8
-FROM unnest($1::text[]) AS b(name)`
+FROM unnest($1::text[], $2::int[]) AS b(name, resources)`
 
-// WalkStates returns the walks of the businesses names, whose backfill is
-// of resources resources and whose reconciliations come every interval.
-func (s *Store) WalkStates(ctx context.Context, names []string, resources int, interval time.Duration) (map[string]WalkState, error) {
+// WalkStates returns the walks of the businesses names, whose backfills
+// are of resources[i] resources each and whose reconciliations come every
+// interval.
+func (s *Store) WalkStates(ctx context.Context, names []string, resources []int, interval time.Duration) (map[string]WalkState, error) {
 	type row struct {
 		name string
 		st   WalkState

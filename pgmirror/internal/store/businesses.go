@@ -114,7 +114,7 @@ func (s *Store) DropBusiness(ctx context.Context, name string, tables []string) 
 			return ErrBusinessNotRemoved
 		}
 		tables = append(tables, "mirror_backfill", "mirror_pending_fetch", "mirror_confirmed", "mirror_reconcile",
-			"mirror_changes", "mirror_event_lag", pginbox.TableName, "mirror_budgets", "mirror_walk_listed", "mirror_fetch_numbers")
+			"mirror_changes", "mirror_event_lag", pginbox.TableName, "mirror_budgets", "mirror_walk_listed", "mirror_fetch_numbers", "mirror_selections")
 		for _, t := range tables {
 			if _, err := exec(ctx, tx.tx, op+" from "+t, s.q(`DELETE FROM @.`+t+` WHERE business = $1`), name); err != nil {
 				return err

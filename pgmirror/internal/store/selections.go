@@ -33,6 +33,21 @@ func (s *Store) Selection(ctx context.Context, business string) (selection []byt
 	return []byte(rows[0][0]), rows[0][1], true, nil
 }
 
+// Selections returns the Selection recorded for each business (JSON), by
+// business.
+func (s *Store) Selections(ctx context.Context) (map[string][]byte, error) {
+	rows, err := collect(ctx, s.pool, "reading the selections", s.q(`SELECT business, selection FROM @.mirror_selections`), nil,
+		func(r pgx.CollectableRow) ([2]string, error) {
+			var out [2]string
+			return out, r.Scan(&out[0], &out[1])
+		})
+	out := make(map[string][]byte, len(rows))
+	for _, r := range rows {
+		out[r[0]] = []byte(r[1])
+	}
+	return out, err
+}
+
 // PutSelection records selection (JSON) as business's, its hashes made
 // with the key keyID ("" for none).
 func (s *Store) PutSelection(ctx context.Context, business string, selection []byte, keyID string) error {
