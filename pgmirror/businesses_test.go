@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -295,10 +297,14 @@ func TestTheBusinessesCommandPrintsNoSecret(t *testing.T) {
 	}
 	cmd(0, "add", "--schema", schema, "--budget", "3", "acme")
 	env = append(env, "INVOICING_WEBHOOK_SECRET="+strings.Repeat("b2", 32)+","+secret) // a rotation: the new secret first
-	cmd(0, "add", "--schema", schema, "globex")
+	selection := filepath.Join(t.TempDir(), "selection.json")
+	require.NoError(t, os.WriteFile(selection, []byte(`{"resources": ["invoices", "clients"], "hash": ["clients.phone"]}`), 0o600))
+	cmd(0, "add", "--schema", schema, "--selection", selection, "--exclude", "clients.email", "globex")
 	list := cmd(0, "list", "--schema", schema)
-	assert.Regexp(t, `acme\s+3/s at most\s+1\s+k1\s`, list)
-	assert.Regexp(t, `globex\s+adaptive\s+2\s+k1\s`, list)
+	assert.Regexp(t, `acme\s+3/s at most\s+1\s+k1\s.*everything\n`, list)
+	assert.Regexp(t, `globex\s+adaptive\s+2\s+k1\s.*resources clients,invoices; exclude clients.email; hash clients.phone\n`, list)
+	require.NoError(t, os.WriteFile(selection, []byte(`{"resource": ["invoices"]}`), 0o600))
+	assert.Contains(t, cmd(2, "add", "--schema", schema, "--selection", selection, "initech"), "not a selection")
 	cmd(0, "remove", "--schema", schema, "globex")
 	assert.Contains(t, cmd(0, "list", "--schema", schema), "removed")
 	cmd(1, "drop", "--schema", schema, "acme") // still served

@@ -44,7 +44,8 @@ change within seconds, without a restart.
           ends the business's pause at once. (A business whose key the
           service refuses, 401 or 403, is paused 15 minutes, then one call
           tries again; one whose records mostly vanished, 24 hours.)
-          --resources names the resources mirrored (invoices,clients; the
+          --selection FILE (JSON), --resources, --exclude and --hash say
+          what the mirror keeps: --resources names the resources mirrored (invoices,clients; the
           others are never listed, fetched or stored); --exclude and --hash
           name the members of its records the mirror never stores, or
           stores as a keyed hash (clients.email,
@@ -86,11 +87,7 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 	schema := fs.String("schema", pgmirror.DefaultSchema, "the PostgreSQL `SCHEMA` of the mirror's tables")
 	budget := fs.Float64("budget", pgmirror.DefaultBudget, "with add: the ceiling of the business's requests per second to the service, over every replica "+
 		"(0: none; the rate adapts below it: it drops on a 429 and creeps back up)")
-	resources := fs.String("resources", "", "with add: the `RESOURCES` mirrored, comma-separated, such as invoices,clients (none: every one)")
-	exclude := fs.String("exclude", "", "with add: the `MEMBERS` of the business's records never stored, comma-separated, "+
-		"such as clients.email,invoices.line_items.description (see pgmirror.Selection)")
-	hash := fs.String("hash", "", "with add: the `MEMBERS` stored as a keyed hash (HMAC-SHA256 under a key derived from INVOICING_MIRROR_KEYS), "+
-		"comma-separated, such as clients.phone: equal values still join")
+	sel := addSelectionFlags(fs, "with add: ", true)
 	migrateAs := fs.String("existing-business", pgmirror.DefaultBusiness,
 		"the `NAME` the rows of a single-business mirror made before businesses take when this command migrates its schema")
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
@@ -155,9 +152,11 @@ func businesses(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	var config pgmirror.BusinessConfig
 	if verb == "add" {
-		config = pgmirror.BusinessConfig{Name: name, APIKey: getenv(invoicing.EnvAPIKey), Budget: *budget,
-			Selection: pgmirror.Selection{Resources: pgmirror.ParseMembers(*resources), Exclude: pgmirror.ParseMembers(*exclude),
-				Hash: pgmirror.ParseMembers(*hash)}}
+		config = pgmirror.BusinessConfig{Name: name, APIKey: getenv(invoicing.EnvAPIKey), Budget: *budget}
+		var err error
+		if config.Selection, err = sel.selection(); err != nil {
+			return fail("%s", err)
+		}
 		for s := range strings.SplitSeq(getenv("INVOICING_WEBHOOK_SECRET"), ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				config.WebhookSecrets = append(config.WebhookSecrets, s)

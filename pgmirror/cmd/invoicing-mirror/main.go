@@ -122,8 +122,7 @@ type options struct {
 	coalesce          time.Duration
 	fetchLease        time.Duration
 	allowMassDeletion bool
-	resources         string
-	exclude           string
+	selection         pgmirror.Selection
 	historyRetention  time.Duration
 	disableHistory    bool
 	logLevel          slog.Level
@@ -178,10 +177,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&o.coalesce, "coalesce", pgmirror.DefaultCoalesceWindow, "wait `DURATION` after an event before fetching its record, so a burst is one fetch")
 	fs.DurationVar(&o.fetchLease, "fetch-lease", pgmirror.DefaultFetchLease, "a record being fetched is taken over by another replica after `DURATION` if its replica died")
 	fs.BoolVar(&o.allowMassDeletion, "allow-mass-deletion", false, "let reconciliations mark deleted most of a table's rows at once (see pgmirror.Config.AllowMassDeletion)")
-	fs.StringVar(&o.resources, "resources", "", "the `RESOURCES` mirrored, comma-separated, such as invoices,clients (none: every one; "+
-		"with INVOICING_MIRROR_KEYS, give each business's to 'businesses add')")
-	fs.StringVar(&o.exclude, "exclude", "", "the `MEMBERS` of the records never stored, comma-separated, such as clients.email,invoices.notes "+
-		"(one business; with INVOICING_MIRROR_KEYS, give each business's to 'businesses add')")
+	sel := addSelectionFlags(fs, "", false)
 	fs.DurationVar(&o.historyRetention, "history-retention", 0, "keep the versions of the records that ended in the last `DURATION` (0: keep them all)")
 	fs.BoolVar(&o.disableHistory, "disable-history", false, "keep no version a write replaces (the _as_of functions know only the current versions)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
@@ -189,6 +185,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&o.inboxMaxLag, "inbox-max-lag", pgmirror.DefaultInboxMaxLag, "answer deliveries 503 with Retry-After while the oldest due one has waited `DURATION` (negative: no limit)")
 	if code, ok := parseFlags(fs, args, "invoicing-mirror", usage, stderr); !ok {
 		return code
+	}
+	var err error
+	if o.selection, err = sel.selection(); err != nil {
+		fmt.Fprintf(stderr, "invoicing-mirror: %s\n", err)
+		return exitUsage
 	}
 	env := []string{invoicing.EnvBaseURL, "DATABASE_URL"}
 	if getenv(pgmirror.EnvKeys) == "" { // one business, that of the API key
@@ -250,7 +251,7 @@ func mirror(ctx context.Context, o options, getenv func(string) string, log *slo
 		Client: client, Schema: o.schema, Logger: log, Metrics: metrics, Keys: keys, Business: o.business, Budget: o.budget, BudgetTotal: o.budgetTotal, Walkers: o.walkers, Partitions: o.partitions,
 		Prefetch: o.prefetch, CoalesceWindow: o.coalesce, ReconcileInterval: o.reconcileInterval, FetchLease: o.fetchLease,
 		AllowMassDeletion: o.allowMassDeletion, HistoryRetention: o.historyRetention,
-		Selection: pgmirror.Selection{Resources: pgmirror.ParseMembers(o.resources), Exclude: pgmirror.ParseMembers(o.exclude)}, DisableHistory: o.disableHistory, OnProgress: progress.update, InboxMaxPending: o.inboxMaxPending, InboxMaxLag: o.inboxMaxLag,
+		Selection: o.selection, DisableHistory: o.disableHistory, OnProgress: progress.update, InboxMaxPending: o.inboxMaxPending, InboxMaxLag: o.inboxMaxLag,
 		OnReconciled: func(resource string, corrected int) {
 			if corrected > 0 {
 				log.Info("invoicing-mirror: reconciliation corrected rows", "resource", resource, "rows", corrected)
