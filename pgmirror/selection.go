@@ -206,7 +206,6 @@ func parseMember(s string, hash bool) (member, error) {
 // A selector applies a business's Selection to its rows and deliveries. A
 // nil selector keeps everything.
 type selector struct {
-	sel   Selection
 	keys  *Keyring
 	keyID string // the key hashes are made with
 	// By resource, then member: true to hash, false to leave out.
@@ -232,7 +231,7 @@ func newSelector(sel Selection, keys *Keyring, keyID string) (*selector, error) 
 				"keep it in the keyring (hashes made with another key would not join the stored ones)", keyID)
 		}
 	}
-	s := &selector{sel: sel.normal(), keys: keys, keyID: keyID, members: map[string]map[string]bool{}, lineMembers: map[string]map[string]bool{}}
+	s := &selector{keys: keys, keyID: keyID, members: map[string]map[string]bool{}, lineMembers: map[string]map[string]bool{}}
 	add := func(list []string, hash bool) {
 		for _, name := range list {
 			m, _ := parseMember(name, hash)
@@ -271,31 +270,78 @@ func (s *selector) row(res *resource, r *store.Row) error {
 	for _, l := range r.Lines {
 		s.values(res.lines, lines, l)
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(r.Raw, &obj); err != nil {
-		return fmt.Errorf("pgmirror: record %s: %w", r.ID, err)
-	}
-	s.members1(obj, members)
-	if len(lines) > 0 && len(obj["line_items"]) > 0 && string(obj["line_items"]) != "null" {
-		var items []map[string]json.RawMessage
-		if err := json.Unmarshal(obj["line_items"], &items); err != nil {
-			return fmt.Errorf("pgmirror: record %s: line_items: %w", r.ID, err)
-		}
-		for _, item := range items {
-			s.members1(item, lines)
-		}
-		b, err := json.Marshal(items)
-		if err != nil {
-			return err
-		}
-		obj["line_items"] = b
-	}
-	raw, err := json.Marshal(obj)
+	raw, err := s.object(r.Raw, members, lines)
 	if err != nil {
-		return err
+		return fmt.Errorf("pgmirror: record %s: %w", r.ID, err)
 	}
 	r.Raw = raw
 	return nil
+}
+
+// object returns the JSON object b with members applied (a member left
+// out removed, a hashed one replaced by its hash, a null staying null),
+// and lines applied to each object of its line_items. It copies the other
+// members' bytes as they are.
+func (s *selector) object(b []byte, members, lines map[string]bool) ([]byte, error) {
+	out := append(make([]byte, 0, len(b)+64), '{')
+	var inner error
+	err := eachMember(b, func(key string, rawKey, v []byte) {
+		hash, named := members[key]
+		switch {
+		case key == "line_items" && len(lines) > 0 && v[0] == '[':
+			var items []byte
+			items, inner = s.lines(v, lines)
+			v = items
+		case named && !hash:
+			return
+		case named && string(v) != "null":
+			v = s.hashJSON(v)
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, rawKey...), ':'), v...)
+	})
+	if err = errors.Join(err, inner); err != nil {
+		return nil, err
+	}
+	return append(out, '}'), nil
+}
+
+// lines returns the JSON array of line objects b with members applied to
+// each.
+func (s *selector) lines(b []byte, members map[string]bool) ([]byte, error) {
+	out := append(make([]byte, 0, len(b)), '[')
+	var inner error
+	err := eachElement(b, func(v []byte) {
+		line := v
+		if v[0] == '{' {
+			var err error
+			if line, err = s.object(v, members, nil); err != nil {
+				inner = err
+				return
+			}
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, line...)
+	})
+	if err = errors.Join(err, inner); err != nil {
+		return nil, fmt.Errorf("line_items: %w", err)
+	}
+	return append(out, ']'), nil
+}
+
+// hashJSON returns the hash of a JSON value as a JSON string: of a
+// string's text, of another value's JSON.
+func (s *selector) hashJSON(v []byte) []byte {
+	text := v
+	var str string
+	if v[0] == '"' && json.Unmarshal(v, &str) == nil {
+		text = []byte(str)
+	}
+	return append(append([]byte{'"'}, s.hash(text)...), '"')
 }
 
 // values applies members to a row's (or a line's) typed values, in the
@@ -312,26 +358,6 @@ func (s *selector) values(table *store.Table, members map[string]bool, values []
 				h := s.hash([]byte(*v))
 				values[i] = &h
 			}
-		}
-	}
-}
-
-// members1 applies members to a JSON object: a member left out is
-// removed, a hashed one replaced by its hash (a null stays null).
-func (s *selector) members1(obj map[string]json.RawMessage, members map[string]bool) {
-	for name, hash := range members {
-		v, ok := obj[name]
-		switch {
-		case !ok:
-		case !hash:
-			delete(obj, name)
-		case string(v) != "null":
-			text := []byte(v)
-			var str string
-			if json.Unmarshal(v, &str) == nil {
-				text = []byte(str)
-			}
-			obj[name], _ = json.Marshal(s.hash(text))
 		}
 	}
 }

@@ -109,7 +109,7 @@ func collectValues[T any](rows [][]any, col int) []T {
 
 // The statements below write records given as arrays: $1 the ids, then one
 // array per column, then the raw JSON, the versions, the fetch sequence
-// number and the business (see recordArgs).
+// number, the business and the mirror's clock (see recordArgs).
 
 // confirmedSeq is the SQL of a row's fetch number for the never-older
 // rule: the highest of the fetch that wrote it and of the fetches that
@@ -233,10 +233,10 @@ RETURNING id`
 // first. The new version begins at the record's version when the service
 // moved it (updated_at), else at the mirror's clock (a record without one,
 // or a change the service made without moving it), never before the old
-// one ended (its deletion mark) or began; the old version goes to the history table with
-// its interval, unless history is off. It returns for each row written, in
-// id order, its id, its JSON as it was (text), whether it was marked
-// deleted, and the old version's interval.
+// one ended (its deletion mark) or began; the old version goes to the
+// history table with its interval, unless history is off. It returns for
+// each row written, in id order, its id, its JSON as it was (text),
+// whether it was marked deleted, and the old version's interval.
 func (t *Table) updateSQL() string {
 	from, values := t.source()
 	names := t.columnNames()
@@ -300,8 +300,8 @@ FROM unnest(` + strings.Join(params, ", ") + `) AS u(` + list + `)`
 }
 
 // recordArgs are the arguments of the table's write statements for rows:
-// the ids, an array per column, the raw JSON, the versions, seq and the
-// business.
+// the ids, an array per column, the raw JSON, the versions, seq, the
+// business and the mirror's clock (v.At).
 func (t *Table) recordArgs(rows []Row, seq int64, business string, v Versioning) []any {
 	ids := make([]string, len(rows))
 	versions := make([]*time.Time, len(rows))
