@@ -140,25 +140,19 @@ func (s Selection) check() error {
 		}
 		return nil
 	}
-	for _, name := range s.Exclude {
-		m, err := parseMember(name, false)
-		if err == nil {
-			err = mirrored(m)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, name := range s.Hash {
-		m, err := parseMember(name, true)
-		if err == nil {
-			err = mirrored(m)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if slices.Contains(s.Exclude, name) {
-			errs = append(errs, fmt.Errorf("pgmirror: %s is both excluded and hashed", name))
+	for hash, names := range [][]string{s.Exclude, s.Hash} {
+		hash := hash == 1
+		for _, name := range names {
+			m, err := parseMember(name, hash)
+			if err == nil {
+				err = mirrored(m)
+			}
+			if err == nil && hash && slices.Contains(s.Exclude, name) {
+				err = fmt.Errorf("pgmirror: %s is both excluded and hashed", name)
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
