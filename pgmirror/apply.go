@@ -104,7 +104,7 @@ func (w *writeTx) counts() map[changeKey]int64 {
 // whose content did not change is not written at all: neither its row nor
 // its lines, not even locked. Each row written is a change for the change
 // feed. The version a write replaces goes to the history table, with its
-// lines, unless Config.DisableHistory (see History). It returns the ids
+// lines, unless Config.DisableHistory. It returns the ids
 // written, sorted.
 //
 // A record listed twice in rows counts once, the later copy winning. Rows

@@ -197,18 +197,19 @@ type Config struct {
 	DisableChangeFeed bool
 	// Selection is what the mirror keeps of the records of the business of
 	// Config.Client: the resources it mirrors and the members it never
-	// stores (see Selection). The zero Selection keeps everything. Hashing members needs a keyring: with
-	// Keys, each business's Selection, hashes included, is given to
-	// Businesses.Add instead, and this one must be zero.
+	// stores (see Selection). The zero Selection keeps everything. Hashing
+	// members needs a keyring: with Keys, each business's Selection,
+	// hashes included, is given to Businesses.Add instead, and this one
+	// must be zero.
 	Selection Selection
 	// HistoryRetention is how long the history keeps a version after it
-	// stopped being the current one (see History); every replica deletes
-	// older ones every minute (and Reconcile once). 0 or negative: keep
-	// them all (the default).
+	// stopped being the current one (see History in the package
+	// documentation); every replica deletes older ones every minute (and
+	// Reconcile once). 0 or negative: keep them all (the default).
 	HistoryRetention time.Duration
 	// DisableHistory, when true, keeps no version a write replaces: the
 	// history tables stay empty, and the _as_of functions know only the
-	// current versions (see History).
+	// current versions.
 	DisableHistory bool
 	// Clock, when set, is the mirror's clock for the instants it stamps
 	// itself in the history: when a version of a record without updated_at
