@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/invoicing-api/invoicing-go/internal/codec"
 	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -274,54 +277,43 @@ func (s *selector) row(res *resource, r *store.Row) error {
 
 // object returns the JSON object b with members applied (a member left
 // out removed, a hashed one replaced by its hash, a null staying null),
-// and lines applied to each object of its line_items. It copies the other
-// members' bytes as they are.
+// and lines applied to each object of its line_items. The other members'
+// values are copied as they are.
 func (s *selector) object(b []byte, members, lines map[string]bool) ([]byte, error) {
-	out := append(make([]byte, 0, len(b)+64), '{')
-	var inner error
-	err := eachMember(b, func(key string, rawKey, v []byte) {
-		hash, named := members[key]
+	return rewrite(b, func(name string, v jsontext.Value) (jsontext.Value, error) {
+		hash, named := members[name]
 		switch {
-		case key == "line_items" && len(lines) > 0 && v[0] == '[':
-			var items []byte
-			items, inner = s.lines(v, lines)
-			v = items
+		case name == "line_items" && len(lines) > 0 && v.Kind() == '[':
+			return s.lines(v, lines)
 		case named && !hash:
-			return
-		case named && string(v) != "null":
-			v = s.hashJSON(v)
+			return nil, nil
+		case named && v.Kind() != 'n':
+			return s.hashJSON(v)
 		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(append(append(out, rawKey...), ':'), v...)
+		return v, nil
 	})
-	if err = errors.Join(err, inner); err != nil {
-		return nil, err
-	}
-	return append(out, '}'), nil
 }
 
-// lines returns the JSON array of line objects b with members applied to
-// each.
-func (s *selector) lines(b []byte, members map[string]bool) ([]byte, error) {
+// lines returns the JSON array b with members applied to each of its
+// objects.
+func (s *selector) lines(b []byte, members map[string]bool) (jsontext.Value, error) {
 	out := append(make([]byte, 0, len(b)), '[')
-	var inner error
-	err := eachElement(b, func(v []byte) {
-		line := v
-		if v[0] == '{' {
-			var err error
-			if line, err = s.object(v, members, nil); err != nil {
-				inner = err
-				return
+	var items []jsontext.Value // unused: each line is written as it is read
+	err := codec.Decode(b, false, func(d *codec.Decoder) error {
+		return codec.ReadRecords(d, &items, func(_ *jsontext.Value, d *codec.Decoder) error {
+			var line jsontext.Value
+			err := d.Raw(&line)
+			if err == nil && line.Kind() == '{' {
+				line, err = s.object(line, members, nil)
 			}
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, line...)
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, line...)
+			return err
+		})
 	})
-	if err = errors.Join(err, inner); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("line_items: %w", err)
 	}
 	return append(out, ']'), nil
@@ -329,13 +321,47 @@ func (s *selector) lines(b []byte, members map[string]bool) ([]byte, error) {
 
 // hashJSON returns the hash of a JSON value as a JSON string: of a
 // string's text, of another value's JSON.
-func (s *selector) hashJSON(v []byte) []byte {
-	text := v
-	var str string
-	if v[0] == '"' && json.Unmarshal(v, &str) == nil {
+func (s *selector) hashJSON(v jsontext.Value) (jsontext.Value, error) {
+	text := []byte(v)
+	if v.Kind() == '"' {
+		var str string
+		if err := codec.Decode(v, false, func(d *codec.Decoder) error { return d.String(&str) }); err != nil {
+			return nil, err
+		}
 		text = []byte(str)
 	}
-	return append(append([]byte{'"'}, s.hash(text)...), '"')
+	return jsontext.AppendQuote(nil, s.hash(text))
+}
+
+// rewrite returns the JSON object b with each member's value replaced by
+// what keep returns for it (nil: the member is left out), in order. It
+// reads b with the SDK's codec (the values are not decoded, only
+// delimited) and fails for b that is not a JSON object.
+func rewrite(b []byte, keep func(name string, v jsontext.Value) (jsontext.Value, error)) ([]byte, error) {
+	out := append(make([]byte, 0, len(b)+64), '{')
+	err := codec.Decode(b, false, func(d *codec.Decoder) error {
+		return d.Object(func(name []byte) error {
+			key := string(name) // valid until the next read
+			var v jsontext.Value
+			if err := d.Raw(&v); err != nil {
+				return err
+			}
+			v, err := keep(key, v)
+			if err != nil || v == nil {
+				return err
+			}
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out, err = jsontext.AppendQuote(out, key)
+			out = append(append(out, ':'), v...)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '}'), nil
 }
 
 // values applies members to a row's (or a line's) typed values, in the
@@ -373,10 +399,6 @@ var eventResources = map[string][]string{
 // parses). The delivery's signature does not cover what is kept: the inbox
 // holds it as verified on arrival.
 func (s *selector) inboxBody(d *webhooks.Delivery) ([]byte, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(d.Body, &obj); err != nil {
-		return nil, fmt.Errorf("pgmirror: a delivery's payload: %w", err)
-	}
 	prefix, _, _ := strings.Cut(string(d.Type), ".")
 	named := func(name string) bool {
 		for _, res := range eventResources[prefix] {
@@ -386,17 +408,21 @@ func (s *selector) inboxBody(d *webhooks.Delivery) ([]byte, error) {
 		}
 		return false
 	}
-	kept := map[string]json.RawMessage{}
-	for name, v := range obj {
+	body, err := rewrite(d.Body, func(name string, v jsontext.Value) (jsontext.Value, error) {
 		switch {
 		case strings.HasSuffix(name, "_at") && named(name):
-			kept[name], _ = json.Marshal(d.Timestamp.UTC().Format(time.RFC3339))
+			return jsontext.AppendQuote(nil, d.Timestamp.UTC().Format(time.RFC3339))
 		case named(name):
+			return nil, nil
 		case strings.HasSuffix(name, "_id"), strings.HasSuffix(name, "_at"), name == "contact_type":
-			kept[name] = v
+			return v, nil
 		}
+		return nil, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgmirror: a delivery's payload: %w", err)
 	}
-	return json.Marshal(kept)
+	return body, nil
 }
 
 // ErrSelectionChanged is the error of a business whose Selection changed
@@ -413,9 +439,6 @@ var ErrSelectionChanged = errors.New("pgmirror: the business's selection changed
 // current one when want is first recorded).
 func (m *Mirror) applySelection(ctx context.Context, business string, want Selection) (*selector, error) {
 	want = want.normal()
-	if err := want.check(); err != nil {
-		return nil, err
-	}
 	raw, keyID, found, err := m.store.Selection(ctx, business)
 	if err != nil {
 		return nil, err
@@ -426,34 +449,33 @@ func (m *Mirror) applySelection(ctx context.Context, business string, want Selec
 			return nil, fmt.Errorf("pgmirror: the selection recorded for business %s: %w", business, err)
 		}
 	}
-	if !found || !had.equal(want) {
-		if !had.equal(want) {
-			inbox := business
-			if m.cfg.Keys == nil {
-				inbox = "" // Handler's deliveries
-			}
-			holds, err := m.store.HoldsData(ctx, historyTables(), business, inbox)
-			if err != nil {
-				return nil, err
-			}
-			if holds {
-				return nil, fmt.Errorf("%w: business %s keeps %s, now %s", ErrSelectionChanged, business, had, want)
-			}
-		}
+	changed := !found || !had.equal(want)
+	if changed {
 		keyID = ""
 		if len(want.Hash) > 0 && m.cfg.Keys != nil {
 			keyID = m.cfg.Keys.Current()
 		}
-		if _, err := newSelector(want, m.cfg.Keys, keyID); err != nil {
-			return nil, err
+	}
+	sel, err := newSelector(want, m.cfg.Keys, keyID) // checks want
+	if err != nil || !changed {
+		return sel, err
+	}
+	if !had.equal(want) {
+		inbox := business
+		if m.cfg.Keys == nil {
+			inbox = "" // Handler's deliveries
 		}
-		b, err := json.Marshal(want)
+		holds, err := m.store.HoldsData(ctx, historyTables(), business, inbox)
 		if err != nil {
 			return nil, err
 		}
-		if err := m.store.PutSelection(ctx, business, b, keyID); err != nil {
-			return nil, err
+		if holds {
+			return nil, fmt.Errorf("%w: business %s keeps %s, now %s", ErrSelectionChanged, business, had, want)
 		}
 	}
-	return newSelector(want, m.cfg.Keys, keyID)
+	b, err := json.Marshal(want)
+	if err != nil {
+		return nil, err
+	}
+	return sel, m.store.PutSelection(ctx, business, b, keyID)
 }

@@ -113,10 +113,10 @@ func FuzzInboxBody(f *testing.F) {
 	})
 }
 
-// object, a scan of the bytes, does what decoding the object, applying the
-// Selection to its members and encoding it again would: for any JSON
-// object, its result is valid JSON with the same members, but those left
-// out, and the hashes.
+// object, which delimits the values with the codec without decoding them,
+// does what decoding the object, applying the Selection to its members and
+// encoding it again would: for any JSON object, its result is valid JSON
+// with the same members, but those left out, and the hashes.
 func FuzzSelectorObject(f *testing.F) {
 	f.Add([]byte(`{"id":"i1","a":"x","h":"y","n":1.50,"line_items":[{"x":1,"y":[{"a":"}"}]},{"y":"\"]"}]}`))
 	f.Add([]byte(` { "h" : {"k":[1,2,"3"]} , "a\u0062":null, "h":null } `))

@@ -272,7 +272,8 @@ SELECT id, raw::text, mirror_deleted_at IS NOT NULL, valid_from, valid_to FROM c
 // deleteLinesSQL deletes the lines of the parents $1 of business $2, and
 // keeps those of the parents $3 (a parent's version that ended) in the
 // history table, with the interval $4 to $5 of their parent's version,
-// when $6.
+// when $6 (the delete runs either way: a data-modifying CTE always runs
+// to completion).
 func (t *Table) deleteLinesSQL() string {
 	hist := t.historyColumns()
 	return `WITH gone AS (DELETE FROM @.` + t.Name + ` WHERE business = $2 AND ` + t.Parent + ` = ANY($1::text[]) RETURNING *)
