@@ -161,9 +161,11 @@ func TestBudgetsHoldAtTwoLevelsOverThreeReplicas(t *testing.T) {
 // requests a second, the same load gave a p99 of 19.6 s. Under the race
 // detector (every instrumented line several times slower) the lag is
 // logged, not checked; the test command's last step runs it alone, without
-// the race detector, at full size, and checks it.
+// the race detector, at full size, and checks it. It is not parallel: in
+// a run of the whole package it runs before the parallel tests, alone,
+// so that its lag is the mirror's (beside the full-size proofs, one run of
+// five of `go test -count=5 ./...` measured 1.94 s).
 func TestADefaultMirrorKeepsUpWithABurstOfWrites(t *testing.T) {
-	t.Parallel()
 	n, workers := 2000, 8
 	if testing.Short() {
 		n = 400
