@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -188,9 +189,10 @@ func (m *Mirror) storing(store http.Handler) http.Handler {
 			return
 		}
 		sw := &statusWriter{ResponseWriter: w}
+		began := time.Now()
 		store.ServeHTTP(sw, r)
 		if sw.status == http.StatusOK { // stored, or found stored: the database answered
-			m.db.ok(r.Context())
+			m.db.ok(r.Context(), began)
 		}
 	})
 }
@@ -388,12 +390,13 @@ func (m *Mirror) retry(ctx context.Context, t *tenant, what string, fn func(cont
 func (m *Mirror) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
+	began := time.Now()
 	err := m.store.Ping(ctx)
 	if dbErr := (*store.Error)(nil); errors.As(err, &dbErr) && !dbErr.Away() {
 		return stopWith(err)
 	}
 	if err == nil {
-		m.db.ok(ctx)
+		m.db.ok(ctx, began)
 	}
 	return err
 }
@@ -459,7 +462,7 @@ func (t *tenant) checkAPI(ctx context.Context) error {
 	_, err := allResources[0].total(ctx, c, t.key...)
 	switch {
 	case err == nil:
-		t.api.ok(ctx)
+		t.api.ok(ctx, time.Time{})
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()

@@ -84,6 +84,7 @@ func (s *supervisor) loop(name string, wake <-chan struct{}, fn step) {
 		ctx := s.ctx
 		failures := 0
 		for ctx.Err() == nil {
+			began := time.Now()
 			wait, err := fn(ctx)
 			woken := wake
 			switch {
@@ -99,7 +100,7 @@ func (s *supervisor) loop(name string, wake <-chan struct{}, fn step) {
 				woken = nil // after a failure, the whole wait (unless the database comes back)
 			default:
 				failures = 0
-				s.m.db.ok(ctx)
+				s.m.db.ok(ctx, began)
 			}
 			s.m.db.sleep(ctx, wait, woken)
 		}
@@ -237,11 +238,17 @@ func (d *dependency) failed(ctx context.Context, err error) {
 	}
 }
 
-// ok records that the dependency answered; the first answer after it went
-// away is logged, at Info.
-func (d *dependency) ok(ctx context.Context) {
+// ok records that the dependency answered an attempt that began at began
+// (zero: unknown); the first answer after it went away is logged, at
+// Info. An attempt that began before it went away says nothing of it now
+// (a statement answered as the server was killed): it is ignored.
+func (d *dependency) ok(ctx context.Context, began time.Time) {
 	d.mu.Lock()
 	downAt, failures := d.downAt, d.failures
+	if !began.IsZero() && began.Before(downAt) {
+		d.mu.Unlock()
+		return
+	}
 	if !downAt.IsZero() {
 		close(d.back)
 	}

@@ -43,7 +43,7 @@ func TestADependencyLogsItsTransitionsOnly(t *testing.T) {
 	var out lockedBuffer
 	d := newDependency("PostgreSQL", slog.New(slog.NewTextHandler(&out, nil)))
 	ctx := context.Background()
-	d.ok(ctx) // up from the start: nothing to say
+	d.ok(ctx, time.Now()) // up from the start: nothing to say
 	assert.True(t, d.up())
 
 	var wg sync.WaitGroup
@@ -56,8 +56,8 @@ func TestADependencyLogsItsTransitionsOnly(t *testing.T) {
 	}
 	wg.Wait()
 	assert.False(t, d.up())
-	d.ok(ctx)
-	d.ok(ctx)
+	d.ok(ctx, time.Now())
+	d.ok(ctx, time.Now())
 	assert.True(t, d.up())
 
 	lines := out.lines()
@@ -68,6 +68,25 @@ func TestADependencyLogsItsTransitionsOnly(t *testing.T) {
 
 	d.failed(ctx, errors.New("again"))
 	assert.Len(t, out.lines(), 3, "a second outage is logged too")
+}
+
+// The success of an attempt that began before the dependency went away (a
+// statement answered as PostgreSQL was killed) says nothing of it now: no
+// "answers again" until an attempt begun since succeeds.
+func TestASuccessBegunBeforeTheFailureIsIgnored(t *testing.T) {
+	t.Parallel()
+	var out lockedBuffer
+	d := newDependency("PostgreSQL", slog.New(slog.NewTextHandler(&out, nil)))
+	ctx := context.Background()
+	began := time.Now()
+	d.failed(ctx, errors.New("killed"))
+	d.ok(ctx, began)
+	assert.False(t, d.up())
+	d.ok(ctx, time.Now())
+	assert.True(t, d.up())
+	lines := out.lines()
+	require.Len(t, lines, 2, "%q", lines)
+	assert.Contains(t, lines[1], `msg="pgmirror: PostgreSQL answers again"`)
 }
 
 // A loop waiting after a failure wakes up when another finds the
@@ -92,7 +111,7 @@ func TestASleepEndsWhenTheDependencyIsBack(t *testing.T) {
 		t.Fatal("woke while the dependency is away")
 	case <-time.After(50 * time.Millisecond):
 	}
-	d.ok(ctx)
+	d.ok(ctx, time.Now())
 	assert.Less(t, <-woke, 30*time.Second)
 
 	cancelled, cancel := context.WithCancel(ctx)

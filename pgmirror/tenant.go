@@ -131,7 +131,7 @@ func (t *tenant) answered(ctx context.Context) {
 			t.m.failed(ctx, t, "ending a business's pause", err, 1)
 		}
 	}
-	t.api.ok(ctx)
+	t.api.ok(ctx, time.Time{})
 }
 
 // pause stops every replica's calls for the business until d from now,
