@@ -3,6 +3,7 @@ package pgmirror
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -15,6 +16,8 @@ type writeTx struct {
 	*store.Tx
 	cause    string
 	business string
+	res      *resource // the records it writes (Order): of res,
+	ids      []string  // these, sorted
 	changes  []change
 	versions store.Versioning // the mirror's clock when the transaction began, and whether history is kept
 }
@@ -27,6 +30,18 @@ type change struct {
 	old    string
 }
 
+// ordered returns an error unless the records ids of res are among those
+// the transaction named to Order: a write of another would not be ordered
+// in the feed.
+func (w *writeTx) ordered(res *resource, ids []string) error {
+	for _, id := range ids {
+		if _, ok := slices.BinarySearch(w.ids, id); !ok || res != w.res {
+			return fmt.Errorf("pgmirror: writing %s %s in a transaction that orders the writes of %s %v", res.name, id, w.res.name, w.ids)
+		}
+	}
+	return nil
+}
+
 // changed records a change of the record id of res.
 func (w *writeTx) changed(res *resource, id, op, old string) {
 	w.changes = append(w.changes, change{res, id, op, old})
@@ -34,18 +49,24 @@ func (w *writeTx) changed(res *resource, id, op, old string) {
 
 // writeIn runs fn in a transaction whose record writes cause caused (for
 // the business), and then, still in it, writes the changes they made to the
-// change feed, unless it is disabled. It runs it again (up to three times
-// in all) when PostgreSQL aborts it for a deadlock or a serialization
-// failure, which two replicas writing the same records can cause. The
+// change feed, unless it is disabled. fn writes the records ids of res and
+// no other: the transaction first waits for those writing any of them
+// (store.Tx.Order), so that each record's changes are in the feed in the
+// order they were made. It runs it again (up to three times in all) when
+// PostgreSQL aborts it for a deadlock or a serialization failure. The
 // changes are counted in the Mirror's stats once committed.
-func (t *tenant) writeIn(ctx context.Context, cause string, fn func(w *writeTx) error) error {
+func (t *tenant) writeIn(ctx context.Context, cause string, res *resource, ids []string, fn func(w *writeTx) error) error {
 	m := t.m
+	sorted := slices.Sorted(slices.Values(ids))
 	var err error
 	for range 3 {
 		var w *writeTx
 		err = m.store.InTx(ctx, "writing records", func(tx *store.Tx) error {
-			w = &writeTx{Tx: tx, cause: cause, business: t.name,
+			w = &writeTx{Tx: tx, cause: cause, business: t.name, res: res, ids: sorted,
 				versions: store.Versioning{At: m.cfg.Clock(), Keep: !m.cfg.DisableHistory}}
+			if err := w.Order(ctx, t.name, res.name, ids); err != nil {
+				return err
+			}
 			if err := fn(w); err != nil {
 				return err
 			}
@@ -115,6 +136,9 @@ func apply(ctx context.Context, w *writeTx, res *resource, rows []store.Row, seq
 	if len(rows) == 0 {
 		return nil, nil
 	}
+	if err := w.ordered(res, rowIDs(rows)); err != nil {
+		return nil, err
+	}
 	decided, err := w.ToWrite(ctx, res.table, res.name, w.business, rows, seq)
 	if err != nil {
 		return nil, err
@@ -179,6 +203,15 @@ func apply(ctx context.Context, w *writeTx, res *resource, rows []store.Row, seq
 		}
 	}
 	return written, nil
+}
+
+// rowIDs returns the ids of rows, in their order.
+func rowIDs(rows []store.Row) []string {
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 func byID(a, b store.Row) int { return strings.Compare(a.ID, b.ID) }

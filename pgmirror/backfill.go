@@ -119,7 +119,7 @@ func (t *tenant) backfillResource(ctx context.Context, res *resource) (bool, err
 		t.progress(res.name, st, total)
 		last, err := t.walkPages(ctx, res, st.NextPage, func(ctx context.Context, rows []store.Row, seq int64, resume int) error {
 			var listed int64
-			err := t.writeIn(ctx, CauseBackfill, func(w *writeTx) error {
+			err := t.writeIn(ctx, CauseBackfill, res, rowIDs(rows), func(w *writeTx) error {
 				if _, err := apply(ctx, w, res, rows, seq); err != nil {
 					return err
 				}

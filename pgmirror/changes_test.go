@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -381,4 +382,66 @@ func TestTheFeedHoldsReadersBehindARunningWriter(t *testing.T) {
 		require.Greater(t, followed[i], followed[i-1], "seq order")
 	}
 	require.Equal(t, heldSeq, followed[len(followed)-above-1], "the held writer's change before the later ones")
+}
+
+// Two transactions of one business write the same record: the first took
+// its id (writing another invoice) before the second began, and writes the
+// record (a later version) only once the second has come. The record's
+// changes are in the feed in the order they were made: the second waits
+// for the first to end, and writes nothing (its version is older). Were
+// the feed in the order of the ids alone, with the second written first,
+// the first's change would be read before the change it follows.
+func TestTheChangesOfARecordAreFedInTheOrderTheyWereMade(t *testing.T) {
+	t.Parallel()
+	m, _ := newRuleMirror(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := m.ApplyForTest(ctx, 1, invoice(at(0), "first", 1))
+	require.NoError(t, err)
+
+	another := invoice(at(0), "another", 1)
+	another.ID, another.InvoiceNumber = "7d0e4bb4-0000-4000-8000-000000000002", "INV-2"
+	written, proceed := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- m.ApplyInTwoStepsForTest(ctx, 2, []any{another}, []any{invoice(at(2*time.Minute), "third", 3)}, written, proceed)
+	}()
+	select {
+	case <-written:
+	case err := <-first:
+		t.Fatalf("the first transaction ended before writing the record: %v", err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		_, err := m.ApplyForTest(ctx, 3, invoice(at(time.Minute), "second", 2))
+		second <- err
+	}()
+	var secondErr error
+	secondDone := false
+	waitUntil(t, 30*time.Second, func() (bool, string) {
+		select {
+		case secondErr = <-second:
+			secondDone = true
+			return true, ""
+		default:
+		}
+		n, err := m.WaitingToWriteForTest(ctx, pgmirror.Invoices, "7d0e4bb4-0000-4000-8000-000000000001")
+		return err == nil && n == 1, fmt.Sprintf("the second transaction neither ended nor waits (%d waiting, %v)", n, err)
+	})
+	close(proceed)
+	require.NoError(t, <-first)
+	if !secondDone {
+		secondErr = <-second
+	}
+	require.NoError(t, secondErr)
+
+	tables, _ := replayFeed(t, m)
+	var notes []any
+	for key, tab := range tables {
+		if row, ok := tab["7d0e4bb4-0000-4000-8000-000000000001"]; ok {
+			require.True(t, strings.HasSuffix(key, "/"+pgmirror.Invoices), key)
+			notes = append(notes, row.record["notes"])
+		}
+	}
+	require.Equal(t, []any{"third"}, notes, "the invoice the feed rebuilds")
 }

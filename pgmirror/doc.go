@@ -111,8 +111,12 @@
 // (insert, update, delete; an unmark is an insert) and the members of the
 // record's JSON that changed, old and new (the whole record for an insert
 // or a delete). A fetch that finds the content unchanged writes none. The
-// writers take no lock: a change's seq is its transaction's id shifted
-// left 20 bits plus its ordinal in the transaction, and readers read only
+// writers take no lock across businesses: a change's seq is its
+// transaction's id shifted left 20 bits plus its ordinal in the
+// transaction, and the writing transactions of one business run one after
+// the other, each taking its id once the one before has ended (a
+// transaction-scoped advisory lock per business), so that a record's
+// changes are in the order they were made; readers read only
 // below the horizon, the changes of the transactions older than the
 // oldest one still running (pg_current_snapshot), so that a reader that
 // saw seq N never sees a lower one appear later, and resuming after N

@@ -15,6 +15,51 @@ import (
 // ApplyForTest writes records (all of one SDK record type) as a fetch with
 // sequence number seq would, and returns the ids written.
 func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([]string, error) {
+	res, rows, err := rowsForTest(records)
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	err = m.tenants.all()[0].writeIn(ctx, CauseEvent, res, rowIDs(rows), func(w *writeTx) error {
+		var err error
+		written, err = apply(ctx, w, res, rows, seq)
+		return err
+	})
+	return written, err
+}
+
+// ApplyInTwoStepsForTest writes, in one transaction as ApplyForTest does,
+// the records first, then closes written and waits for proceed (or the
+// end of ctx) before it writes the records then (of the same resource): a
+// transaction that has written something, and so has its id, while others
+// run.
+func (m *Mirror) ApplyInTwoStepsForTest(ctx context.Context, seq int64, first, then []any, written chan<- struct{}, proceed <-chan struct{}) error {
+	res, rows1, err := rowsForTest(first)
+	if err != nil {
+		return err
+	}
+	_, rows2, err := rowsForTest(then)
+	if err != nil {
+		return err
+	}
+	return m.tenants.all()[0].writeIn(ctx, CauseEvent, res, append(rowIDs(rows1), rowIDs(rows2)...), func(w *writeTx) error {
+		if _, err := apply(ctx, w, res, rows1, seq); err != nil {
+			return err
+		}
+		close(written)
+		select {
+		case <-proceed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		_, err := apply(ctx, w, res, rows2, seq)
+		return err
+	})
+}
+
+// rowsForTest returns the rows of records, all of one SDK record type, and
+// their resource.
+func rowsForTest(records []any) (*resource, []store.Row, error) {
 	var res *resource
 	var rows []store.Row
 	for _, rec := range records {
@@ -28,20 +73,14 @@ func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([
 			res = resourceNamed(TaxCodes)
 			r, err = recordRow(v, taxCodeRow)
 		default:
-			return nil, fmt.Errorf("ApplyForTest: %T", rec)
+			return nil, nil, fmt.Errorf("rowsForTest: %T", rec)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rows = append(rows, r)
 	}
-	var written []string
-	err := m.tenants.all()[0].writeIn(ctx, CauseEvent, func(w *writeTx) error {
-		var err error
-		written, err = apply(ctx, w, res, rows, seq)
-		return err
-	})
-	return written, err
+	return res, rows, nil
 }
 
 // CountedForTest returns the Mirror's counters: the changes written by
@@ -123,4 +162,15 @@ func AcrossBusinessesForTest(schema string) []string {
 // heard being when a 429 was heard (zero: none).
 func TakeTokensForTest(ctx context.Context, db *pgxpool.Pool, schema, business string, heard time.Time) (store.Take, error) {
 	return store.New(db, schema).TakeTokens(ctx, business, 0, false, heard, 0)
+}
+
+// WaitingToWriteForTest returns how many locks of the writes of the
+// records ids of resource of the Mirror's business transactions wait for
+// (store.Tx.Order).
+func (m *Mirror) WaitingToWriteForTest(ctx context.Context, resource string, ids ...string) (int, error) {
+	keys, _ := store.WriteLocks(m.store.Schema(), m.tenants.all()[0].name, resource, ids)
+	var n int
+	err := m.store.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+		AND ((classid::bigint << 32) | objid::bigint) IN (SELECT hashtextextended(k, 0) FROM unnest($1::text[]) AS k)`, keys).Scan(&n)
+	return n, err
 }

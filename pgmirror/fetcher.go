@@ -156,7 +156,7 @@ func (t *tenant) fetch(ctx context.Context, c store.Claim) error {
 	defer cancel()
 	var written []string
 	lag := c.Waited + time.Since(c.Claimed)
-	err = t.writeIn(wctx, CauseEvent, func(w *writeTx) error {
+	err = t.writeIn(wctx, CauseEvent, res, []string{c.ID}, func(w *writeTx) error {
 		var err error
 		if written, err = apply(wctx, w, res, []store.Row{row}, c.Seq); err != nil {
 			return err

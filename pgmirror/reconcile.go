@@ -202,14 +202,11 @@ func (t *tenant) reconcileResource(ctx context.Context, res *resource) (listed, 
 	}()
 	_, err = t.walkPages(ctx, res, 1, func(ctx context.Context, rows []store.Row, seq int64, _ int) error {
 		var written []string
-		err := t.writeIn(ctx, CauseReconciliation, func(w *writeTx) error {
+		ids := rowIDs(rows)
+		err := t.writeIn(ctx, CauseReconciliation, res, ids, func(w *writeTx) error {
 			var err error
 			if written, err = apply(ctx, w, res, rows, seq); err != nil {
 				return err
-			}
-			ids := make([]string, len(rows))
-			for i, r := range rows {
-				ids[i] = r.ID
 			}
 			return w.Listed(ctx, t.name, res.name, ids)
 		})
@@ -356,7 +353,7 @@ func (t *tenant) markDeleted(ctx context.Context, res *resource, listed int, sta
 			continue
 		}
 		var ids []string
-		err = t.writeIn(ctx, CauseReconciliation, func(w *writeTx) error {
+		err = t.writeIn(ctx, CauseReconciliation, res, gone, func(w *writeTx) error {
 			var err error
 			if ids, err = w.MarkDeleted(ctx, res.table, res.lines, t.name, gone, start, w.versions); err != nil {
 				return err
@@ -402,7 +399,7 @@ func (t *tenant) confirmGone(ctx context.Context, res *resource, ids []string) (
 			return gone, written, err
 		}
 		var w []string
-		err = t.writeIn(ctx, CauseReconciliation, func(tx *writeTx) error {
+		err = t.writeIn(ctx, CauseReconciliation, res, []string{r.ID}, func(tx *writeTx) error {
 			var err error
 			w, err = apply(ctx, tx, res, []store.Row{r}, seq)
 			return err

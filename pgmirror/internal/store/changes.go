@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -103,8 +106,75 @@ type Changes struct {
 	Olds     []*string // the JSON before an update; nil for the other ops
 }
 
+// orderSQL takes, in their order, the advisory locks $1 (their
+// LockKeys), each shared when $2 says so, held until the transaction
+// ends, and then gives the transaction its id.
+const orderSQL = `SELECT pg_current_xact_id()::text FROM (
+	SELECT count(CASE WHEN k.shared THEN pg_advisory_xact_lock_shared(hashtextextended(k.key, 0))
+	                  ELSE pg_advisory_xact_lock(hashtextextended(k.key, 0)) END)
+	FROM (SELECT * FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS k(key, shared, n) ORDER BY n) AS k) AS locked`
+
+// The locks of the writes of records (Tx.Order): one per resource of a
+// business, and recordBuckets per resource, each standing for the records
+// whose id hashes to it. A transaction that writes the records of more
+// than maxBuckets buckets takes the resource's lock alone.
+const (
+	recordBuckets = 4096
+	maxBuckets    = 8
+)
+
+// WriteLocks returns the LockKeys of the advisory locks a transaction
+// that writes the records ids of resource of business takes, in the order
+// it takes them, and whether it takes each shared (see Tx.Order).
+func WriteLocks(schema, business, resource string, ids []string) (keys []string, shared []bool) {
+	key := LockKey(schema, "writes of "+business+"/"+resource)
+	var buckets []uint32
+	for _, id := range ids {
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		buckets = append(buckets, h.Sum32()%recordBuckets)
+	}
+	slices.Sort(buckets)
+	buckets = slices.Compact(buckets)
+	if len(buckets) > maxBuckets {
+		return []string{key}, []bool{false}
+	}
+	keys, shared = []string{key}, []bool{true}
+	for _, b := range buckets {
+		keys, shared = append(keys, key+"/"+strconv.FormatUint(uint64(b), 10)), append(shared, false)
+	}
+	return keys, shared
+}
+
+// Order makes the transaction the next writer of the records ids of
+// resource of business: it waits for the transactions writing any of them
+// to end, and only then takes its transaction id, which orders its
+// changes in the feed (see WriteChanges). A transaction that writes
+// records calls it once, before anything else, naming every record it
+// writes, so that for each record the order of its changes' seqs is the
+// order in which they were made: without it, a transaction that took its
+// id first (writing another record) and wrote a record after a later one
+// did would have its change read first.
+//
+// The locks are advisory, transaction-scoped, and taken in one order by
+// every transaction: the resource's (shared), then one per bucket of
+// records (exclusive), or for a transaction of more than maxBuckets
+// buckets (a walk's page) the resource's alone, exclusive. Transactions
+// writing other records, other resources or other businesses do not wait
+// on each other.
+func (tx *Tx) Order(ctx context.Context, business, resource string, ids []string) error {
+	if tx.ordered {
+		return &Error{Op: "ordering the writes", Err: errors.New("a second time in one transaction")}
+	}
+	tx.ordered = true
+	keys, shared := WriteLocks(tx.s.schema, business, resource, ids)
+	var xid string
+	return scan(ctx, tx.tx, "waiting for the writers of "+resource+" of "+business, orderSQL, []any{keys, shared}, &xid)
+}
+
 // WriteChanges writes the changes of cause to records of business to the
-// feed, in tx, once per transaction. It takes no lock: a change's seq is
+// feed, in tx, once per transaction, which began with Order. It takes no
+// lock: a change's seq is
 // its transaction's id (pg_current_xact_id) shifted left by seqShift bits,
 // plus its ordinal in the transaction, so that the seqs of a transaction
 // are together, in the order of changes, and above those of every older
@@ -118,8 +188,11 @@ type Changes struct {
 // Store.InTx, the channel named as the schema is notified (see notifier);
 // a Tx of a transaction begun elsewhere notifies nobody.
 func (tx *Tx) WriteChanges(ctx context.Context, cause, business string, changes []Changes) error {
-	if tx.fed {
+	switch {
+	case tx.fed:
 		return &Error{Op: "writing the change feed", Err: errors.New("a second time in one transaction")}
+	case !tx.ordered:
+		return &Error{Op: "writing the change feed", Err: errors.New("in a transaction that did not begin with Order")}
 	}
 	tx.fed = true
 	b := &pgx.Batch{}

@@ -145,9 +145,10 @@ func collect[T any](ctx context.Context, q querier, op, sql string, args []any, 
 
 // A Tx is a transaction of the Store: the statements that commit together.
 type Tx struct {
-	s   *Store
-	tx  pgx.Tx
-	fed bool // WriteChanges wrote the feed's changes
+	s       *Store
+	tx      pgx.Tx
+	fed     bool // WriteChanges wrote the feed's changes
+	ordered bool // Order took the locks of its writes
 }
 
 // InTx runs fn in a transaction, committed when fn returns nil. An error
