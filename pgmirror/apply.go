@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 )
@@ -18,6 +19,7 @@ type writeTx struct {
 	business string
 	res      *resource // the records it writes (Order): of res,
 	ids      []string  // these, sorted
+	selected time.Time // when the business's Selection was applied, as Order read it
 	changes  []change
 	versions store.Versioning // the mirror's clock when the transaction began, and whether history is kept
 }
@@ -64,7 +66,8 @@ func (t *tenant) writeIn(ctx context.Context, cause string, res *resource, ids [
 		err = m.store.InTx(ctx, "writing records", func(tx *store.Tx) error {
 			w = &writeTx{Tx: tx, cause: cause, business: t.name, res: res, ids: sorted,
 				versions: store.Versioning{At: m.cfg.Clock(), Keep: !m.cfg.DisableHistory}}
-			if err := w.Order(ctx, t.name, res.name, ids); err != nil {
+			var err error
+			if w.selected, err = w.Order(ctx, t.name, res.name, ids); err != nil {
 				return err
 			}
 			if err := fn(w); err != nil {
@@ -80,6 +83,9 @@ func (t *tenant) writeIn(ctx context.Context, cause string, res *resource, ids [
 				m.counters.addChanges(w.counts())
 			}
 			return nil
+		}
+		if errors.Is(err, errStaleSelection) {
+			t.outdated(w.selected)
 		}
 		var dbErr *store.Error
 		if !errors.As(err, &dbErr) || !dbErr.Conflict() {
@@ -138,6 +144,12 @@ func apply(ctx context.Context, w *writeTx, res *resource, rows []store.Row, seq
 	}
 	if err := w.ordered(res, rowIDs(rows)); err != nil {
 		return nil, err
+	}
+	for _, r := range rows {
+		if !r.Selected.Equal(w.selected) {
+			return nil, fmt.Errorf("%w: %s %s was fetched under the selection applied at %v, the business's is of %v",
+				errStaleSelection, res.name, r.ID, r.Selected, w.selected)
+		}
 	}
 	decided, err := w.ToWrite(ctx, res.table, res.name, w.business, rows, seq)
 	if err != nil {

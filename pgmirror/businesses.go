@@ -89,8 +89,8 @@ type BusinessConfig struct {
 	Budget float64
 	// Selection is what the mirror keeps of the business's records (see
 	// Selection); the zero Selection keeps everything. A business whose
-	// Selection changes while the mirror holds its data is not served
-	// (ErrSelectionChanged).
+	// Selection changes has what the mirror holds of it rewritten to the
+	// new one, by the first replica that loads it (see Selection).
 	Selection Selection
 }
 
@@ -200,14 +200,11 @@ func (b *Businesses) Remove(ctx context.Context, name string) error {
 // queues, state), in one transaction. It returns ErrBusinessNotRemoved for a business still
 // served.
 func (b *Businesses) Drop(ctx context.Context, name string) error {
-	var lines, records []string // the lines first (their foreign key), each table with its history
+	var tables []string
 	for _, res := range allResources {
-		if res.lines != nil {
-			lines = append(lines, res.lines.Name, res.lines.Name+"_history")
-		}
-		records = append(records, res.table.Name, res.table.Name+"_history")
+		tables = append(tables, res.tables()...)
 	}
-	switch err := b.store.DropBusiness(ctx, name, append(lines, records...)); {
+	switch err := b.store.DropBusiness(ctx, name, tables); {
 	case errors.Is(err, ErrNoSuchBusiness):
 		return fmt.Errorf("%w: %s", ErrNoSuchBusiness, name)
 	case errors.Is(err, ErrBusinessNotRemoved):

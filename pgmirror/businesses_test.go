@@ -87,13 +87,16 @@ func secretOf(name string) string {
 }
 
 // replica opens another Mirror on mm's schema (a replica, with its own
-// pools and webhook server), run until the test ends, and returns its
-// webhook base URL.
-func (mm *multiMirror) replica(t testing.TB, f *fleet) string {
+// pools and webhook server; edit, if any, changes its Config), run until
+// the test ends, and returns its webhook base URL.
+func (mm *multiMirror) replica(t testing.TB, f *fleet, edit ...func(*pgmirror.Config)) string {
 	t.Helper()
 	cfg := testConfig(f.Client(t), mm.Schema)
 	cfg.Keys = mm.Keys
 	cfg.WebhookOptions = []webhooks.Option{webhooks.WithClock(f.Clock.Now)}
+	for _, e := range edit {
+		e(&cfg)
+	}
 	m := openMirror(t, cfg)
 	mux := http.NewServeMux()
 	mux.Handle("POST /webhooks/{business}", m.BusinessHandler())

@@ -15,7 +15,7 @@ import (
 // ApplyForTest writes records (all of one SDK record type) as a fetch with
 // sequence number seq would, and returns the ids written.
 func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([]string, error) {
-	res, rows, err := rowsForTest(records)
+	res, rows, err := m.rowsForTest(ctx, records)
 	if err != nil {
 		return nil, err
 	}
@@ -34,11 +34,11 @@ func (m *Mirror) ApplyForTest(ctx context.Context, seq int64, records ...any) ([
 // transaction that has written something, and so has its id, while others
 // run.
 func (m *Mirror) ApplyInTwoStepsForTest(ctx context.Context, seq int64, first, then []any, written chan<- struct{}, proceed <-chan struct{}) error {
-	res, rows1, err := rowsForTest(first)
+	res, rows1, err := m.rowsForTest(ctx, first)
 	if err != nil {
 		return err
 	}
-	_, rows2, err := rowsForTest(then)
+	_, rows2, err := m.rowsForTest(ctx, then)
 	if err != nil {
 		return err
 	}
@@ -57,9 +57,13 @@ func (m *Mirror) ApplyInTwoStepsForTest(ctx context.Context, seq int64, first, t
 	})
 }
 
-// rowsForTest returns the rows of records, all of one SDK record type, and
-// their resource.
-func rowsForTest(records []any) (*resource, []store.Row, error) {
+// rowsForTest returns the rows of records, all of one SDK record type, as
+// the Selection of the Mirror's business shapes them, and their resource.
+func (m *Mirror) rowsForTest(ctx context.Context, records []any) (*resource, []store.Row, error) {
+	a, err := m.tenants.all()[0].selection(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	var res *resource
 	var rows []store.Row
 	for _, rec := range records {
@@ -74,6 +78,9 @@ func rowsForTest(records []any) (*resource, []store.Row, error) {
 			r, err = recordRow(v, taxCodeRow)
 		default:
 			return nil, nil, fmt.Errorf("rowsForTest: %T", rec)
+		}
+		if err == nil {
+			err = a.row(res, &r)
 		}
 		if err != nil {
 			return nil, nil, err

@@ -163,7 +163,11 @@ func (t *tenant) fetch(ctx context.Context, c store.Claim) error {
 		}
 		return w.Fetched(wctx, c, lag, m.cfg.CoalesceWindow)
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, errStaleSelection): // fetched again at once, under the Selection recorded
+		m.release(ctx, c)
+		return nil
+	case err != nil:
 		return err // its lease expires: it is fetched again
 	}
 	m.metrics.observeLag(c.Resource, lag.Seconds())
@@ -191,6 +195,8 @@ func (t *tenant) fetchFailed(ctx context.Context, c store.Claim, err error) erro
 	case errors.As(err, &dbErr):
 		m.release(ctx, c)
 		return err
+	case errors.Is(err, errStaleSelection): // this replica takes the business's new Selection meanwhile
+		return m.store.Retry(ctx, c, err.Error(), false, time.Second)
 	case !errors.As(err, &apiErr):
 		apiErr = &apiError{kind: apiRejected, err: err} // the record cannot be written (not the service's failure)
 	}

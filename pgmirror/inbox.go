@@ -1,7 +1,9 @@
 package pgmirror
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -73,6 +75,12 @@ func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) e
 	if business == "" { // stored by Handler: the business of Config.Client
 		business = m.cfg.Business
 	}
+	t := m.tenants.named(business)
+	if t != nil {
+		if err := m.reselected(ctx, m.store.Tx(tx), t, d); err != nil {
+			return err
+		}
+	}
 	ts := targets(d.Event)
 	if len(ts) == 0 {
 		if _, ok := d.Event.(*webhooks.RawEvent); ok {
@@ -82,7 +90,7 @@ func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) e
 		return nil
 	}
 	var mirrored []*resource // the business's, when it is served
-	if t := m.tenants.named(business); t != nil {
+	if t != nil {
 		mirrored = t.resources()
 	}
 	var resources, ids []string
@@ -100,6 +108,37 @@ func (m *Mirror) enqueue(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) e
 		return nil
 	}
 	return m.store.Tx(tx).RequestFetches(ctx, business, resources, ids, m.cfg.CoalesceWindow, d.ID, d.Business)
+}
+
+// reselected checks, in tx (a delivery's), that the business's Selection
+// as t applies it is the one recorded, and keeps of the delivery only what
+// it keeps (inboxBody): a replica that had not yet seen a Selection
+// applied by another may have stored more. Until tx ends, no Selection is
+// applied to the business (store.Tx.SelectionApplied). A Selection
+// applied since t read it, or being applied, fails the delivery
+// (errStaleSelection), which is processed again after its backoff.
+func (m *Mirror) reselected(ctx context.Context, tx *store.Tx, t *tenant, d *webhooks.Delivery) error {
+	a, err := t.selection(ctx)
+	if err != nil {
+		return err
+	}
+	at, ok, err := tx.SelectionApplied(ctx, t.name)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%w: a delivery of business %s, while another is applied", errStaleSelection, t.name)
+	case !at.Equal(a.at):
+		t.outdated(at)
+		return fmt.Errorf("%w: a delivery of business %s", errStaleSelection, t.name)
+	case a.sel == nil:
+		return nil
+	}
+	body, err := a.sel.inboxBody(d)
+	if err != nil || bytes.Equal(body, d.Body) {
+		return err
+	}
+	return tx.RewriteDelivery(ctx, d.Business, d.ID, body)
 }
 
 // Defaults of the inbox's backpressure, pginbox's: the webhook endpoint

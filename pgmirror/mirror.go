@@ -173,11 +173,11 @@ func (m *Mirror) storedBody(ctx context.Context, d *webhooks.Delivery) ([]byte, 
 	if t == nil { // refused before, as unknown; kept as received otherwise
 		return d.Body, nil
 	}
-	sel, err := t.selection(ctx)
-	if err != nil || sel == nil {
+	a, err := t.selection(ctx)
+	if err != nil || a.sel == nil {
 		return d.Body, err
 	}
-	return sel.inboxBody(d)
+	return a.sel.inboxBody(d)
 }
 
 // storing answers 503 until the Mirror migrated, and tells the database's
@@ -522,9 +522,8 @@ func (m *Mirror) load(ctx context.Context) error {
 // SchemaVersion, then creates pginbox's inbox table in it, all in one
 // transaction (see MigrateSchema); with Config.Keys it then loads the
 // businesses to serve, else it applies Config.Selection to the business of
-// Config.Client (an error wrapping ErrSelectionChanged when it changed
-// while the mirror holds the business's data). The Handlers store
-// deliveries once it succeeded.
+// Config.Client (rewriting what the mirror holds of it when it changed:
+// see Selection). The Handlers store deliveries once it succeeded.
 func (m *Mirror) Migrate(ctx context.Context) error {
 	if err := m.store.Migrate(ctx, m.cfg.Business, m.cfg.Partitions, m.log); err != nil {
 		return err

@@ -1,9 +1,7 @@
 package pgmirror
 
 import (
-	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -49,9 +47,13 @@ import (
 // the database (Config.Keys, BusinessConfig.Selection); the business of
 // Config.Client can only leave members out.
 //
-// A business's Selection is recorded when the mirror first serves it. A
-// mirror refuses to serve a business whose Selection changed while the
-// mirror holds some of its data: what is stored would not be rewritten.
+// A business's Selection is recorded when the mirror first serves it.
+// When it changes, what the mirror holds of the business is rewritten to
+// it, in one transaction, before anything else is written (see
+// applySelection): a member now left out is removed, and one now hashed
+// hashed, from the rows, their lines, the history, the change feed and the
+// inbox; a resource no longer mirrored is deleted; a member or resource
+// mirrored again is filled in by a walk.
 type Selection struct {
 	Resources []string `json:"resources,omitempty"`
 	Exclude   []string `json:"exclude,omitempty"`
@@ -267,7 +269,7 @@ func (s *selector) row(res *resource, r *store.Row) error {
 	for _, l := range r.Lines {
 		s.values(res.lines, lines, l)
 	}
-	raw, err := s.object(r.Raw, members, lines)
+	raw, _, err := s.object(r.Raw, members, lines)
 	if err != nil {
 		return fmt.Errorf("pgmirror: record %s: %w", r.ID, err)
 	}
@@ -277,34 +279,43 @@ func (s *selector) row(res *resource, r *store.Row) error {
 
 // object returns the JSON object b with members applied (a member left
 // out removed, a hashed one replaced by its hash, a null staying null),
-// and lines applied to each object of its line_items. The other members'
-// values are copied as they are.
-func (s *selector) object(b []byte, members, lines map[string]bool) ([]byte, error) {
-	return rewrite(b, func(name string, v jsontext.Value) (jsontext.Value, error) {
+// and lines applied to each object of its line_items, and whether that
+// changed any member. The other members' values are copied as they are.
+func (s *selector) object(b []byte, members, lines map[string]bool) ([]byte, bool, error) {
+	changed := false
+	out, err := rewrite(b, func(name string, v jsontext.Value) (jsontext.Value, error) {
 		hash, named := members[name]
 		switch {
 		case name == "line_items" && len(lines) > 0 && v.Kind() == '[':
-			return s.lines(v, lines)
+			out, ch, err := s.lines(v, lines)
+			changed = changed || ch
+			return out, err
 		case named && !hash:
+			changed = true
 			return nil, nil
 		case named && v.Kind() != 'n':
+			changed = true
 			return s.hashJSON(v)
 		}
 		return v, nil
 	})
+	return out, changed, err
 }
 
 // lines returns the JSON array b with members applied to each of its
-// objects.
-func (s *selector) lines(b []byte, members map[string]bool) (jsontext.Value, error) {
+// objects, and whether that changed any.
+func (s *selector) lines(b []byte, members map[string]bool) (jsontext.Value, bool, error) {
 	out := append(make([]byte, 0, len(b)), '[')
+	changed := false
 	var items []jsontext.Value // unused: each line is written as it is read
 	err := codec.Decode(b, false, func(d *codec.Decoder) error {
 		return codec.ReadRecords(d, &items, func(_ *jsontext.Value, d *codec.Decoder) error {
 			var line jsontext.Value
 			err := d.Raw(&line)
 			if err == nil && line.Kind() == '{' {
-				line, err = s.object(line, members, nil)
+				var ch bool
+				line, ch, err = s.object(line, members, nil)
+				changed = changed || ch
 			}
 			if len(out) > 1 {
 				out = append(out, ',')
@@ -314,9 +325,9 @@ func (s *selector) lines(b []byte, members map[string]bool) (jsontext.Value, err
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("line_items: %w", err)
+		return nil, false, fmt.Errorf("line_items: %w", err)
 	}
-	return append(out, ']'), nil
+	return append(out, ']'), changed, nil
 }
 
 // hashJSON returns the hash of a JSON value as a JSON string: of a
@@ -423,59 +434,4 @@ func (s *selector) inboxBody(d *webhooks.Delivery) ([]byte, error) {
 		return nil, fmt.Errorf("pgmirror: a delivery's payload: %w", err)
 	}
 	return body, nil
-}
-
-// ErrSelectionChanged is the error of a business whose Selection changed
-// while the mirror holds some of its data (rows, changes or deliveries):
-// the mirror does not serve it, since what it holds would not be rewritten
-// to the new Selection. Mirror it into a new schema, or give it back the
-// Selection recorded.
-var ErrSelectionChanged = errors.New("pgmirror: the business's selection changed while the mirror holds its data")
-
-// applySelection applies want to business: it records it unless the one
-// recorded (mirror_selections; everything when none is) is the same, which
-// it may change only while the mirror holds nothing of the business, and
-// returns its selector, hashing with the key recorded (the keyring's
-// current one when want is first recorded).
-func (m *Mirror) applySelection(ctx context.Context, business string, want Selection) (*selector, error) {
-	want = want.normal()
-	raw, keyID, found, err := m.store.Selection(ctx, business)
-	if err != nil {
-		return nil, err
-	}
-	var had Selection
-	if found {
-		if err := json.Unmarshal(raw, &had); err != nil {
-			return nil, fmt.Errorf("pgmirror: the selection recorded for business %s: %w", business, err)
-		}
-	}
-	changed := !found || !had.equal(want)
-	if changed {
-		keyID = ""
-		if len(want.Hash) > 0 && m.cfg.Keys != nil {
-			keyID = m.cfg.Keys.Current()
-		}
-	}
-	sel, err := newSelector(want, m.cfg.Keys, keyID) // checks want
-	if err != nil || !changed {
-		return sel, err
-	}
-	if !had.equal(want) {
-		inbox := business
-		if m.cfg.Keys == nil {
-			inbox = "" // Handler's deliveries
-		}
-		holds, err := m.store.HoldsData(ctx, historyTables(), business, inbox)
-		if err != nil {
-			return nil, err
-		}
-		if holds {
-			return nil, fmt.Errorf("%w: business %s keeps %s, now %s", ErrSelectionChanged, business, had, want)
-		}
-	}
-	b, err := json.Marshal(want)
-	if err != nil {
-		return nil, err
-	}
-	return sel, m.store.PutSelection(ctx, business, b, keyID)
 }

@@ -158,9 +158,11 @@ func searchSchema(t testing.TB, db *pgxpool.Pool, schema, marker string) []strin
 }
 
 // A business's Selection is recorded when it is first served; changed
-// while the mirror holds its data, the business is refused
-// (ErrSelectionChanged); changed before, it is taken.
-func TestASelectionChangedOverDataIsRefused(t *testing.T) {
+// before the mirror holds anything, it is taken; changed over data, what
+// the mirror holds is rewritten to it (the phones left out are filled in
+// again by a walk). A replica still running with the Selection before
+// stops with ErrSelectionChanged once it writes.
+func TestASelectionChangedOverDataIsApplied(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv, _ := newFake(t)
@@ -170,21 +172,26 @@ func TestASelectionChangedOverDataIsRefused(t *testing.T) {
 	db := adminPool(t, cfg.Schema)
 	require.Equal(t, 1, count(t, db, `SELECT count(*) FROM mirror_selections WHERE selection = '{"exclude": ["clients.email"]}'`))
 	cfg.Selection = pgmirror.Selection{Exclude: []string{"clients.phone"}}
-	m := openMirror(t, cfg) // no data yet: taken
-	require.NoError(t, m.Backfill(ctx))
-	assert.Zero(t, count(t, adminPool(t, cfg.Schema), `SELECT count(*) FROM clients WHERE phone IS NOT NULL`))
-	assert.Positive(t, count(t, adminPool(t, cfg.Schema), `SELECT count(*) FROM clients WHERE email IS NOT NULL`))
+	before := openMirror(t, cfg) // no data yet: taken
+	require.NoError(t, before.Backfill(ctx))
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM clients WHERE phone IS NOT NULL`))
+	assert.Positive(t, count(t, db, `SELECT count(*) FROM clients WHERE email IS NOT NULL`))
 
 	cfg.Selection = pgmirror.Selection{} // everything again, over data
+	m := openMirror(t, cfg)
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_backfill WHERE resource = 'clients'`), "the clients walked again")
+	require.NoError(t, m.Backfill(ctx))
+	assert.Positive(t, count(t, db, `SELECT count(*) FROM clients WHERE phone IS NOT NULL`))
+	requireTablesEqual(t, srv, cfg.Schema, pgmirror.Resources())
+
+	_, err := before.Reconcile(ctx) // its rows shaped by the Selection before
+	require.ErrorContains(t, err, "selection changed meanwhile")
+	_, err = before.Reconcile(ctx)
+	require.ErrorIs(t, err, pgmirror.ErrSelectionChanged)
+	assert.ErrorContains(t, err, "keeps everything, this replica exclude clients.phone")
+
 	pc, err := pgxpool.ParseConfig(postgresOf(cfg.Schema).URL)
 	require.NoError(t, err)
-	m, err = pgmirror.New(ctx, pc, cfg)
-	require.NoError(t, err)
-	t.Cleanup(m.Close)
-	err = m.Migrate(ctx)
-	require.ErrorIs(t, err, pgmirror.ErrSelectionChanged)
-	assert.ErrorContains(t, err, "keeps exclude clients.phone, now everything")
-
 	// Errors in the Selection itself.
 	for sel, want := range map[string]pgmirror.Selection{
 		`no resource "nope"`:              {Exclude: []string{"nope.email"}},
@@ -206,8 +213,8 @@ func TestASelectionChangedOverDataIsRefused(t *testing.T) {
 // backfill lists them and is complete with them (the business ready, its
 // status counting two resources), an event of another resource (a supplier
 // added) is not followed, the reconciliation and the verification walk
-// them alone, and nothing of the others is stored. Naming others once it
-// holds data is refused.
+// them alone, and nothing of the others is stored. A resource named
+// later is backfilled.
 func TestABusinessMirrorsTheResourcesItNames(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -257,13 +264,12 @@ func TestABusinessMirrorsTheResourcesItNames(t *testing.T) {
 	assert.Equal(t, 2, st.Businesses[0].Backfilled)
 	requireTablesEqual(t, srv, cfg.Schema, cfg.Selection.Resources)
 
+	// Bills named too: the backfill walks them, and nothing else.
 	cfg.Selection.Resources = append(cfg.Selection.Resources, pgmirror.Bills)
-	pc, err := pgxpool.ParseConfig(postgresOf(cfg.Schema).URL)
-	require.NoError(t, err)
-	again, err := pgmirror.New(ctx, pc, cfg)
-	require.NoError(t, err)
-	t.Cleanup(again.Close)
-	require.ErrorIs(t, again.Migrate(ctx), pgmirror.ErrSelectionChanged)
+	again := openMirror(t, cfg)
+	require.NoError(t, again.Backfill(ctx))
+	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL`))
+	requireTablesEqual(t, srv, cfg.Schema, cfg.Selection.Resources)
 }
 
 // requireTablesEqual fails t unless the mirror's tables of resources (and

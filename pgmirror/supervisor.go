@@ -198,6 +198,10 @@ func (m *Mirror) failed(ctx context.Context, t *tenant, what string, err error, 
 	if t != nil {
 		log = t.log
 	}
+	if errors.Is(err, errStaleSelection) { // expected while replicas take a new Selection
+		log.InfoContext(ctx, "pgmirror: "+what+": the business's selection changed meanwhile; trying again", "retry_in", wait.String())
+		return wait, nil
+	}
 	log.ErrorContext(ctx, "pgmirror: "+what+" failed; trying again", "retry_in", wait.String(), "error", oneLine(err))
 	return wait, nil
 }

@@ -42,12 +42,14 @@ type tenant struct {
 	stops    bool
 	failures atomic.Int64 // its work's failures in a row, for its pauses' backoff
 
-	// want is what the business's Selection is; sel applies it, once
-	// applied to the business (selection).
-	want       Selection
-	selMu      sync.Mutex
-	sel        *selector
-	selApplied bool
+	// want is what the business's Selection is; applied applies it, once
+	// applied to the business (selection); nil until then, and once
+	// another was applied (outdated). appliedOnce is true once a Selection
+	// was applied (see applySelection).
+	want        Selection
+	selMu       sync.Mutex
+	applied     *applied
+	appliedOnce bool
 
 	life context.Context // ends when the business is removed or replaced (end)
 	end  context.CancelFunc
@@ -70,19 +72,30 @@ func (m *Mirror) newTenant(name string, budgetPerSecond float64, want Selection,
 	return t
 }
 
-// selection returns the selector of the business's Selection, applying it
+// selection returns the business's Selection as applied, applying it
 // first (see applySelection) unless done.
-func (t *tenant) selection(ctx context.Context) (*selector, error) {
+func (t *tenant) selection(ctx context.Context) (*applied, error) {
 	t.selMu.Lock()
 	defer t.selMu.Unlock()
-	if !t.selApplied {
-		sel, err := t.m.applySelection(ctx, t.name, t.want)
+	if t.applied == nil {
+		a, err := t.m.applySelection(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		t.sel, t.selApplied = sel, true
+		t.applied = a
 	}
-	return t.sel, nil
+	return t.applied, nil
+}
+
+// outdated forgets the business's Selection as applied unless it is the
+// one recorded, applied at recorded: the next call of selection reads
+// the one recorded.
+func (t *tenant) outdated(recorded time.Time) {
+	t.selMu.Lock()
+	defer t.selMu.Unlock()
+	if t.applied != nil && !t.applied.at.Equal(recorded) {
+		t.applied = nil
+	}
 }
 
 // resources returns the resources the business mirrors, in the order
@@ -93,14 +106,14 @@ func (t *tenant) resources() []*resource { return t.want.resources() }
 // Selection keeps them.
 func (t *tenant) list(ctx context.Context, res *resource, start int) iter.Seq2[store.Row, error] {
 	return func(yield func(store.Row, error) bool) {
-		sel, err := t.selection(ctx)
+		a, err := t.selection(ctx)
 		if err != nil {
 			yield(store.Row{}, err)
 			return
 		}
 		for r, err := range res.list(ctx, t.m.cfg.Client, start, t.listOpts...) {
 			if err == nil {
-				err = sel.row(res, &r)
+				err = a.row(res, &r)
 			}
 			if !yield(r, err) || err != nil {
 				return
@@ -112,7 +125,7 @@ func (t *tenant) list(ctx context.Context, res *resource, start int) iter.Seq2[s
 // get fetches the business's record id of res with opts, as its Selection
 // keeps it.
 func (t *tenant) get(ctx context.Context, res *resource, id string, opts []invoicing.RequestOption) (store.Row, error) {
-	sel, err := t.selection(ctx)
+	a, err := t.selection(ctx)
 	if err != nil {
 		return store.Row{}, err
 	}
@@ -120,7 +133,7 @@ func (t *tenant) get(ctx context.Context, res *resource, id string, opts []invoi
 	if err != nil {
 		return r, err
 	}
-	return r, sel.row(res, &r)
+	return r, a.row(res, &r)
 }
 
 // answered records that a call of the business succeeded: its failures in
@@ -246,8 +259,8 @@ func (m *Mirror) loadBusinesses(ctx context.Context) error {
 			_, err = t.selection(ctx)
 		}
 		var dbErr *store.Error
-		if errors.As(err, &dbErr) {
-			return err // the database's: the next load tries again
+		if errors.As(err, &dbErr) || errors.Is(err, errStaleSelection) {
+			return err // the database's, or changed meanwhile: the next load tries again
 		}
 		if err != nil {
 			s.unopened[b.Name] = err

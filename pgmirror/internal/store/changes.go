@@ -127,7 +127,7 @@ const (
 // that writes the records ids of resource of business takes, in the order
 // it takes them, and whether it takes each shared (see Tx.Order).
 func WriteLocks(schema, business, resource string, ids []string) (keys []string, shared []bool) {
-	key := LockKey(schema, "writes of "+business+"/"+resource)
+	key := resourceLock(schema, business, resource)
 	var buckets []uint32
 	for _, id := range ids {
 		h := fnv.New32a()
@@ -146,6 +146,15 @@ func WriteLocks(schema, business, resource string, ids []string) (keys []string,
 	return keys, shared
 }
 
+// resourceLock is the LockKey of the writes of resource of business.
+func resourceLock(schema, business, resource string) string {
+	return LockKey(schema, "writes of "+business+"/"+resource)
+}
+
+// SelectionLock is the LockKey of the Selection of business in schema:
+// LockSelection takes it exclusive, Tx.SelectionApplied shared.
+func SelectionLock(schema, business string) string { return LockKey(schema, "selection of "+business) }
+
 // Order makes the transaction the next writer of the records ids of
 // resource of business: it waits for the transactions writing any of them
 // to end, and only then takes its transaction id, which orders its
@@ -154,7 +163,10 @@ func WriteLocks(schema, business, resource string, ids []string) (keys []string,
 // writes, so that for each record the order of its changes' seqs is the
 // order in which they were made: without it, a transaction that took its
 // id first (writing another record) and wrote a record after a later one
-// did would have its change read first.
+// did would have its change read first. It returns when the business's
+// Selection was applied (mirror_selections.applied_at; zero when none is
+// recorded), read once the locks are held: LockSelection takes them all,
+// so a Selection applied meanwhile is the one read.
 //
 // The locks are advisory, transaction-scoped, and taken in one order by
 // every transaction: the resource's (shared), then one per bucket of
@@ -162,14 +174,36 @@ func WriteLocks(schema, business, resource string, ids []string) (keys []string,
 // buckets (a walk's page) the resource's alone, exclusive. Transactions
 // writing other records, other resources or other businesses do not wait
 // on each other.
-func (tx *Tx) Order(ctx context.Context, business, resource string, ids []string) error {
+func (tx *Tx) Order(ctx context.Context, business, resource string, ids []string) (selected time.Time, err error) {
+	keys, shared := WriteLocks(tx.s.schema, business, resource, ids)
+	return tx.lock(ctx, "waiting for the writers of "+resource+" of "+business, business, keys, shared)
+}
+
+// lock takes the advisory locks keys (each shared when shared says so),
+// then the transaction's id, and returns when business's Selection was
+// applied, read in a statement of its own (a statement's snapshot is
+// taken before it waits for a lock): once per transaction.
+func (tx *Tx) lock(ctx context.Context, op, business string, keys []string, shared []bool) (time.Time, error) {
 	if tx.ordered {
-		return &Error{Op: "ordering the writes", Err: errors.New("a second time in one transaction")}
+		return time.Time{}, &Error{Op: op, Err: errors.New("a second time in one transaction")}
 	}
 	tx.ordered = true
-	keys, shared := WriteLocks(tx.s.schema, business, resource, ids)
+	b := &pgx.Batch{}
+	b.Queue(orderSQL, keys, shared)
+	b.Queue(tx.s.q(selectionAppliedSQL), business)
+	res := tx.tx.SendBatch(ctx, b)
 	var xid string
-	return scan(ctx, tx.tx, "waiting for the writers of "+resource+" of "+business, orderSQL, []any{keys, shared}, &xid)
+	var at time.Time
+	err := res.QueryRow().Scan(&xid)
+	if err == nil {
+		if err = res.QueryRow().Scan(&at); errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	return at, fail(op, err)
 }
 
 // WriteChanges writes the changes of cause to records of business to the

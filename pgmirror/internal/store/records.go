@@ -81,6 +81,10 @@ type Row struct {
 	Values  []any // one per table column, see Type
 	Raw     []byte
 	Lines   [][]any // one per line, one value per lines column
+	// Selected is when the business's Selection that shaped the row was
+	// applied (mirror_selections.applied_at): a row is written only while
+	// that Selection is the business's (see Tx.Order).
+	Selected time.Time
 }
 
 // columnArray returns the values of column col of rows as the typed slice
