@@ -110,13 +110,14 @@
 // transaction: resource, id, cause (event, backfill or reconciliation), op
 // (insert, update, delete; an unmark is an insert) and the members of the
 // record's JSON that changed, old and new (the whole record for an insert
-// or a delete). A fetch that finds the content unchanged writes none. The
-// writers take no lock across businesses: a change's seq is its
-// transaction's id shifted left 20 bits plus its ordinal in the
-// transaction, and the writing transactions of one business run one after
-// the other, each taking its id once the one before has ended (a
-// transaction-scoped advisory lock per business), so that a record's
-// changes are in the order they were made; readers read only
+// or a delete). A fetch that finds the content unchanged writes none. No
+// lock is taken by every writer: a change's seq is its transaction's id shifted
+// left 20 bits plus its ordinal in the transaction, and a transaction
+// takes its id only once it holds the locks of the records it writes
+// (transaction-scoped advisory locks: its resource's shared and one per
+// bucket of record ids, or a walk's page its resource's exclusive), so
+// that the transactions writing a record take their ids, and so their
+// seqs, in the order they write it; readers read only
 // below the horizon, the changes of the transactions older than the
 // oldest one still running (pg_current_snapshot), so that a reader that
 // saw seq N never sees a lower one appear later, and resuming after N
@@ -169,7 +170,16 @@
 // anything compares or writes it, so that the tables, the lines, the
 // change feed and the history never see the values; the webhook inbox
 // keeps of such a business's deliveries only the ids and instants the
-// mirror reads (pginbox.WithStoredBody).
+// mirror reads (pginbox.WithStoredBody). A changed Selection is applied
+// by the first replica that loads it, in one transaction that takes every
+// lock of the business's writes (see the change feed), and rewrites what is held: the
+// members now left out or hashed, in the rows, lines, history, change
+// feed and inbox; the resources no longer mirrored, deleted; those kept
+// again, walked again. Each row fetched carries when the Selection that
+// shaped it was applied (mirror_selections.applied_at), and a writer
+// checks it against the one recorded once it holds its locks: a replica
+// that fetched under the Selection before writes nothing and fetches
+// again.
 //
 // Coalescing: the Workers record each delivery's fetches in
 // mirror_pending_fetch in the delivery's own transaction (exactly-once hand

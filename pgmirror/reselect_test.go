@@ -11,11 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	invoicing "github.com/invoicing-api/invoicing-go"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
@@ -57,13 +55,7 @@ func TestChangingTheSelectionRewritesWhatIsHeld(t *testing.T) {
 	n := 0
 	plant := func() (client, invoice string) {
 		n++
-		client = b.Srv.AddClient(invoicingtest.Contact{Name: fmt.Sprintf("Client %d", n), Email: fmt.Sprintf("%s%d@example.org", secret, n),
-			Phone: "+61 " + secret})
-		res, err := c.Invoices.Create(ctx, &invoicing.InvoiceCreateParams{ClientID: client, Notes: fmt.Sprintf("%s notes %d", secret, n),
-			LineItems: []invoicing.LineItemParams{{Description: fmt.Sprintf("%s line %d", secret, n), UnitPrice: decimal.NewFromInt(100),
-				AccountID: invoicingtest.SeedRevenueAccountID, TaxCodeID: invoicingtest.SeedGSTTaxCodeID}}}, invoicing.WithAPIKey(b.Key))
-		require.NoError(t, err)
-		return client, res.ID
+		return plantSecrets(t, c, b, secret, fmt.Sprintf("Client %d", n), fmt.Sprint(n))
 	}
 	_, first := plant()
 	waitBusinessBackfilled(t, mm, b.Name, time.Minute)
@@ -199,4 +191,28 @@ func rowVersions(t testing.TB, mm *multiMirror) map[string]string {
 	require.NoError(t, mm.DB.QueryRow(context.Background(), `SELECT count(*)::text FROM mirror_changes`).Scan(&feed))
 	out["mirror_changes"] = feed
 	return out
+}
+
+// A business reconciled by hand after its backfill and before a round
+// recorded its first complete copy (ready_at) is still made ready: here
+// its ready_at is taken back after it was recorded, and a running mirror
+// records it again, so that Verify and Resync, which need it, take the
+// business.
+func TestABusinessReconciledBeforeItsFirstCompleteCopyIsMadeReady(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFleet(t, 1)
+	b := f.Businesses[0]
+	mm := newMultiMirror(t, f, keyring(t, newKeyText(t, "k1")), nil)
+	mm.add(t, b, 0)
+	run(t, mm.Mirror)
+	waitBusinessReady(t, mm, b.Name)
+	_, err := mm.ReconcileBusiness(ctx, b.Name)
+	require.NoError(t, err)
+	_, err = mm.DB.Exec(ctx, `UPDATE mirror_reconcile SET ready_at = NULL`)
+	require.NoError(t, err)
+	waitBusinessReady(t, mm, b.Name)
+	v, err := mm.Verify(ctx, b.Name)
+	require.NoError(t, err)
+	assert.Empty(t, v.Differences)
 }

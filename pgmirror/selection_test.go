@@ -49,14 +49,7 @@ func TestAMemberLeftOutIsNowhereInTheDatabase(t *testing.T) {
 	b.Subscribe(mm.URL+"/webhooks/"+b.Name, secretOf(b.Name))
 
 	c := f.Client(t)
-	plant := func(n string) (client, invoice string) {
-		client = b.Srv.AddClient(invoicingtest.Contact{Name: kept + " Ltd " + n, Email: secret + n + "@example.org", Phone: "+61 " + secret})
-		res, err := c.Invoices.Create(ctx, &invoicing.InvoiceCreateParams{ClientID: client, Notes: secret + " notes " + n,
-			LineItems: []invoicing.LineItemParams{{Description: secret + " line " + n, UnitPrice: decimal.NewFromInt(100),
-				AccountID: invoicingtest.SeedRevenueAccountID, TaxCodeID: invoicingtest.SeedGSTTaxCodeID}}}, invoicing.WithAPIKey(b.Key))
-		require.NoError(t, err)
-		return client, res.ID
-	}
+	plant := func(n string) (client, invoice string) { return plantSecrets(t, c, b, secret, kept+" Ltd "+n, n) }
 	_, first := plant("1")
 	run(t, mm.Mirror)
 	waitBusinessBackfilled(t, mm, b.Name, time.Minute)
@@ -104,6 +97,19 @@ func TestAMemberLeftOutIsNowhereInTheDatabase(t *testing.T) {
 	require.Len(t, hashes, 2)
 	assert.Equal(t, hashes[0], hashes[1], "equal values, equal hashes: they still join")
 	assert.Zero(t, count(t, mm.DB, `SELECT count(*) FROM invoice_lines WHERE description IS NOT NULL AND invoice_id = $1`, first))
+}
+
+// plantSecrets adds to b's service a client called name whose email (with
+// n) and phone carry secret, and an invoice of it whose notes and line's
+// description carry it, and returns their ids.
+func plantSecrets(t testing.TB, c *invoicing.Client, b *fleetBusiness, secret, name, n string) (client, invoice string) {
+	t.Helper()
+	client = b.Srv.AddClient(invoicingtest.Contact{Name: name, Email: secret + n + "@example.org", Phone: "+61 " + secret})
+	res, err := c.Invoices.Create(context.Background(), &invoicing.InvoiceCreateParams{ClientID: client, Notes: secret + " notes " + n,
+		LineItems: []invoicing.LineItemParams{{Description: secret + " line " + n, UnitPrice: decimal.NewFromInt(100),
+			AccountID: invoicingtest.SeedRevenueAccountID, TaxCodeID: invoicingtest.SeedGSTTaxCodeID}}}, invoicing.WithAPIKey(b.Key))
+	require.NoError(t, err)
+	return client, res.ID
 }
 
 // jsonText is records as text, to search.

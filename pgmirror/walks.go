@@ -147,8 +147,9 @@ func nextWalks(ts []*tenant, states map[string]store.WalkState, busy map[string]
 		switch {
 		case !st.Backfilled || st.Reconcile.IsZero():
 			// Not backfilled; or backfilled by several replicas, none of
-			// whose rounds saw every resource complete: a round finds them
-			// so and makes its first reconciliation due.
+			// whose rounds saw every resource complete, or reconciled (by
+			// hand) before a round did: a round finds them so, records the
+			// first complete copy and makes its first reconciliation due.
 			backfills = append(backfills, t)
 		case !backfillOnly && !st.Reconcile.After(now):
 			reconciles = append(reconciles, t)

@@ -252,13 +252,13 @@ func (s *Store) CountOverdue(ctx context.Context, names []string, age time.Durat
 // A WalkState is a business's walks as the database holds them.
 type WalkState struct {
 	Backfilled bool
-	Reconcile  time.Time     // when its next reconciliation is due; zero before its backfill ends
+	Reconcile  time.Time     // when its next reconciliation is due; zero before its first complete copy is recorded (CompleteCopy)
 	Paused     time.Duration // how long it stays paused; 0 when it is not
 }
 
 const walkStatesSQL = `SELECT b.name,
 	(SELECT count(*) FROM @.mirror_backfill AS f WHERE f.business = b.name AND f.completed_at IS NOT NULL) = b.resources,
-	(SELECT least(r.last_finished_at + $3::interval, r.resync_at) FROM @.mirror_reconcile AS r WHERE r.business = b.name),
+	(SELECT least(r.last_finished_at + $3::interval, r.resync_at) FROM @.mirror_reconcile AS r WHERE r.business = b.name AND r.ready_at IS NOT NULL),
 	coalesce((SELECT greatest(extract(epoch FROM p.paused_until - now()), 0) FROM @.mirror_budgets AS p WHERE p.business = b.name), 0)::float8
 FROM unnest($1::text[], $2::int[]) AS b(name, resources)`
 
