@@ -84,7 +84,7 @@ func (t *tenant) writeIn(ctx context.Context, cause string, res *resource, ids [
 			}
 			return nil
 		}
-		if errors.Is(err, errStaleSelection) {
+		if errors.Is(err, errStaleSelection) && w != nil {
 			t.outdated(w.selected)
 		}
 		var dbErr *store.Error

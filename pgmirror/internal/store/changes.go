@@ -208,10 +208,10 @@ func (tx *Tx) lock(ctx context.Context, op, business string, keys []string, shar
 
 // WriteChanges writes the changes of cause to records of business to the
 // feed, in tx, once per transaction, which began with Order. It takes no
-// lock: a change's seq is
-// its transaction's id (pg_current_xact_id) shifted left by seqShift bits,
-// plus its ordinal in the transaction, so that the seqs of a transaction
-// are together, in the order of changes, and above those of every older
+// lock of its own: a change's seq is its transaction's id
+// (pg_current_xact_id, taken by Order) shifted left by seqShift bits, plus
+// its ordinal in the transaction, so that the seqs of a transaction are
+// together, in the order of changes, and above those of every older
 // transaction. Readers read below the horizon (readChangesSQL): the
 // changes of the transactions older than the oldest one running, which are
 // all committed or rolled back, and to which none can be added; a reader
