@@ -138,12 +138,13 @@ func checkBusinessName(name string) error {
 	return nil
 }
 
-// Add records a business, or replaces the key, secrets and budget of one
-// recorded (a key or a secret rotated; a removed business is served
-// again, with the rows it kept). The key and each secret are checked as the
-// SDK and the webhooks package would take them, then sealed with the
-// Keyring's current key. A pause of the business ends (a new key mends a
-// refused one).
+// Add records a business, or replaces the key, secrets, budget and
+// Selection of one recorded (a key or a secret rotated; a removed business
+// is served again, with the rows it kept; a changed Selection is applied,
+// rewriting what the mirror holds, by the first replica that loads it). The
+// key and each secret are checked as the SDK and the webhooks package
+// would take them, then sealed with the Keyring's current key. A pause of
+// the business ends (a new key mends a refused one).
 func (b *Businesses) Add(ctx context.Context, c BusinessConfig) error {
 	if err := checkBusinessName(c.Name); err != nil {
 		return err

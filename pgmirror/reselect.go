@@ -247,7 +247,8 @@ func (m *Mirror) rewriteHeld(ctx context.Context, tx *store.Tx, t *tenant, had, 
 	}
 	for _, res := range want.resources() {
 		if !slices.Contains(had.resources(), res) {
-			continue // walked by the backfill
+			done.walked = append(done.walked, res.name) // by the backfill: it has none of it
+			continue
 		}
 		if dsel != nil && (dsel.members[res.name] != nil || dsel.lineMembers[res.name] != nil) {
 			if err := dsel.rewriteResource(ctx, tx, t.name, res, done); err != nil {

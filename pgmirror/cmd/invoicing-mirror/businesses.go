@@ -50,9 +50,11 @@ change within seconds, without a restart.
           name the members of its records the mirror never stores, or
           stores as a keyed hash (clients.email,
           invoices.line_items.description): nowhere in the database, not
-          in the change feed, the history or the webhook inbox. A business
-          whose choice changes once the mirror holds its data is not
-          served (the mirror would not rewrite what it holds).
+          in the change feed, the history or the webhook inbox. Adding a
+          business again with another choice has the first replica that
+          loads it rewrite what the mirror holds to it (members removed or
+          hashed, resources dropped; those kept again walked again) and log
+          the rows it rewrote.
   list    prints each business: budget, secrets, the key id its values are
           sealed with, whether it is removed or paused, and the members it
           leaves out or hashes (never a key or a secret).
