@@ -36,7 +36,8 @@ const (
 	OpInsert = "insert"
 	// OpUpdate is a change of a record's content: Old and New hold the
 	// members of its JSON that changed, as they were and as they are (a
-	// member added is only in New, one removed only in Old).
+	// member added is only in New, one removed only in Old; each is an
+	// object, {} when it has none).
 	OpUpdate = "update"
 	// OpDelete is a deletion mark (the service no longer lists the record):
 	// Old is the whole record as last seen, New is nil.

@@ -26,14 +26,15 @@ import (
 // What a change holds is read from the row as the transaction leaves it:
 // the whole record for an insert or a delete (a deletion mark leaves the
 // content as it was), and for an update the members that differ from the
-// JSON before it. A record changes at most once in a transaction.
+// JSON before it ({} on the side without any: members only added, or only
+// removed). A record changes at most once in a transaction.
 const insertChangesSQL = `INSERT INTO @.mirror_changes (seq, business, resource, id, cause, op, old_values, new_values)
 	SELECT (pg_current_xact_id()::text::bigint << ` + seqShift + `) + $7 + u.n, $6, $1, u.id, $2, u.op,
-		CASE u.op WHEN 'update' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(u.old) AS e
-		                               WHERE t.raw -> e.key IS DISTINCT FROM e.value)
+		CASE u.op WHEN 'update' THEN coalesce((SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(u.old) AS e
+		                                        WHERE t.raw -> e.key IS DISTINCT FROM e.value), '{}')
 		          WHEN 'delete' THEN t.raw END,
-		CASE u.op WHEN 'update' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(t.raw) AS e
-		                               WHERE u.old -> e.key IS DISTINCT FROM e.value)
+		CASE u.op WHEN 'update' THEN coalesce((SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(t.raw) AS e
+		                                        WHERE u.old -> e.key IS DISTINCT FROM e.value), '{}')
 		          WHEN 'insert' THEN t.raw END
 	FROM (SELECT id, op, old::jsonb AS old, n
 	      FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, op, old, n)) AS u
