@@ -445,3 +445,20 @@ func TestTheChangesOfARecordAreFedInTheOrderTheyWereMade(t *testing.T) {
 	}
 	require.Equal(t, []any{"third"}, notes, "the invoice the feed rebuilds")
 }
+
+// An update's Old and New are JSON objects, {} on a side without members,
+// also for a change written when such a side was NULL.
+func TestAnUpdatesSidesAreObjects(t *testing.T) {
+	t.Parallel()
+	m, count := newRuleMirror(t)
+	require.Equal(t, 1, count(`WITH i AS (INSERT INTO mirror_changes (seq, business, resource, id, cause, op, old_values, new_values)
+		VALUES (1, 'default', 'invoices', 'i1', 'reconciliation', 'update', NULL, '{"notes": "added"}') RETURNING 1) SELECT count(*) FROM i`))
+	var got []pgmirror.Change
+	for c, err := range m.Changes(context.Background(), 0) {
+		require.NoError(t, err)
+		got = append(got, c)
+	}
+	require.Len(t, got, 1)
+	assert.JSONEq(t, `{}`, string(got[0].Old))
+	assert.JSONEq(t, `{"notes": "added"}`, string(got[0].New))
+}

@@ -59,7 +59,10 @@ FROM @.mirror_reconcile`
 	// readChangesSQL reads the changes after seq $1 below the horizon: the
 	// changes of the transactions older than the oldest one running, to
 	// which no transaction can add one any more (see WriteChanges).
-	readChangesSQL = `SELECT seq, at, business, resource, id, cause, op, old_values, new_values
+	// An update written before its sides were never NULL reads {}.
+	readChangesSQL = `SELECT seq, at, business, resource, id, cause, op,
+	CASE op WHEN 'update' THEN coalesce(old_values, '{}') ELSE old_values END,
+	CASE op WHEN 'update' THEN coalesce(new_values, '{}') ELSE new_values END
 FROM @.mirror_changes
 WHERE seq > $1 AND seq < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << ` + seqShift + `)
 ORDER BY seq LIMIT $2`
