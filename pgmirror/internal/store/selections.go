@@ -185,7 +185,10 @@ func (tx *Tx) Rewrite(ctx context.Context, table, business, resource string, col
 	for i, c := range cols {
 		ins[i] = c.in()
 	}
-	read := tx.s.q(`SELECT ctid::text, ` + strings.Join(ins, ", ") + ` FROM @.` + table + ` WHERE business = $1 AND ctid = ANY($2::tid[])`)
+	// Not a row this transaction wrote: a place freed meanwhile (retention
+	// deleting a row) may hold one, rewritten already.
+	read := tx.s.q(`SELECT ctid::text, ` + strings.Join(ins, ", ") + ` FROM @.` + table + `
+WHERE business = $1 AND ctid = ANY($2::tid[]) AND xmin <> pg_current_xact_id()::xid`)
 	var sets, names []string
 	params := []string{"$2::tid[]"}
 	for _, c := range cols {
