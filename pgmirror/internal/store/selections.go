@@ -93,14 +93,23 @@ func (tx *Tx) SelectionApplied(ctx context.Context, business string) (at time.Ti
 		return time.Time{}, false, &Error{Op: op, Err: errors.New("a second time in one transaction")}
 	}
 	tx.ordered = true
-	if err := scan(ctx, tx.tx, op, trySharedSQL, []any{SelectionLock(tx.s.schema, business)}, &ok); err != nil || !ok {
-		return time.Time{}, false, err
+	b := &pgx.Batch{} // one round trip; the read's snapshot is taken after the lock
+	b.Queue(trySharedSQL, SelectionLock(tx.s.schema, business))
+	b.Queue(tx.s.q(selectionAppliedSQL), business)
+	res := tx.tx.SendBatch(ctx, b)
+	err = res.QueryRow().Scan(&ok)
+	if err == nil {
+		if err = res.QueryRow().Scan(&at); errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
 	}
-	err = tx.tx.QueryRow(ctx, tx.s.q(selectionAppliedSQL), business).Scan(&at)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = nil
+	if cerr := res.Close(); err == nil {
+		err = cerr
 	}
-	return at, true, fail(op, err)
+	if err != nil || !ok {
+		return time.Time{}, false, fail(op, err)
+	}
+	return at, true, nil
 }
 
 const trySharedSQL = `SELECT pg_try_advisory_xact_lock_shared(hashtextextended($1, 0))`
