@@ -19,6 +19,7 @@ type writeTx struct {
 	business string
 	res      *resource // the records it writes (Order): of res,
 	ids      []string  // these, sorted
+	began    bool      // it is ordered (store.Tx.Order)
 	selected time.Time // when the business's Selection was applied, as Order read it
 	changes  []change
 	versions store.Versioning // the mirror's clock when the transaction began, and whether history is kept
@@ -44,6 +45,31 @@ func (w *writeTx) ordered(res *resource, ids []string) error {
 	return nil
 }
 
+// order makes the transaction the writer of its records (store.Tx.Order)
+// unless it is already: before a write that is not apply's.
+func (w *writeTx) order(ctx context.Context) error {
+	if w.began {
+		return nil
+	}
+	w.began = true
+	var err error
+	w.selected, err = w.Order(ctx, w.business, w.res.name, w.ids)
+	return err
+}
+
+// toWrite is ToWrite, in the same round trip as Order when the
+// transaction is not ordered yet.
+func (w *writeTx) toWrite(ctx context.Context, res *resource, rows []store.Row, seq int64) (map[string]store.Decision, error) {
+	if w.began {
+		return w.ToWrite(ctx, res.table, res.name, w.business, rows, seq)
+	}
+	w.began = true
+	var decided map[string]store.Decision
+	var err error
+	w.selected, decided, err = w.OrderToWrite(ctx, w.business, w.ids, res.table, res.name, rows, seq)
+	return decided, err
+}
+
 // changed records a change of the record id of res.
 func (w *writeTx) changed(res *resource, id, op, old string) {
 	w.changes = append(w.changes, change{res, id, op, old})
@@ -53,7 +79,8 @@ func (w *writeTx) changed(res *resource, id, op, old string) {
 // the business), and then, still in it, writes the changes they made to the
 // change feed, unless it is disabled. fn writes the records ids of res and
 // no other: the transaction first waits for those writing any of them
-// (store.Tx.Order), so that each record's changes are in the feed in the
+// (store.Tx.Order: apply's first statement, or writeTx.order before
+// another write), so that each record's changes are in the feed in the
 // order they were made. It runs it again (up to three times in all) when
 // PostgreSQL aborts it for a deadlock or a serialization failure. The
 // changes are counted in the Mirror's stats once committed.
@@ -66,10 +93,6 @@ func (t *tenant) writeIn(ctx context.Context, cause string, res *resource, ids [
 		err = m.store.InTx(ctx, "writing records", func(tx *store.Tx) error {
 			w = &writeTx{Tx: tx, cause: cause, business: t.name, res: res, ids: sorted,
 				versions: store.Versioning{At: m.cfg.Clock(), Keep: !m.cfg.DisableHistory}}
-			var err error
-			if w.selected, err = w.Order(ctx, t.name, res.name, ids); err != nil {
-				return err
-			}
 			if err := fn(w); err != nil {
 				return err
 			}
@@ -145,15 +168,15 @@ func apply(ctx context.Context, w *writeTx, res *resource, rows []store.Row, seq
 	if err := w.ordered(res, rowIDs(rows)); err != nil {
 		return nil, err
 	}
+	decided, err := w.toWrite(ctx, res, rows, seq)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range rows {
 		if !r.Selected.Equal(w.selected) {
 			return nil, fmt.Errorf("%w: %s %s was fetched under the selection applied at %v, the business's is of %v",
 				errStaleSelection, res.name, r.ID, r.Selected, w.selected)
 		}
-	}
-	decided, err := w.ToWrite(ctx, res.table, res.name, w.business, rows, seq)
-	if err != nil {
-		return nil, err
 	}
 	var toInsert, toUpdate []store.Row
 	var toConfirm []string

@@ -354,6 +354,9 @@ func (t *tenant) markDeleted(ctx context.Context, res *resource, listed int, sta
 		}
 		var ids []string
 		err = t.writeIn(ctx, CauseReconciliation, res, gone, func(w *writeTx) error {
+			if err := w.order(ctx); err != nil {
+				return err
+			}
 			var err error
 			if ids, err = w.MarkDeleted(ctx, res.table, res.lines, t.name, gone, start, w.versions); err != nil {
 				return err

@@ -163,8 +163,8 @@ func SelectionLock(schema, business string) string { return LockKey(schema, "sel
 // resource of business: it waits for the transactions writing any of them
 // to end, and only then takes its transaction id, which orders its
 // changes in the feed (see WriteChanges). A transaction that writes
-// records calls it once, before anything else, naming every record it
-// writes, so that for each record the order of its changes' seqs is the
+// records calls it (or OrderToWrite) once, before anything else, naming
+// every record it writes, so that for each record the order of its changes' seqs is the
 // order in which they were made: without it, a transaction that took its
 // id first (writing another record) and wrote a record after a later one
 // did would have its change read first. It returns when the business's
@@ -180,14 +180,15 @@ func SelectionLock(schema, business string) string { return LockKey(schema, "sel
 // on each other.
 func (tx *Tx) Order(ctx context.Context, business, resource string, ids []string) (selected time.Time, err error) {
 	keys, shared := WriteLocks(tx.s.schema, business, resource, ids)
-	return tx.lock(ctx, "waiting for the writers of "+resource+" of "+business, business, keys, shared)
+	return tx.lock(ctx, "waiting for the writers of "+resource+" of "+business, business, keys, shared, nil)
 }
 
 // lock takes the advisory locks keys (each shared when shared says so),
 // then the transaction's id, and returns when business's Selection was
 // applied, read in a statement of its own (a statement's snapshot is
-// taken before it waits for a lock): once per transaction.
-func (tx *Tx) lock(ctx context.Context, op, business string, keys []string, shared []bool) (time.Time, error) {
+// taken before it waits for a lock): once per transaction. then, if not
+// nil, is sent after them in the same round trip, and its rows read.
+func (tx *Tx) lock(ctx context.Context, op, business string, keys []string, shared []bool, then *comparison) (time.Time, error) {
 	if tx.ordered {
 		return time.Time{}, &Error{Op: op, Err: errors.New("a second time in one transaction")}
 	}
@@ -195,6 +196,9 @@ func (tx *Tx) lock(ctx context.Context, op, business string, keys []string, shar
 	b := &pgx.Batch{}
 	b.Queue(orderSQL, keys, shared)
 	b.Queue(tx.s.q(selectionAppliedSQL), business)
+	if then != nil {
+		b.Queue(then.sql, then.args...)
+	}
 	res := tx.tx.SendBatch(ctx, b)
 	var xid string
 	var at time.Time
@@ -204,10 +208,26 @@ func (tx *Tx) lock(ctx context.Context, op, business string, keys []string, shar
 			err = nil
 		}
 	}
+	if err == nil && then != nil {
+		var rows pgx.Rows
+		if rows, err = res.Query(); err == nil {
+			then.decided, err = then.read(rows)
+		}
+	}
 	if cerr := res.Close(); err == nil {
 		err = cerr
 	}
 	return at, fail(op, err)
+}
+
+// requireOrdered returns an error of op unless the transaction began with
+// Order (or OrderToWrite): a write before would not be ordered in the
+// feed.
+func (tx *Tx) requireOrdered(op string) error {
+	if !tx.ordered {
+		return &Error{Op: op, Err: errors.New("in a transaction that did not begin with Order")}
+	}
+	return nil
 }
 
 // WriteChanges writes the changes of cause to records of business to the
@@ -226,11 +246,11 @@ func (tx *Tx) lock(ctx context.Context, op, business string, keys []string, shar
 // Store.InTx, the channel named as the schema is notified (see notifier);
 // a Tx of a transaction begun elsewhere notifies nobody.
 func (tx *Tx) WriteChanges(ctx context.Context, cause, business string, changes []Changes) error {
-	switch {
-	case tx.fed:
+	if tx.fed {
 		return &Error{Op: "writing the change feed", Err: errors.New("a second time in one transaction")}
-	case !tx.ordered:
-		return &Error{Op: "writing the change feed", Err: errors.New("in a transaction that did not begin with Order")}
+	}
+	if err := tx.requireOrdered("writing the change feed"); err != nil {
+		return err
 	}
 	tx.fed = true
 	b := &pgx.Batch{}

@@ -348,36 +348,67 @@ const (
 // writing them fetched with seq would do (see toWriteSQL): rows is sorted
 // by id, without repeats. It writes and locks nothing.
 func (tx *Tx) ToWrite(ctx context.Context, t *Table, resource, business string, rows []Row, seq int64) (map[string]Decision, error) {
+	q := tx.toWrite(t, resource, business, rows, seq)
+	r, err := tx.tx.Query(ctx, q.sql, q.args...)
+	if err != nil {
+		return nil, fail(q.op, err)
+	}
+	return q.read(r)
+}
+
+// OrderToWrite is Order then ToWrite, in one round trip: the first
+// statements of a transaction that writes rows.
+func (tx *Tx) OrderToWrite(ctx context.Context, business string, ids []string, t *Table, resource string, rows []Row, seq int64) (
+	selected time.Time, decided map[string]Decision, err error) {
+	keys, shared := WriteLocks(tx.s.schema, business, resource, ids)
+	q := tx.toWrite(t, resource, business, rows, seq)
+	selected, err = tx.lock(ctx, "waiting for the writers of "+resource+" of "+business, business, keys, shared, &q)
+	return selected, q.decided, err
+}
+
+// A comparison is ToWrite's statement and what reads its rows.
+type comparison struct {
+	op, sql string
+	args    []any
+	read    func(pgx.Rows) (map[string]Decision, error)
+	decided map[string]Decision // what read returned, when lock sent it
+}
+
+// toWrite is ToWrite's comparison.
+func (tx *Tx) toWrite(t *Table, resource, business string, rows []Row, seq int64) comparison {
 	ids := make([]string, len(rows))
 	raws := make([]string, len(rows))
 	versions := make([]*time.Time, len(rows))
 	for i, r := range rows {
 		ids[i], raws[i], versions[i] = r.ID, string(r.Raw), r.Version
 	}
-	type decided struct {
-		id  string
-		new *bool
-	}
-	out, err := collect(ctx, tx.tx, "comparing "+resource, tx.s.q(t.toWriteSQL()), []any{ids, raws, versions, seq, resource, business},
-		func(r pgx.CollectableRow) (decided, error) {
-			var d decided
-			return d, r.Scan(&d.id, &d.new)
-		})
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]Decision, len(out))
-	for _, d := range out {
-		switch {
-		case d.new == nil:
-			m[d.id] = Confirm
-		case *d.new:
-			m[d.id] = Insert
-		default:
-			m[d.id] = Update
-		}
-	}
-	return m, nil
+	op := "comparing " + resource
+	return comparison{op: op, sql: tx.s.q(t.toWriteSQL()), args: []any{ids, raws, versions, seq, resource, business},
+		read: func(r pgx.Rows) (map[string]Decision, error) {
+			type decided struct {
+				id  string
+				new *bool
+			}
+			out, err := pgx.CollectRows(r, func(r pgx.CollectableRow) (decided, error) {
+				var d decided
+				return d, r.Scan(&d.id, &d.new)
+			})
+			if err != nil {
+				return nil, fail(op, err)
+			}
+			m := make(map[string]Decision, len(out))
+			for _, d := range out {
+				switch {
+				case d.new == nil:
+					m[d.id] = Confirm
+				case *d.new:
+					m[d.id] = Insert
+				default:
+					m[d.id] = Update
+				}
+			}
+			return m, nil
+		}}
 }
 
 // confirmSQL records that the fetch $3 found the records $2 of the
@@ -396,6 +427,9 @@ func (tx *Tx) Confirm(ctx context.Context, resource, business string, ids []stri
 // Insert inserts rows (sorted by id) fetched with seq, unless another
 // transaction inserted one meanwhile, and returns the ids inserted, sorted.
 func (tx *Tx) Insert(ctx context.Context, t *Table, business string, rows []Row, seq int64, v Versioning) ([]string, error) {
+	if err := tx.requireOrdered("writing " + t.Name); err != nil {
+		return nil, err
+	}
 	ids, err := collect(ctx, tx.tx, "writing "+t.Name, tx.s.q(t.insertSQL()), t.recordArgs(rows, seq, business, v), pgx.RowTo[string])
 	slices.Sort(ids)
 	return ids, err
@@ -415,6 +449,9 @@ type Updated struct {
 // versions replaced when v.Keep (see updateSQL). It returns the rows
 // written, in id order.
 func (tx *Tx) Update(ctx context.Context, t *Table, resource, business string, rows []Row, seq int64, v Versioning) ([]Updated, error) {
+	if err := tx.requireOrdered("writing " + t.Name); err != nil {
+		return nil, err
+	}
 	return collect(ctx, tx.tx, "writing "+t.Name, tx.s.q(t.updateSQL()), append(t.recordArgs(rows, seq, business, v), resource, v.Keep),
 		func(r pgx.CollectableRow) (Updated, error) {
 			var u Updated
@@ -479,6 +516,9 @@ WHERE business = $2 AND %[2]s = ANY($1::text[]) AND mirror_deleted_at IS NULL`
 // unmarked: writing a record writes its lines anew.
 func (tx *Tx) MarkDeleted(ctx context.Context, t, lines *Table, business string, ids []string, seq int64, v Versioning) ([]string, error) {
 	op := "marking " + t.Name + " deleted"
+	if err := tx.requireOrdered(op); err != nil {
+		return nil, err
+	}
 	marked, err := collect(ctx, tx.tx, op, tx.s.q(fmt.Sprintf(markDeletedSQL, t.Name)), []any{ids, seq, business, v.At}, pgx.RowTo[string])
 	if err != nil || lines == nil || len(marked) == 0 {
 		return marked, err

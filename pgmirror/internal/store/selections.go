@@ -75,7 +75,7 @@ func (tx *Tx) LockSelection(ctx context.Context, business string, resources []st
 	for _, r := range resources {
 		keys, shared = append(keys, resourceLock(tx.s.schema, business, r)), append(shared, false)
 	}
-	if _, err := tx.lock(ctx, "waiting for the writers of "+business, business, keys, shared); err != nil {
+	if _, err := tx.lock(ctx, "waiting for the writers of "+business, business, keys, shared, nil); err != nil {
 		return Recorded{}, err
 	}
 	return recorded(ctx, tx.tx, tx.s.q(selectionSQL), business)
