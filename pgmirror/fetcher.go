@@ -197,6 +197,9 @@ func (t *tenant) fetchFailed(ctx context.Context, c store.Claim, err error) erro
 		return err
 	case errors.Is(err, errStaleSelection): // this replica takes the business's new Selection meanwhile
 		return m.store.Retry(ctx, c, err.Error(), false, time.Second)
+	case errors.As(err, new(*stopError)): // the mirror stops (another replica changed the Selection): given back untried
+		m.release(ctx, c)
+		return err
 	case !errors.As(err, &apiErr):
 		apiErr = &apiError{kind: apiRejected, err: err} // the record cannot be written (not the service's failure)
 	}
