@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
+	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
 // Changing a business's Selection rewrites what the mirror holds of it.
@@ -215,4 +218,48 @@ func TestABusinessReconciledBeforeItsFirstCompleteCopyIsMadeReady(t *testing.T) 
 	v, err := mm.Verify(ctx, b.Name)
 	require.NoError(t, err)
 	assert.Empty(t, v.Differences)
+}
+
+// A replica that has not yet seen a Selection applied by another stores a
+// delivery with what the Selection before kept (here everything: a
+// contact.created payload carries the email); the replica that processes
+// it keeps of it only what the Selection recorded keeps.
+func TestADeliveryStoredUnderTheSelectionBeforeIsRewrittenWhenProcessed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const secret = "s3cr3tmarker"
+	f := newFleet(t, 1)
+	b := f.Businesses[0]
+	mm := newMultiMirror(t, f, keyring(t, newKeyText(t, "k1")), nil)
+	ep := mm.add(t, b, 0)
+	run(t, mm.Mirror)
+	waitBusinessReady(t, mm, b.Name)
+
+	// The stale replica: migrated (the business loaded, keeping
+	// everything), serving webhooks, running nothing (no watcher reloads
+	// it).
+	cfg := testConfig(f.Client(t), mm.Schema)
+	cfg.Keys = mm.Keys
+	cfg.WebhookOptions = []webhooks.Option{webhooks.WithClock(f.Clock.Now)}
+	stale := openMirror(t, cfg)
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/{business}", stale.BusinessHandler())
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+
+	sel := pgmirror.Selection{Exclude: []string{"clients.email"}}
+	require.NoError(t, mm.Businesses().Add(ctx, pgmirror.BusinessConfig{
+		Name: b.Name, APIKey: b.Key, WebhookSecrets: []string{secretOf(b.Name)}, Selection: sel}))
+	waitSelection(t, mm, b.Name, sel)
+	ep.Delete() // the deliveries go to the stale replica alone
+	b.Subscribe(hs.URL+"/webhooks/"+b.Name, secretOf(b.Name))
+
+	client := b.Srv.AddClient(invoicingtest.Contact{Name: "Stale", Email: secret + "@example.org"})
+	waitUntil(t, time.Minute, func() (bool, string) {
+		return count(t, mm.DB, `SELECT count(*) FROM invoicing_webhook_inbox WHERE event_type = 'contact.created' AND status = 'processed'`) == 1 &&
+			count(t, mm.DB, `SELECT count(*) FROM clients WHERE id = $1`, client) == 1, "the delivery processed and its client mirrored"
+	})
+	assert.Empty(t, searchSchema(t, mm.DB, mm.Schema, secret), "the email, anywhere")
+	assert.Equal(t, 1, count(t, mm.DB, `SELECT count(*) FROM invoicing_webhook_inbox
+		WHERE event_type = 'contact.created' AND convert_from(body, 'UTF8')::jsonb ? 'contact_id'`), "the delivery keeps what the mirror reads")
 }
