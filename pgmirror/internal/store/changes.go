@@ -185,24 +185,33 @@ func (tx *Tx) Order(ctx context.Context, business, resource string, ids []string
 
 // lock takes the advisory locks keys (each shared when shared says so),
 // then the transaction's id, and returns when business's Selection was
-// applied, read in a statement of its own (a statement's snapshot is
-// taken before it waits for a lock): once per transaction. then, if not
-// nil, is sent after them in the same round trip, and its rows read.
+// applied (see begin); then, if not nil, is sent after them in the same
+// round trip, and its rows read.
 func (tx *Tx) lock(ctx context.Context, op, business string, keys []string, shared []bool, then *comparison) (time.Time, error) {
+	var xid string
+	return tx.begin(ctx, op, business, orderSQL, []any{keys, shared}, &xid, then)
+}
+
+// begin sends the transaction's first statements, once per transaction,
+// in one round trip: lockSQL with args (its one row scanned into dest),
+// the read of when business's Selection was applied (a statement of its
+// own: a statement's snapshot is taken before it waits for a lock), and
+// then, if not nil (its rows read). It returns the instant read, zero
+// when no Selection is recorded.
+func (tx *Tx) begin(ctx context.Context, op, business, lockSQL string, args []any, dest any, then *comparison) (time.Time, error) {
 	if tx.ordered {
 		return time.Time{}, &Error{Op: op, Err: errors.New("a second time in one transaction")}
 	}
 	tx.ordered = true
 	b := &pgx.Batch{}
-	b.Queue(orderSQL, keys, shared)
+	b.Queue(lockSQL, args...)
 	b.Queue(tx.s.q(selectionAppliedSQL), business)
 	if then != nil {
 		b.Queue(then.sql, then.args...)
 	}
 	res := tx.tx.SendBatch(ctx, b)
-	var xid string
 	var at time.Time
-	err := res.QueryRow().Scan(&xid)
+	err := res.QueryRow().Scan(dest)
 	if err == nil {
 		if err = res.QueryRow().Scan(&at); errors.Is(err, pgx.ErrNoRows) {
 			err = nil

@@ -88,26 +88,9 @@ func (tx *Tx) LockSelection(ctx context.Context, business string, resources []st
 // holds rows a Selection being applied rewrites (a delivery's inbox row)
 // would deadlock with it.
 func (tx *Tx) SelectionApplied(ctx context.Context, business string) (at time.Time, ok bool, err error) {
-	op := "reading a business's selection"
-	if tx.ordered {
-		return time.Time{}, false, &Error{Op: op, Err: errors.New("a second time in one transaction")}
-	}
-	tx.ordered = true
-	b := &pgx.Batch{} // one round trip; the read's snapshot is taken after the lock
-	b.Queue(trySharedSQL, SelectionLock(tx.s.schema, business))
-	b.Queue(tx.s.q(selectionAppliedSQL), business)
-	res := tx.tx.SendBatch(ctx, b)
-	err = res.QueryRow().Scan(&ok)
-	if err == nil {
-		if err = res.QueryRow().Scan(&at); errors.Is(err, pgx.ErrNoRows) {
-			err = nil
-		}
-	}
-	if cerr := res.Close(); err == nil {
-		err = cerr
-	}
+	at, err = tx.begin(ctx, "reading a business's selection", business, trySharedSQL, []any{SelectionLock(tx.s.schema, business)}, &ok, nil)
 	if err != nil || !ok {
-		return time.Time{}, false, fail(op, err)
+		return time.Time{}, false, err
 	}
 	return at, true, nil
 }
