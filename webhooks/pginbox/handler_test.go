@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -123,13 +124,7 @@ func TestHandlerBoundsTheInsert(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			var tracer deadlineTracer
-			cfg, err := pgxpool.ParseConfig(server.URL)
-			require.NoError(t, err)
-			cfg.ConnConfig.RuntimeParams["search_path"] = schema
-			cfg.ConnConfig.Tracer = &tracer
-			pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-			require.NoError(t, err)
-			t.Cleanup(pool.Close)
+			pool := newTracedPool(t, schema, schema, 4, &tracer)
 
 			before := time.Now()
 			require.Equal(t, http.StatusOK, webhooktest.Deliveries(1)[0].Send(pginbox.Handler(pool, v, c.opts...)))
@@ -201,4 +196,155 @@ func TestHandlerStoresWhatWithStoredBodyKeeps(t *testing.T) {
 	assert.JSONEq(t, `{"kept":true}`, string(readRow(t, pool, ds[0].ID).Body))
 	assert.Equal(t, http.StatusInternalServerError, ds[1].Send(h))
 	assert.Equal(t, 1, countRows(t, pool, ""))
+}
+
+// The documented setup, built by the package example's newReceiver (which
+// doc.go and the README show), with callbacks as slow as can be: while each
+// of the Worker's concurrency callbacks is blocked, holding its connection,
+// the Handler still stores and acknowledges deliveries. It never needs one
+// of the Worker's connections.
+func TestDocumentedSetupHandlerNeverWaitsForWorkers(t *testing.T) {
+	ctx := context.Background()
+	schema := emptySchema(t)
+	inCallback, release := make(chan string, 100), make(chan struct{})
+	r, err := newReceiver(ctx, server.URL+"&search_path="+schema, webhooktest.NewVerifier(t),
+		func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+			inCallback <- d.ID
+			<-release
+			return nil
+		})
+	require.NoError(t, err)
+	t.Cleanup(r.close)
+	admin := newPool(t, schema, 1)
+
+	busy := webhooktest.Deliveries(concurrency)
+	for _, d := range busy {
+		require.Equal(t, http.StatusOK, d.Send(r.handler))
+	}
+	start(t, r.worker)
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the Worker's, which waits for the callbacks
+	for range concurrency {
+		select {
+		case <-inCallback:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the Worker did not take up every stored delivery")
+		}
+	}
+	require.Equal(t, int32(concurrency), r.worker.Pool.Stat().AcquiredConns(), "each blocked callback holds a connection")
+	assert.Equal(t, float64(concurrency), byLabel(gather(t, r.metrics)["invoicing_pginbox_deliveries_in_flight"])[""])
+
+	more := webhooktest.Deliveries(20)
+	for _, d := range more {
+		require.Equal(t, http.StatusOK, d.Send(r.handler), "delivery %s, sent while every callback is blocked", short(d.ID))
+		assert.Equal(t, pginbox.StatusPending, readRow(t, admin, d.ID).Status)
+	}
+	assert.Empty(t, inCallback, "the callbacks are still blocked")
+	assert.Equal(t, int32(concurrency), r.worker.Pool.Stat().AcquiredConns())
+
+	unblock()
+	waitFor(t, admin, pginbox.StatusProcessed, len(busy)+len(more))
+	require.Eventually(t, func() bool { return outcomes(t, r.metrics)["processed"] == float64(len(busy)+len(more)) }, 30*time.Second, time.Millisecond)
+	assert.Equal(t, map[string]float64{"stored": float64(len(busy) + len(more)), "processed": float64(len(busy) + len(more))}, outcomes(t, r.metrics))
+}
+
+// The signing secrets of two businesses' endpoints, and the secret acme
+// rotated away from, still accepted meanwhile.
+const (
+	acmeSecret    = webhooktest.Secret
+	acmeOldSecret = "1111111111111111111111111111111111111111111111111111111111111111"
+	globexSecret  = "a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1"
+)
+
+// twoBusinesses is the VerifierFunc of acme (mid-rotation: two secrets)
+// and globex; the business "broken" stands for a secrets store that fails.
+func twoBusinesses(t *testing.T) webhooks.VerifierFunc {
+	t.Helper()
+	acme, err := webhooks.NewVerifier(acmeSecret, webhooks.WithSecrets(acmeOldSecret))
+	require.NoError(t, err)
+	globex, err := webhooks.NewVerifier(globexSecret)
+	require.NoError(t, err)
+	verifiers := map[string]*webhooks.Verifier{"acme": acme, "globex": globex}
+	return func(_ context.Context, business string) (*webhooks.Verifier, error) {
+		if business == "broken" {
+			return nil, errors.New("the secrets store is down")
+		}
+		if v, ok := verifiers[business]; ok {
+			return v, nil
+		}
+		return nil, fmt.Errorf("%w: %s", webhooks.ErrUnknownBusiness, business)
+	}
+}
+
+// oneBusiness is the VerifierFunc of business alone, whose secret is
+// webhooktest.Secret.
+func oneBusiness(t *testing.T, business string) webhooks.VerifierFunc {
+	v := webhooktest.NewVerifier(t)
+	return func(_ context.Context, b string) (*webhooks.Verifier, error) {
+		if b != business {
+			return nil, webhooks.ErrUnknownBusiness
+		}
+		return v, nil
+	}
+}
+
+// businessMux serves h on "POST /webhooks/{business}", and on "POST /flat",
+// a pattern without the wildcard.
+func businessMux(h http.Handler) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/{business}", h)
+	mux.Handle("POST /flat", h)
+	return mux
+}
+
+// sendTo posts d, signed with secret, to path on h and returns the status.
+func sendTo(h http.Handler, path, secret string, d webhooktest.Delivery) int {
+	td := webhooks.TestDelivery{Secret: secret, Type: webhooks.EventContactCreated, DeliveryID: d.ID, Body: d.Body}
+	r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(d.Body))
+	r.Header = td.Header()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code
+}
+
+// businessesOf returns the businesses that have a row for delivery id, in
+// order.
+func businessesOf(t *testing.T, pool interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, id string) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(),
+		`SELECT business FROM invoicing_webhook_inbox WHERE delivery_id = $1 ORDER BY business`, id)
+	require.NoError(t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return out
+}
+
+func TestBusinessHandlerVerifiesAndStoresEachBusinessApart(t *testing.T) {
+	pool := newPool(t, newSchema(t), 2)
+	m := pginbox.NewMetrics(pool)
+	h := businessMux(pginbox.BusinessHandler(pool, twoBusinesses(t), pginbox.WithMetrics(m)))
+	d := webhooktest.Deliveries(1)[0]
+
+	assert.Equal(t, http.StatusOK, sendTo(h, "/webhooks/acme", acmeSecret, d))
+	assert.Equal(t, http.StatusUnauthorized, sendTo(h, "/webhooks/globex", acmeSecret, d), "valid for acme, not for globex")
+	assert.Equal(t, http.StatusUnauthorized, sendTo(h, "/webhooks/globex", acmeOldSecret, d), "nor acme's previous secret")
+	assert.Equal(t, []string{"acme"}, businessesOf(t, pool, d.ID), "nothing stored for globex")
+
+	assert.Equal(t, http.StatusOK, sendTo(h, "/webhooks/acme", acmeOldSecret, d), "mid-rotation, a copy")
+	assert.Equal(t, http.StatusOK, sendTo(h, "/webhooks/globex", globexSecret, d), "the same id, for globex")
+	assert.Equal(t, http.StatusOK, sendTo(h, "/webhooks/globex", globexSecret, d), "and its copy")
+	store(t, pool, d) // and through the single-business Handler
+	assert.Equal(t, []string{"", "acme", "globex"}, businessesOf(t, pool, d.ID), "one row per business, copies not stored")
+
+	other := webhooktest.Deliveries(1)[0]
+	assert.Equal(t, http.StatusNotFound, sendTo(h, "/webhooks/initech", acmeSecret, other), "a business the lookup does not know")
+	assert.Equal(t, http.StatusNotFound, sendTo(h, "/flat", acmeSecret, other), "a URL without a business")
+	assert.Equal(t, http.StatusInternalServerError, sendTo(h, "/webhooks/broken", acmeSecret, other), "a lookup that fails: the service retries")
+	assert.Empty(t, businessesOf(t, pool, other.ID))
+
+	assert.Equal(t, map[string]float64{"stored": 2, "duplicate": 2, "refused": 4, "store_failed": 1}, outcomes(t, m),
+		"the metrics count BusinessHandler's answers too")
 }

@@ -89,6 +89,37 @@ func TestWorkerProcessesTypedEvents(t *testing.T) {
 	}
 }
 
+// The Workers process each business's delivery on its own: the callback
+// gets its Business, and the outcome of one business's run is recorded on
+// its row only, although the two share the delivery id.
+func TestWorkerProcessesEachBusinessApart(t *testing.T) {
+	pool := newPool(t, newSchema(t), 4)
+	h := businessMux(pginbox.BusinessHandler(pool, twoBusinesses(t)))
+	d := webhooktest.Deliveries(1)[0]
+	require.Equal(t, http.StatusOK, sendTo(h, "/webhooks/acme", acmeSecret, d))
+	require.Equal(t, http.StatusOK, sendTo(h, "/webhooks/globex", globexSecret, d))
+
+	got := make(chan string, 10)
+	start(t, &pginbox.Worker{Pool: pool, PollInterval: 10 * time.Millisecond, MaxAttempts: 1,
+		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+			got <- d.Business
+			if d.Business == "globex" {
+				return errors.New("globex's callback fails")
+			}
+			_, err := tx.Exec(ctx, `CREATE TABLE acme_effect (id text)`) // once, or the second run fails
+			return err
+		}})
+	waitFor(t, pool, pginbox.StatusProcessed, 1)
+	waitFor(t, pool, pginbox.StatusFailed, 1)
+	assert.ElementsMatch(t, []string{"acme", "globex"}, []string{<-got, <-got})
+
+	status := map[string]string{}
+	for _, r := range allRows(t, pool, `SELECT business, status, coalesce(last_error, '') FROM invoicing_webhook_inbox`) {
+		status[r[0].(string)] = r[1].(string) + " " + r[2].(string)
+	}
+	assert.Equal(t, map[string]string{"acme": "processed ", "globex": "failed globex's callback fails"}, status)
+}
+
 // A callback that fails twice then succeeds: processed once, after two
 // backoffs, with the failure count and the last error kept.
 func TestWorkerRetriesFailuresWithBackoff(t *testing.T) {

@@ -1,12 +1,16 @@
 package redisdedup_test
 
 import (
-	"bytes"
+	"bufio"
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,32 +64,6 @@ func newServer(t testing.TB, options ...string) *testservers.Redis {
 	return srv
 }
 
-// newProxy starts a proxy to the Redis at addr, closed with the test, for
-// the tests of lost replies.
-func newProxy(t testing.TB, addr string) *testservers.Proxy {
-	p, err := testservers.StartProxy(addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { p.Close() })
-	return p
-}
-
-// mentions returns a match for testservers.Proxy.DropReply: the requests
-// that name key.
-func mentions(key string) func(request []byte) bool {
-	return func(request []byte) bool { return bytes.Contains(request, []byte(key)) }
-}
-
-// requireClosed fails t unless ch is closed: what the test waited for has
-// happened.
-func requireClosed(t testing.TB, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	default:
-		t.Fatalf("%s did not happen", what)
-	}
-}
-
 // prefix returns a key prefix of the test's own.
 func prefix(t testing.TB) string {
 	return "test:" + strings.ReplaceAll(t.Name(), "/", ":") + ":" + uuid.NewString()[:8] + ":"
@@ -120,124 +98,149 @@ func requireClaim(t *testing.T, d *redisdedup.Deduper, id string, want webhooks.
 	require.Equal(t, want, s, msgAndArgs...)
 }
 
-// answer is one request of a load test: what was sent and when, the status
-// it got and how long it took.
-type answer struct {
-	d      webhooktest.Delivery
-	sent   time.Time
-	status int
-	took   time.Duration
+// cluster is a receiver running as replicas that share one Redis under one
+// key prefix; each replica has a Redis client and a Deduper of its own, as
+// separate processes would. It counts the successful runs of its callback.
+type cluster struct {
+	replicas  []http.Handler
+	dedupers  []*redisdedup.Deduper // replica i's Deduper
+	processed webhooktest.Counter   // delivery id -> successful callback runs
 }
 
-// load is the service sending new deliveries from several goroutines, each
-// sending its next one once the last is answered, until end.
-type load struct {
-	mu   sync.Mutex
-	all  []answer
-	stop chan struct{}
-	wg   sync.WaitGroup
-}
-
-// startLoad starts senders goroutines sending new deliveries with send,
-// which returns the status of the answer (0 for none).
-func startLoad(senders int, send func(webhooktest.Delivery) int) *load {
-	l := &load{stop: make(chan struct{})}
-	for range senders {
-		l.wg.Go(func() {
-			for {
-				select {
-				case <-l.stop:
-					return
-				default:
-				}
-				d := webhooktest.Deliveries(1)[0]
-				sent := time.Now()
-				status := send(d)
-				l.mu.Lock()
-				l.all = append(l.all, answer{d: d, sent: sent, status: status, took: time.Since(sent)})
-				l.mu.Unlock()
-			}
-		})
-	}
-	return l
-}
-
-// waitAnswered waits until n requests sent after since were answered 200:
-// the deliveries are being processed.
-func (l *load) waitAnswered(t *testing.T, since time.Time, n int, what string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		ok := 0
-		for _, a := range l.all {
-			if a.status == http.StatusOK && !a.sent.Before(since) {
-				ok++
-			}
-		}
-		return ok >= n
-	}, 30*time.Second, 10*time.Millisecond, what)
-}
-
-// through runs the load through a fault of Redis: it waits until the
-// deliveries are being processed, calls down (a SIGKILL, a SIGSTOP), waits
-// for the fault's length, calls up, and waits until new deliveries are
-// processed again. It returns when the fault began and ended.
-func (l *load) through(t *testing.T, senders int, down func() error, length time.Duration, up func() error) (began, ended time.Time) {
-	t.Helper()
-	l.waitAnswered(t, time.Time{}, 4*senders, "deliveries are processed")
-	require.NoError(t, down())
-	began = time.Now()
-	time.Sleep(length) // the fault's length is what the tests are about: no state stands for it
-	ended = time.Now()
-	require.NoError(t, up())
-	l.waitAnswered(t, time.Now(), senders, "deliveries are processed again once Redis is back")
-	return began, ended
-}
-
-// end stops the senders and returns every answer, in the order they came.
-func (l *load) end() []answer {
-	close(l.stop)
-	l.wg.Wait()
-	return l.all
-}
-
-// sentBetween returns the answers to the requests sent from start to end.
-func sentBetween(all []answer, start, end time.Time) []answer {
-	var out []answer
-	for _, a := range all {
-		if !a.sent.Before(start) && a.sent.Before(end) {
-			out = append(out, a)
+// newCluster starts n replicas of the Redis at addr that verify with v
+// (nil: the tests' secret) and whose callback is fn (nil: succeed after a
+// pause of up to 2ms, so that claims overlap).
+func newCluster(t testing.TB, addr string, v *webhooks.Verifier, n int, fn func(ctx context.Context, d *webhooks.Delivery) error, opts ...redisdedup.Option) *cluster {
+	if fn == nil {
+		fn = func(context.Context, *webhooks.Delivery) error {
+			time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
+			return nil
 		}
 	}
-	return out
-}
-
-// resend sends a delivery again with send every 10 ms, as the service
-// retries (the pause paces the retries: it waits for no state), until it is
-// answered 200 or deadline passes; it returns the last status.
-func resend(send func() int, deadline time.Time) int {
-	status := send()
-	for status != http.StatusOK && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-		status = send()
+	c := &cluster{}
+	record := func(ctx context.Context, d *webhooks.Delivery) error {
+		if err := fn(ctx, d); err != nil {
+			return err
+		}
+		c.processed.Add(d.ID)
+		return nil
 	}
-	return status
+	if v == nil {
+		v = webhooktest.NewVerifier(t)
+	}
+	opts = append([]redisdedup.Option{redisdedup.WithKeyPrefix(prefix(t))}, opts...)
+	for range n {
+		d := redisdedup.New(clientOf(t, addr), opts...)
+		c.dedupers = append(c.dedupers, d)
+		c.replicas = append(c.replicas, webhooks.Handler(v, record, webhooks.WithDeduper(d)))
+	}
+	return c
 }
 
-// claimsHeld counts the keys under prefix that hold a claim (a key whose
-// value does not start with "done"): a delivery claimed and not released.
-func claimsHeld(rdb *redis.Client, prefix string) (int, error) {
-	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
+// replicaEnv, set in the environment of the test binary, makes it run as a
+// replica (runReplica) instead of running the tests: its value is the
+// replica's Redis address, key prefix and lease, and optionally the path of
+// an effects file, separated by spaces.
+const replicaEnv = "REDISDEDUP_TEST_REPLICA"
+
+// replicaWork is how long the callback of a replica with an effects file
+// works after its effect, before it returns.
+const replicaWork = 50 * time.Millisecond
+
+// runReplica serves webhooks.Handler with a Deduper on 127.0.0.1 until it
+// is killed, and says "listening <addr>" on stdout once it serves. Without
+// an effects file, its callback has an effect (it appends the delivery id
+// to the list "<prefix>effects" in Redis), says "processing <id>" on
+// stdout, and then hangs, so that the test can kill the replica between the
+// effect and the release. With one, its callback appends the delivery id
+// and a newline to the file (the effect, kept whatever Redis does), works
+// for replicaWork, and succeeds.
+func runReplica() {
+	fields := strings.Fields(os.Getenv(replicaEnv))
+	if len(fields) < 3 {
+		fmt.Fprintln(os.Stderr, "replica: want address, prefix and lease in", replicaEnv)
+		os.Exit(2)
+	}
+	addr, prefix := fields[0], fields[1]
+	lease, err := time.ParseDuration(fields[2])
 	if err != nil {
-		return 0, err
+		fmt.Fprintln(os.Stderr, "replica:", err)
+		os.Exit(2)
 	}
-	held := 0
-	for _, k := range keys {
-		if v, err := rdb.Get(ctx, k).Result(); err == nil && !strings.HasPrefix(v, "done") {
-			held++
+	v, err := webhooks.NewVerifier(webhooktest.Secret)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "replica:", err)
+		os.Exit(2)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	fn := func(ctx context.Context, d *webhooks.Delivery) error {
+		if err := rdb.RPush(ctx, prefix+"effects", d.ID).Err(); err != nil {
+			return err
+		}
+		fmt.Println("processing", d.ID)
+		select {} // the replica is killed here, before Release
+	}
+	if len(fields) > 3 {
+		effects, err := os.OpenFile(fields[3], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "replica:", err)
+			os.Exit(2)
+		}
+		fn = func(_ context.Context, d *webhooks.Delivery) error {
+			if _, err := effects.WriteString(d.ID + "\n"); err != nil {
+				return err
+			}
+			time.Sleep(replicaWork)
+			return nil
 		}
 	}
-	return held, nil
+	h := webhooks.Handler(v, fn, webhooks.WithDeduper(redisdedup.New(rdb, redisdedup.WithKeyPrefix(prefix), redisdedup.WithLease(lease))))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "replica:", err)
+		os.Exit(2)
+	}
+	fmt.Println("listening", ln.Addr())
+	fmt.Fprintln(os.Stderr, "replica:", http.Serve(ln, h))
+	os.Exit(2)
+}
+
+// replica is a replica process started by startReplica.
+type replica struct {
+	cmd   *exec.Cmd
+	url   string
+	lines *bufio.Scanner // what it says on stdout
+}
+
+// startReplica starts the test binary as a replica process (runReplica)
+// and returns once it serves; it is killed with the test. effects is the
+// path of its effects file, or "" for none.
+func startReplica(t *testing.T, redisAddr, prefix string, lease time.Duration, effects string) *replica {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), strings.TrimSpace(fmt.Sprintf("%s=%s %s %v %s", replicaEnv, redisAddr, prefix, lease, effects)))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the tests
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	r := &replica{cmd: cmd, lines: bufio.NewScanner(stdout)}
+	addr, ok := r.waitFor("listening ")
+	require.True(t, ok, "the replica process did not start")
+	r.url = "http://" + addr
+	return r
+}
+
+// waitFor reads what the replica says until a line starting with prefix,
+// and returns the rest of that line; false if the replica exited first.
+func (r *replica) waitFor(prefix string) (string, bool) {
+	for r.lines.Scan() {
+		if rest, ok := strings.CutPrefix(r.lines.Text(), prefix); ok {
+			return rest, true
+		}
+	}
+	return "", false
 }
