@@ -39,6 +39,21 @@ func newServer(t *testing.T, opts ...Option) (*Server, *FakeClock) {
 	return srv, clock
 }
 
+// newDirectServer starts a server on the fake clock of testStart, closed
+// when tb ends, and returns a function that serves a request with its full
+// key straight through its handler (no network, no latency).
+func newDirectServer(tb testing.TB) func(req *http.Request) *httptest.ResponseRecorder {
+	srv := NewServer(WithClock(NewFakeClock(testStart)))
+	tb.Cleanup(srv.Close)
+	h := srv.handler()
+	return func(req *http.Request) *httptest.ResponseRecorder {
+		req.Header.Set("Authorization", "Bearer "+srv.FullKey)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+}
+
 type response struct {
 	status int
 	header http.Header

@@ -1,7 +1,10 @@
 package invoicingtest
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	invoicing "github.com/invoicing-api/invoicing-go"
 )
 
 func TestURLIncludesPrefixAndIsLoopback(t *testing.T) {
@@ -155,5 +160,51 @@ func TestEveryListEndpointPaginates(t *testing.T) {
 			get(t, srv, path+"?page_size=101").requireStatus(t, http.StatusBadRequest)
 			get(t, srv, path+"?page=0").requireStatus(t, http.StatusBadRequest)
 		})
+	}
+}
+
+// TestClientIsWiredToTheServer checks only the wiring of Client and
+// ClientWithKey (base URL and key); the API itself is tested over plain
+// net/http elsewhere in this package.
+func TestClientIsWiredToTheServer(t *testing.T) {
+	srv, _ := newServer(t)
+	created := createInvoice(t, srv, nil)
+
+	inv, err := srv.Client().Invoices.Get(context.Background(), created["id"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, "INV-0001", inv.InvoiceNumber)
+
+	reqs := srv.Requests()
+	assert.Equal(t, "/invoices/"+created["id"].(string), reqs[len(reqs)-1].Path)
+	assert.Equal(t, http.StatusOK, reqs[len(reqs)-1].Status)
+
+	revoked := srv.NewAPIKey(AllScopes()...)
+	srv.RevokeAPIKey(revoked)
+	_, err = srv.ClientWithKey(revoked, invoicing.WithMaxRetries(0)).Invoices.Get(context.Background(), created["id"].(string))
+	var apiErr *invoicing.Error
+	require.True(t, errors.As(err, &apiErr), "got %v", err)
+	assert.Equal(t, http.StatusUnauthorized, apiErr.StatusCode)
+}
+
+func TestWithListenerServesOnTheGivenListener(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := NewServer(WithListener(l))
+	assert.Equal(t, "http://"+l.Addr().String()+BasePath, srv.URL)
+	get(t, srv, "/invoices").requireStatus(t, http.StatusOK)
+
+	srv.Close()
+	_, err = net.Dial("tcp", l.Addr().String())
+	assert.Error(t, err, "Close closes the listener")
+}
+
+func TestRootURLNamesUnspecifiedAddressesByLoopback(t *testing.T) {
+	for addr, want := range map[*net.TCPAddr]string{
+		{IP: net.IPv4(192, 0, 2, 1), Port: 4010}: "http://192.0.2.1:4010",
+		{IP: net.IPv4zero, Port: 4010}:           "http://127.0.0.1:4010",
+		{IP: net.IPv6unspecified, Port: 4010}:    "http://[::1]:4010",
+		{IP: net.IPv6loopback, Port: 80}:         "http://[::1]:80",
+	} {
+		assert.Equal(t, want, rootURL(addr), "%v", addr)
 	}
 }

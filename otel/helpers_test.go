@@ -2,6 +2,8 @@ package invoicingotel_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	invoicingotel "github.com/invoicing-api/invoicing-go/otel"
 )
 
@@ -92,4 +95,20 @@ func attrs(kvs []attribute.KeyValue) map[string]string {
 		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
+}
+
+// serveAPI starts a server that answers every request with handler, closed
+// when the test ends, and returns the base URL a Client of it takes.
+func serveAPI(t testing.TB, handler http.HandlerFunc) string {
+	ts := httptest.NewServer(handler)
+	t.Cleanup(ts.Close)
+	return ts.URL + invoicingtest.BasePath
+}
+
+// testClient returns a Client of base with the key "test-key" and opts.
+func testClient(t testing.TB, base string, opts ...invoicing.Option) *invoicing.Client {
+	t.Helper()
+	c, err := invoicing.NewClient(base, "test-key", opts...)
+	require.NoError(t, err)
+	return c
 }

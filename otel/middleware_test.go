@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"testing"
@@ -164,10 +163,9 @@ func unreachable(t *testing.T) string {
 
 func TestNetworkErrorsOnEachAttempt(t *testing.T) {
 	tel := newTelemetry(t, nil)
-	c, err := invoicing.NewClient(unreachable(t), "test-key", invoicing.WithMiddleware(tel.middleware()),
+	c := testClient(t, unreachable(t), invoicing.WithMiddleware(tel.middleware()),
 		invoicing.WithRetryWait(time.Millisecond, 10*time.Millisecond), invoicing.WithMaxRetries(2))
-	require.NoError(t, err)
-	_, err = c.Invoices.Get(context.Background(), invoicingtest.SeedClientID)
+	_, err := c.Invoices.Get(context.Background(), invoicingtest.SeedClientID)
 	require.Error(t, err)
 
 	spans := tel.attemptSpans()
@@ -192,21 +190,17 @@ func TestNetworkErrorsOnEachAttempt(t *testing.T) {
 
 func TestTimeoutsAndCancellation(t *testing.T) {
 	arrived, hang := make(chan struct{}, 1), make(chan struct{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base := serveAPI(t, func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		select {
 		case <-r.Context().Done():
 		case <-hang:
 		}
-	}))
-	t.Cleanup(ts.Close)
+	})
 	t.Cleanup(func() { close(hang) })
 	tel := newTelemetry(t, nil)
 	client := func(timeout time.Duration) *invoicing.Client {
-		c, err := invoicing.NewClient(ts.URL+invoicingtest.BasePath, "test-key", invoicing.WithMiddleware(tel.middleware()),
-			invoicing.WithTimeout(timeout), invoicing.WithMaxRetries(0))
-		require.NoError(t, err)
-		return c
+		return testClient(t, base, invoicing.WithMiddleware(tel.middleware()), invoicing.WithTimeout(timeout), invoicing.WithMaxRetries(0))
 	}
 
 	_, err := client(20*time.Millisecond).Invoices.Get(context.Background(), invoicingtest.SeedClientID)
@@ -235,14 +229,13 @@ func TestTimeoutsAndCancellation(t *testing.T) {
 // the headers arrive with no span ended.
 func TestSpanEndsWithTheBody(t *testing.T) {
 	rest := make(chan struct{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base := serveAPI(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"items": [`))
 		w.(http.Flusher).Flush()
 		<-rest
 		_, _ = w.Write([]byte(`], "total": 0, "page": 1, "page_size": 100, "has_more": false}`))
-	}))
-	t.Cleanup(ts.Close)
+	})
 	tel := newTelemetry(t, nil)
 	headers := make(chan time.Time, 1)
 	probe := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
@@ -250,8 +243,7 @@ func TestSpanEndsWithTheBody(t *testing.T) {
 		headers <- time.Now()
 		return resp, err
 	}
-	c, err := invoicing.NewClient(ts.URL+invoicingtest.BasePath, "test-key", invoicing.WithMiddleware(tel.middleware(), probe))
-	require.NoError(t, err)
+	c := testClient(t, base, invoicing.WithMiddleware(tel.middleware(), probe))
 	listed := make(chan error, 1)
 	go func() {
 		_, err := c.Items.ListPage(context.Background(), nil)
@@ -273,18 +265,15 @@ func TestSpanEndsWithTheBody(t *testing.T) {
 
 // A body cut short is an error of the attempt, though its status was 200.
 func TestBodyCutShort(t *testing.T) {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base := serveAPI(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")
 		_, _ = w.Write([]byte(`{"items": [`))
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // the connection closes mid-body
-	}))
-	t.Cleanup(ts.Close)
+	})
 	tel := newTelemetry(t, nil)
-	c, err := invoicing.NewClient(ts.URL+invoicingtest.BasePath, "test-key",
-		invoicing.WithMiddleware(tel.middleware()), invoicing.WithMaxRetries(0))
-	require.NoError(t, err)
-	_, err = c.Items.ListPage(context.Background(), nil)
+	c := testClient(t, base, invoicing.WithMiddleware(tel.middleware()), invoicing.WithMaxRetries(0))
+	_, err := c.Items.ListPage(context.Background(), nil)
 	require.Error(t, err)
 
 	spans := tel.attemptSpans()
@@ -343,11 +332,9 @@ func TestNilOptions(t *testing.T) {
 // A method that is not a standard one is recorded as _OTHER, its span
 // named HTTP.
 func TestOtherMethod(t *testing.T) {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	t.Cleanup(ts.Close)
+	base := serveAPI(t, func(http.ResponseWriter, *http.Request) {})
 	tel := newTelemetry(t, nil)
-	c, err := invoicing.NewClient(ts.URL+invoicingtest.BasePath, "test-key", invoicing.WithMiddleware(tel.middleware()))
-	require.NoError(t, err)
+	c := testClient(t, base, invoicing.WithMiddleware(tel.middleware()))
 	require.NoError(t, c.Do(context.Background(), "PURGE", "/cache", nil, nil))
 	spans := tel.attemptSpans()
 	require.Len(t, spans, 1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -128,11 +127,9 @@ func TestDistinctIDsGiveFewSeries(t *testing.T) {
 // cannot template: MaxRoutes of them are recorded, the others by method
 // alone.
 func TestRoutesAreBounded(t *testing.T) {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	t.Cleanup(ts.Close)
+	base := serveAPI(t, func(http.ResponseWriter, *http.Request) {})
 	tel := newTelemetry(t, nil)
-	c, err := invoicing.NewClient(ts.URL+invoicingtest.BasePath, "test-key", invoicing.WithMiddleware(tel.middleware()))
-	require.NoError(t, err)
+	c := testClient(t, base, invoicing.WithMiddleware(tel.middleware()))
 	ctx := context.Background()
 	const paths = 3 * invoicingotel.MaxRoutes
 	for i := range paths {

@@ -71,6 +71,40 @@ func ExampleHandler() {
 	// 401
 }
 
+func ExampleBusinessHandler() {
+	// Each business's webhook endpoint in the service points at
+	// https://example.com/webhooks/<business>; its Verifier is built once
+	// from the secrets the business gave (two while a secret rotates).
+	verifiers := map[string]*webhooks.Verifier{}
+	for business, secret := range map[string]string{"acme": acmeSecret, "globex": globexSecret} {
+		v, err := webhooks.NewVerifier(secret)
+		if err != nil {
+			panic(err)
+		}
+		verifiers[business] = v
+	}
+	lookup := func(ctx context.Context, business string) (*webhooks.Verifier, error) {
+		if v, ok := verifiers[business]; ok {
+			return v, nil
+		}
+		return nil, webhooks.ErrUnknownBusiness
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/{business}", webhooks.BusinessHandler(lookup, func(ctx context.Context, d *webhooks.Delivery) error {
+		fmt.Println(d.Business, d.Type)
+		return nil
+	}))
+
+	td := webhooks.TestDelivery{Secret: globexSecret, Type: webhooks.EventInvoicePaid, Body: []byte(`{"invoice_id":"6f1c","invoice_number":"INV-0001","client_id":"c1","reference":"","amount_paid":"10.00","paid_at":"2026-03-05T09:14:21Z"}`)}
+	r, _ := td.Request("/webhooks/globex")
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, r)
+	fmt.Println(w.Code)
+	// Output:
+	// globex invoice.paid
+	// 200
+}
+
 func ExampleVerifier_Read() {
 	now := time.Date(2026, 3, 5, 9, 14, 30, 0, time.UTC)
 	v, err := webhooks.NewVerifier(exampleSecret, webhooks.WithClock(func() time.Time { return now }))
@@ -212,6 +246,37 @@ func ExampleTestDelivery() {
 	fmt.Println(w.Code)
 	// Output:
 	// dlv-42 INV-0412 1375.00
+	// 200
+}
+
+// A receiver's test: a sample invoice.paid, signed as the service signs it,
+// through the receiver's handler.
+func ExampleSampleBody() {
+	const secret = exampleSecret
+	v, err := webhooks.NewVerifier(secret)
+	if err != nil {
+		panic(err)
+	}
+	h := webhooks.Handler(v, func(ctx context.Context, d *webhooks.Delivery) error {
+		if e, ok := d.Event.(*webhooks.InvoicePaid); ok {
+			fmt.Println(d.Type, e.InvoiceNumber, e.AmountPaid.StringFixed(2))
+		}
+		return nil
+	})
+
+	body, err := webhooks.SampleBody(webhooks.EventInvoicePaid, time.Now())
+	if err != nil {
+		panic(err)
+	}
+	r, err := webhooks.TestDelivery{Secret: secret, Type: webhooks.EventInvoicePaid, Body: body}.Request("/webhooks")
+	if err != nil {
+		panic(err)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	fmt.Println(w.Code)
+	// Output:
+	// invoice.paid INV-0412 1512.50
 	// 200
 }
 

@@ -59,7 +59,13 @@ func signedRequest(secret, ts string, eventType webhooks.EventType, body []byte)
 // newVerifier returns a Verifier for testSecret whose clock is testNow.
 func newVerifier(t testing.TB, opts ...webhooks.Option) *webhooks.Verifier {
 	t.Helper()
-	v, err := webhooks.NewVerifier(testSecret, append([]webhooks.Option{webhooks.WithClock(func() time.Time { return testNow })}, opts...)...)
+	return newVerifierFor(t, testSecret, opts...)
+}
+
+// newVerifierFor returns a Verifier for secret whose clock is testNow.
+func newVerifierFor(t testing.TB, secret string, opts ...webhooks.Option) *webhooks.Verifier {
+	t.Helper()
+	v, err := webhooks.NewVerifier(secret, append([]webhooks.Option{webhooks.WithClock(func() time.Time { return testNow })}, opts...)...)
 	require.NoError(t, err)
 	return v
 }
