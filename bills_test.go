@@ -203,8 +203,7 @@ func TestBillsCreateLeavesGuessedRulesToTheService(t *testing.T) {
 func TestBillsCreateServerErrorNotRepeated(t *testing.T) {
 	c, api := newMock(t, always(500, fixture(t, "resources_error_500.html"), "Content-Type", "text/html"))
 	_, err := c.Bills.Create(context.Background(), &invoicing.BillCreateParams{SupplierID: idSupplier})
-	var apiErr *invoicing.Error
-	require.ErrorAs(t, err, &apiErr)
+	apiErr := apiError(t, err)
 	assert.ErrorIs(t, err, invoicing.ErrServer)
 	assert.Equal(t, 500, apiErr.StatusCode)
 	assert.Equal(t, "Internal Server Error", apiErr.Detail)

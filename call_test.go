@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,150 +23,6 @@ import (
 
 	"github.com/invoicing-api/invoicing-go"
 )
-
-// ------------------------------------------------------------- helpers
-//
-// These serve the tests of call.go, client.go, options.go, do.go,
-// download.go and errors.go.
-
-// responders answers the n-th request with the n-th responder, repeating
-// the last (unlike httpmock's Then, it holds no lock while one runs).
-func responders(rs ...httpmock.Responder) httpmock.Responder {
-	var n atomic.Int32
-	return func(r *http.Request) (*http.Response, error) {
-		i := int(n.Add(1)) - 1
-		return rs[min(i, len(rs)-1)](r)
-	}
-}
-
-// stallingBody returns first, then blocks until ctx ends and fails with
-// its error, as a connection does whose peer stopped sending.
-type stallingBody struct {
-	ctx   context.Context
-	first []byte
-}
-
-func (b *stallingBody) Read(p []byte) (int, error) {
-	if len(b.first) > 0 {
-		n := copy(p, b.first)
-		b.first = b.first[n:]
-		return n, nil
-	}
-	<-b.ctx.Done()
-	return 0, b.ctx.Err()
-}
-
-func (b *stallingBody) Close() error { return nil }
-
-// stallAfter answers status with a body that sends first and then stalls.
-func stallAfter(status int, contentType, first string) httpmock.Responder {
-	return func(r *http.Request) (*http.Response, error) {
-		resp := httpmock.NewStringResponse(status, "")
-		resp.Header.Set("Content-Type", contentType)
-		resp.Body = &stallingBody{ctx: r.Context(), first: []byte(first)}
-		resp.Request = r
-		return resp, nil
-	}
-}
-
-// stallHeaders never answers: the request ends with its context.
-func stallHeaders(r *http.Request) (*http.Response, error) {
-	<-r.Context().Done()
-	return nil, r.Context().Err()
-}
-
-// arrivals records when each request reached a handler.
-type arrivals struct {
-	mu sync.Mutex
-	at []time.Time
-}
-
-func (a *arrivals) wrap(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		a.mu.Lock()
-		a.at = append(a.at, time.Now())
-		a.mu.Unlock()
-		h(w, r)
-	}
-}
-
-func (a *arrivals) times() []time.Time {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]time.Time(nil), a.at...)
-}
-
-// logRecorder is a slog.Handler keeping every record (and a line of text
-// for each); on, when set before use, sees each record as it is logged.
-type logRecorder struct {
-	mu    sync.Mutex
-	recs  []slog.Record
-	lines []string
-	on    func(slog.Record)
-}
-
-func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-
-func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %q", r.Level, r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%q", a.Key, a.Value.String())
-		return true
-	})
-	l.mu.Lock()
-	l.recs = append(l.recs, r.Clone())
-	l.lines = append(l.lines, b.String())
-	l.mu.Unlock()
-	if l.on != nil {
-		l.on(r)
-	}
-	return nil
-}
-
-func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
-
-func (l *logRecorder) text() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
-
-// waits returns the "wait" of every "invoicing: retrying" record: the
-// longest the wait before that retry could be.
-func (l *logRecorder) waits() []time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var ws []time.Duration
-	for _, r := range l.recs {
-		if r.Message == "invoicing: retrying" {
-			r.Attrs(func(a slog.Attr) bool {
-				if a.Key == "wait" {
-					ws = append(ws, a.Value.Duration())
-				}
-				return true
-			})
-		}
-	}
-	return ws
-}
-
-func (l *logRecorder) logger() invoicing.Option { return invoicing.WithLogger(slog.New(l)) }
-
-// getInvoice is the call most tests make: a GET, safe to repeat.
-func getInvoice(c *invoicing.Client, opts ...invoicing.RequestOption) error {
-	_, err := c.Invoices.Get(context.Background(), idInvoice, opts...)
-	return err
-}
-
-// apiError returns err's *Error, failing the test when there is none.
-func apiError(t *testing.T, err error) *invoicing.Error {
-	t.Helper()
-	var apiErr *invoicing.Error
-	require.ErrorAs(t, err, &apiErr)
-	return apiErr
-}
 
 // ------------------------------------------- which failures are retried
 
@@ -463,6 +318,139 @@ func TestRateLimitStormReturnsTheLastTypedError(t *testing.T) {
 
 // ------------------------------------------------ the pause after a 429
 
+// shortDeadline returns a context whose deadline, half a second away,
+// comes before a 1-second pause ends.
+func shortDeadline(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A 429 pauses every call made with its key until its Retry-After has
+// passed; a call whose deadline comes first sends nothing and gets the
+// 429's error at once; calls with other keys go on.
+func TestA429PausesTheCallsOfTheClientsKey(t *testing.T) {
+	t.Parallel() // waits a second
+	const tenant = "sk_tenant_b_9876543210"
+	type arrival struct {
+		at   time.Time
+		auth string
+	}
+	var mu sync.Mutex
+	var seen []arrival
+	c, _ := newMock(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, arrival{time.Now(), r.Header.Get("Authorization")})
+		mu.Unlock()
+		if r.Header.Get("X-Test") == "limit" {
+			reply(w, 429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "1", "X-Request-Id", "req-429")
+			return
+		}
+		reply(w, 200, fixture(t, "invoice.json"))
+	}, invoicing.WithRetryWait(time.Millisecond, 10*time.Second))
+
+	// The call that meets the 429 cannot wait a second: it returns at once.
+	_, err := c.Invoices.Get(shortDeadline(t), idInvoice, invoicing.WithHeader("X-Test", "limit"))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	assert.Equal(t, 1, apiError(t, err).Attempts)
+	mu.Lock()
+	limited := seen[0].at
+	mu.Unlock()
+
+	// The next call with the same key, whose deadline comes before the
+	// pause ends, sends nothing and gets the 429 at once.
+	var resp invoicing.Response
+	_, err = c.Items.Get(shortDeadline(t), idItem, invoicing.WithResponseInto(&resp))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	e := apiError(t, err)
+	assert.Equal(t, http.StatusTooManyRequests, e.StatusCode)
+	assert.Equal(t, "GET", e.Method)
+	assert.Equal(t, "/items/"+idItem, e.Path, "the call's own request")
+	assert.Equal(t, "Rate limit exceeded", e.Detail, "the detail of the 429 that paused the key")
+	assert.Positive(t, e.RetryAfter)
+	assert.LessOrEqual(t, e.RetryAfter, time.Second, "what is left of the pause")
+	assert.Zero(t, e.Attempts, "nothing was sent")
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Zero(t, resp.Attempts)
+
+	// Another key is not paused: with the same short deadline, it succeeds.
+	_, err = c.Invoices.Get(shortDeadline(t), idInvoice, invoicing.WithAPIKey(tenant))
+	require.NoError(t, err)
+
+	// Calls with the paused key and room to wait, wait the pause out.
+	const callers = 8
+	var wg sync.WaitGroup
+	errs := make([]error, callers)
+	for i := range callers {
+		wg.Go(func() { errs[i] = getInvoice(c) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 1+1+callers)
+	assert.Equal(t, "Bearer "+tenant, seen[1].auth)
+	for _, a := range seen[2:] {
+		assert.Equal(t, "Bearer "+testKey, a.auth)
+		assert.GreaterOrEqual(t, a.at.Sub(limited), time.Second, "no request of the paused key inside its Retry-After")
+	}
+}
+
+// A 429 met with WithAPIKey pauses that key only, not the Client's own.
+func TestA429PausesOnlyItsAPIKey(t *testing.T) {
+	t.Parallel() // waits a second
+	const tenantA, tenantB = "sk_tenant_a_0123456789", "sk_tenant_b_9876543210"
+	var arr arrivals
+	var sent atomic.Int32
+	c, api := newMock(t, arr.wrap(func(w http.ResponseWriter, r *http.Request) {
+		sent.Add(1)
+		if r.Header.Get("X-Test") == "limit" {
+			reply(w, 429, `{"detail": "Rate limit exceeded"}`, "Retry-After", "1")
+			return
+		}
+		reply(w, 200, fixture(t, "invoice.json"))
+	}), invoicing.WithRetryWait(time.Millisecond, 10*time.Second))
+	_, err := c.Invoices.Get(shortDeadline(t), idInvoice, invoicing.WithAPIKey(tenantA), invoicing.WithHeader("X-Test", "limit"))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited)
+	limited := arr.times()[0]
+
+	_, err = c.Invoices.Get(shortDeadline(t), idInvoice, invoicing.WithAPIKey(tenantA))
+	require.ErrorIs(t, err, invoicing.ErrRateLimited, "A is paused")
+	assert.Zero(t, apiError(t, err).Attempts)
+	assert.EqualValues(t, 1, sent.Load())
+
+	_, err = c.Invoices.Get(shortDeadline(t), idInvoice, invoicing.WithAPIKey(tenantB))
+	require.NoError(t, err, "B is not")
+	_, err = c.Invoices.Get(shortDeadline(t), idInvoice)
+	require.NoError(t, err, "nor is the Client's own key")
+	assert.Equal(t, "Bearer "+testKey, api.last(t).Header.Get("Authorization"))
+
+	_, err = c.Invoices.Get(context.Background(), idInvoice, invoicing.WithAPIKey(tenantA))
+	require.NoError(t, err, "A, with room to wait, waits the pause out")
+	at := arr.times()
+	require.Len(t, at, 4)
+	assert.GreaterOrEqual(t, at[3].Sub(limited), time.Second)
+	assert.Equal(t, "Bearer "+tenantA, api.last(t).Header.Get("Authorization"))
+}
+
+func TestPauseWaitEndsWithTheContext(t *testing.T) {
+	c, api := newMock(t, sequence(always(429, `{"detail": "x"}`, "Retry-After", "30"), always(200, fixture(t, "invoice.json"))),
+		invoicing.WithRetryWait(time.Millisecond, time.Minute))
+	short, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := c.Invoices.Get(short, idInvoice)
+	require.ErrorIs(t, err, invoicing.ErrRateLimited, "30 s do not fit in its deadline")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err = c.Invoices.Get(ctx, idInvoice)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Len(t, api.requests(), 1, "nothing sent inside the pause")
+}
+
 // ------------------------------------------------------------ rate limit
 
 func TestRateLimitSpacesRequests(t *testing.T) {
@@ -521,21 +509,6 @@ func TestStalledServerEndsEachAttempt(t *testing.T) {
 	assert.Equal(t, 1, len(api.requests()), "a create without a reference is not repeated")
 	assert.Equal(t, 1, resp.Attempts)
 }
-
-// dripBody sends a byte every 10 ms until its context ends.
-type dripBody struct{ ctx context.Context }
-
-func (b dripBody) Read(p []byte) (int, error) {
-	select {
-	case <-b.ctx.Done():
-		return 0, b.ctx.Err()
-	case <-time.After(10 * time.Millisecond):
-		p[0] = ' '
-		return 1, nil
-	}
-}
-
-func (dripBody) Close() error { return nil }
 
 // A context deadline shorter than WithTimeout ends the call with the
 // context's error, and nothing is repeated after it.
@@ -610,8 +583,6 @@ func TestContextCancelledDuringBackoff(t *testing.T) {
 	assert.Contains(t, err.Error(), "invoicing: GET /invoices/"+idInvoice)
 }
 
-// ---------------------------------------------------------- response cap
-
 // ------------------------------------------------- error and odd bodies
 
 func TestHTMLErrorPageGivesAUsefulError(t *testing.T) {
@@ -647,75 +618,3 @@ func TestMalformedSuccessBodyIsADecodeErrorNotRetried(t *testing.T) {
 	}
 	// A body that is not an object: TestServicesNonObjectSuccessIsAnError.
 }
-
-// ------------------------------------------------------------ middleware
-
-// countingBody counts what is read of a body.
-type countingBody struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-func (b countingBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
-	return n, err
-}
-
-// --------------------------------------------------------------- logging
-
-// -------------------------------------------------------------- redirects
-
-// ------------------------------------- typed errors under every http.Client
-
-// wrappingTransport is a caller's RoundTripper wrapping another, as tracing
-// and logging transports do.
-type wrappingTransport struct{ next http.RoundTripper }
-
-func (w wrappingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	return w.next.RoundTrip(req)
-}
-
-// clientShapes are the ways callers pass an http.Client, each built around
-// the transport rt: every typed error must come back the same through each.
-// (net/http wraps the response body of a client with a Timeout; the SDK
-// once lost the error body then.)
-func clientShapes(t *testing.T) map[string]func(http.RoundTripper) *http.Client {
-	jar, err := cookiejar.New(nil)
-	require.NoError(t, err)
-	follow := func(*http.Request, []*http.Request) error { return nil }
-	return map[string]func(http.RoundTripper) *http.Client{
-		"Transport only":     func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt} },
-		"Timeout":            func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt, Timeout: 30 * time.Second} },
-		"wrapping Transport": func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: wrappingTransport{rt}} },
-		"Jar":                func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt, Jar: jar} },
-		"CheckRedirect":      func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt, CheckRedirect: follow} },
-		"all of them at once": func(rt http.RoundTripper) *http.Client {
-			return &http.Client{Transport: wrappingTransport{rt}, Timeout: time.Minute, Jar: jar, CheckRedirect: follow}
-		},
-	}
-}
-
-// newShapedClient returns a Client for h through shape, or, for the shapes
-// "default" and "empty http.Client" (net/http's own transports, which only
-// a real connection exercises), through a server on loopback.
-func newShapedClient(t *testing.T, shape string, h http.HandlerFunc, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
-	t.Helper()
-	switch shape {
-	case "default":
-		return newMock(t, &mockAPI{handler: h, server: true}, opts...)
-	case "empty http.Client":
-		return newMock(t, &mockAPI{handler: h, server: true, shape: func(http.RoundTripper) *http.Client { return &http.Client{} }}, opts...)
-	}
-	return newMock(t, &mockAPI{handler: h, shape: clientShapes(t)[shape]}, opts...)
-}
-
-func shapeNames(t *testing.T) []string {
-	names := []string{"default", "empty http.Client"}
-	for name := range clientShapes(t) {
-		names = append(names, name)
-	}
-	return names
-}
-
-// ------------------------------------------------------------ buffer pool

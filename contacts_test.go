@@ -265,8 +265,7 @@ func TestContactsCreateRejectsBadParamsBeforeSending(t *testing.T) {
 func TestContactsCreateServiceValidationError(t *testing.T) {
 	c, api := newMock(t, always(422, fixture(t, "resources_error_422.json")))
 	_, err := c.Clients.Create(context.Background(), &invoicing.ContactCreateParams{Email: "x@example.com"})
-	var apiErr *invoicing.Error
-	require.ErrorAs(t, err, &apiErr)
+	apiErr := apiError(t, err)
 	assert.ErrorIs(t, err, invoicing.ErrValidation)
 	assert.Equal(t, "POST", apiErr.Method)
 	assert.Equal(t, "/clients", apiErr.Path)

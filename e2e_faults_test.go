@@ -10,11 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,42 +23,6 @@ import (
 	"github.com/invoicing-api/invoicing-go"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
-
-// e2eLog is a slog.Handler that keeps every record, to observe the
-// Client's retries (the "invoicing: retrying" record carries "wait").
-type e2eLog struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (l *e2eLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *e2eLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
-func (l *e2eLog) WithGroup(string) slog.Handler            { return l }
-func (l *e2eLog) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.recs = append(l.recs, r.Clone())
-	return nil
-}
-
-// waits returns the "wait" of every retry logged so far.
-func (l *e2eLog) waits() []time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []time.Duration
-	for _, r := range l.recs {
-		if r.Message != "invoicing: retrying" {
-			continue
-		}
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "wait" {
-				out = append(out, a.Value.Duration())
-			}
-			return true
-		})
-	}
-	return out
-}
 
 func TestE2EAuthentication(t *testing.T) {
 	ctx := t.Context()
@@ -182,8 +144,8 @@ func TestE2ERetryAfterIsWaited(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	srv := invoicingtest.NewTestServer(t)
-	log := new(e2eLog)
-	c := newClient(t, srv.URL, srv.FullKey, e2eFast, invoicing.WithLogger(slog.New(log)))
+	log := &logRecorder{}
+	c := newClient(t, srv.URL, srv.FullKey, e2eFast, log.logger())
 	inv, err := c.Invoices.Create(ctx, e2eInvoice(invoicingtest.SeedClientID, e2eLine("x", "1", "1")))
 	require.NoError(t, err)
 	srv.RateLimitNext(1, time.Second)
@@ -209,8 +171,8 @@ func TestE2EFaults(t *testing.T) {
 
 	t.Run("429 asking longer than the maximum wait returns at once", func(t *testing.T) {
 		srv := invoicingtest.NewTestServer(t)
-		log := new(e2eLog)
-		c := newClient(t, srv.URL, srv.FullKey, e2eFast, invoicing.WithLogger(slog.New(log)))
+		log := &logRecorder{}
+		c := newClient(t, srv.URL, srv.FullKey, e2eFast, log.logger())
 		srv.RateLimitNext(1, 30*time.Second)
 		_, err := c.Quotes.ListPage(ctx, nil)
 		assert.Empty(t, log.waits(), "no wait at all")

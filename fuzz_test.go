@@ -321,8 +321,7 @@ func FuzzErrorBody(f *testing.F) {
 		status = 400 + (status%100+100)%100
 		r := &fuzzResponder{status: status, body: body}
 		_, err := fuzzClient(t, r).Invoices.Get(t.Context(), "3f2c9a4e-8b1d-4c7a-9e55-0a1b2c3d4e5f")
-		var e *invoicing.Error
-		require.ErrorAs(t, err, &e)
+		e := apiError(t, err)
 		require.Equal(t, status, e.StatusCode)
 		require.NotEmpty(t, e.Detail, "status %d, body %q", status, body)
 		require.Equal(t, string(body[:min(len(body), 64<<10)]), string(e.Body))
@@ -349,8 +348,7 @@ func FuzzRetryAfter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		r := &fuzzResponder{status: http.StatusTooManyRequests, body: []byte(`{"detail": "Rate limit exceeded"}`), header: []string{"Retry-After", v}}
 		_, err := fuzzClient(t, r).Invoices.Get(t.Context(), "3f2c9a4e-8b1d-4c7a-9e55-0a1b2c3d4e5f")
-		var e *invoicing.Error
-		require.ErrorAs(t, err, &e)
+		e := apiError(t, err)
 		require.ErrorIs(t, err, invoicing.ErrRateLimited)
 		require.GreaterOrEqual(t, e.RetryAfter, time.Duration(0), "Retry-After %q", v)
 		require.LessOrEqual(t, e.RetryAfter, maxWait, "Retry-After %q", v)

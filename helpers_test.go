@@ -5,15 +5,20 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -407,6 +412,312 @@ func sequence(hs ...http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// ------------------------------------------------ answers and observers
+//
+// Answers beyond a handler (in turn, stalling, dripping), what tests
+// observe a call with (arrivals, logs, the bytes read), the http.Clients
+// callers pass, and endpointAPI, which answers every endpoint.
+
+// responders answers the n-th request with the n-th responder, repeating
+// the last (unlike httpmock's Then, it holds no lock while one runs).
+func responders(rs ...httpmock.Responder) httpmock.Responder {
+	var n atomic.Int32
+	return func(r *http.Request) (*http.Response, error) {
+		i := int(n.Add(1)) - 1
+		return rs[min(i, len(rs)-1)](r)
+	}
+}
+
+// stallingBody returns first, then blocks until ctx ends and fails with
+// its error, as a connection does whose peer stopped sending.
+type stallingBody struct {
+	ctx   context.Context
+	first []byte
+}
+
+func (b *stallingBody) Read(p []byte) (int, error) {
+	if len(b.first) > 0 {
+		n := copy(p, b.first)
+		b.first = b.first[n:]
+		return n, nil
+	}
+	<-b.ctx.Done()
+	return 0, b.ctx.Err()
+}
+
+func (b *stallingBody) Close() error { return nil }
+
+// stallAfter answers status with a body that sends first and then stalls.
+func stallAfter(status int, contentType, first string) httpmock.Responder {
+	return func(r *http.Request) (*http.Response, error) {
+		resp := httpmock.NewStringResponse(status, "")
+		resp.Header.Set("Content-Type", contentType)
+		resp.Body = &stallingBody{ctx: r.Context(), first: []byte(first)}
+		resp.Request = r
+		return resp, nil
+	}
+}
+
+// stallHeaders never answers: the request ends with its context.
+func stallHeaders(r *http.Request) (*http.Response, error) {
+	<-r.Context().Done()
+	return nil, r.Context().Err()
+}
+
+// arrivals records when each request reached a handler.
+type arrivals struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (a *arrivals) wrap(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		a.at = append(a.at, time.Now())
+		a.mu.Unlock()
+		h(w, r)
+	}
+}
+
+func (a *arrivals) times() []time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]time.Time(nil), a.at...)
+}
+
+// logRecorder is a slog.Handler keeping every record (and a line of text
+// for each); on, when set before use, sees each record as it is logged.
+type logRecorder struct {
+	mu    sync.Mutex
+	recs  []slog.Record
+	lines []string
+	on    func(slog.Record)
+}
+
+func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %q", r.Level, r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%q", a.Key, a.Value.String())
+		return true
+	})
+	l.mu.Lock()
+	l.recs = append(l.recs, r.Clone())
+	l.lines = append(l.lines, b.String())
+	l.mu.Unlock()
+	if l.on != nil {
+		l.on(r)
+	}
+	return nil
+}
+
+func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
+
+func (l *logRecorder) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// waits returns the "wait" of every "invoicing: retrying" record: the
+// longest the wait before that retry could be.
+func (l *logRecorder) waits() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ws []time.Duration
+	for _, r := range l.recs {
+		if r.Message == "invoicing: retrying" {
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == "wait" {
+					ws = append(ws, a.Value.Duration())
+				}
+				return true
+			})
+		}
+	}
+	return ws
+}
+
+func (l *logRecorder) logger() invoicing.Option { return invoicing.WithLogger(slog.New(l)) }
+
+// getInvoice is the call most tests make: a GET, safe to repeat.
+func getInvoice(c *invoicing.Client, opts ...invoicing.RequestOption) error {
+	_, err := c.Invoices.Get(context.Background(), idInvoice, opts...)
+	return err
+}
+
+// apiError returns err's *Error, failing the test when there is none.
+func apiError(t *testing.T, err error) *invoicing.Error {
+	t.Helper()
+	var apiErr *invoicing.Error
+	require.ErrorAs(t, err, &apiErr)
+	return apiErr
+}
+
+// dripBody sends a byte every 10 ms until its context ends.
+type dripBody struct{ ctx context.Context }
+
+func (b dripBody) Read(p []byte) (int, error) {
+	select {
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	case <-time.After(10 * time.Millisecond):
+		p[0] = ' '
+		return 1, nil
+	}
+}
+
+func (dripBody) Close() error { return nil }
+
+// countingBody counts what is read of a body.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+// wrappingTransport is a caller's RoundTripper wrapping another, as tracing
+// and logging transports do.
+type wrappingTransport struct{ next http.RoundTripper }
+
+func (w wrappingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return w.next.RoundTrip(req)
+}
+
+// clientShapes are the ways callers pass an http.Client, each built around
+// the transport rt: every typed error must come back the same through each.
+// (net/http wraps the response body of a client with a Timeout; the SDK
+// once lost the error body then.)
+func clientShapes(t *testing.T) map[string]func(http.RoundTripper) *http.Client {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	follow := func(*http.Request, []*http.Request) error { return nil }
+	return map[string]func(http.RoundTripper) *http.Client{
+		"Transport only":     func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt} },
+		"Timeout":            func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt, Timeout: 30 * time.Second} },
+		"wrapping Transport": func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: wrappingTransport{rt}} },
+		"Jar":                func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt, Jar: jar} },
+		"CheckRedirect":      func(rt http.RoundTripper) *http.Client { return &http.Client{Transport: rt, CheckRedirect: follow} },
+		"all of them at once": func(rt http.RoundTripper) *http.Client {
+			return &http.Client{Transport: wrappingTransport{rt}, Timeout: time.Minute, Jar: jar, CheckRedirect: follow}
+		},
+	}
+}
+
+// newShapedClient returns a Client for h through shape, or, for the shapes
+// "default" and "empty http.Client" (net/http's own transports, which only
+// a real connection exercises), through a server on loopback.
+func newShapedClient(t *testing.T, shape string, h http.HandlerFunc, opts ...invoicing.Option) (*invoicing.Client, *mockAPI) {
+	t.Helper()
+	switch shape {
+	case "default":
+		return newMock(t, &mockAPI{handler: h, server: true}, opts...)
+	case "empty http.Client":
+		return newMock(t, &mockAPI{handler: h, server: true, shape: func(http.RoundTripper) *http.Client { return &http.Client{} }}, opts...)
+	}
+	return newMock(t, &mockAPI{handler: h, shape: clientShapes(t)[shape]}, opts...)
+}
+
+func shapeNames(t *testing.T) []string {
+	names := []string{"default", "empty http.Client"}
+	for name := range clientShapes(t) {
+		names = append(names, name)
+	}
+	return names
+}
+
+// endpointAPI answers every endpoint with a minimal valid body, and obeys
+// the test's instructions in the request's X-Test header (sent with
+// WithHeader, which this also tests): "fail=N" answers 503 to the first N
+// attempts of the request named by X-Test-Call, "stall" never answers the
+// first attempt (it ends with its deadline), "notfound" answers 404. It is
+// an httpmock responder: a stalled attempt must fail with its context, not
+// race it with an empty answer.
+type endpointAPI struct {
+	mu       sync.Mutex
+	attempts map[string]int
+	reqs     []seenRequest
+}
+
+func (a *endpointAPI) respond(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(r.Body)
+	}
+	a.mu.Lock()
+	call := r.Header.Get("X-Test-Call")
+	a.attempts[call]++
+	n := a.attempts[call]
+	a.reqs = append(a.reqs, seenRequest{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, prefix),
+		Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
+	a.mu.Unlock()
+	if r.Header.Get("X-Test") == "stall" && n == 1 {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
+	w := httptest.NewRecorder()
+	a.answer(w, r, call, n)
+	resp := w.Result()
+	resp.Request = r
+	return resp, nil
+}
+
+func (a *endpointAPI) answer(w http.ResponseWriter, r *http.Request, call string, n int) {
+	w.Header().Set("X-Request-Id", "req-"+call+"-"+strconv.Itoa(n))
+	switch mode := r.Header.Get("X-Test"); {
+	case strings.HasPrefix(mode, "fail="):
+		if limit, _ := strconv.Atoi(strings.TrimPrefix(mode, "fail=")); n <= limit {
+			reply(w, 503, `{"detail": "busy"}`)
+			return
+		}
+	case mode == "notfound":
+		reply(w, 404, `{"detail": "Not found"}`)
+		return
+	}
+	path := strings.TrimPrefix(r.URL.Path, prefix)
+	status := 200
+	if r.Method == http.MethodPost {
+		status = 201
+	}
+	switch {
+	case strings.HasSuffix(path, "/pdf"):
+		w.Header().Set("Content-Type", "application/pdf")
+		_, _ = io.WriteString(w, "%PDF-1.7\n")
+	case strings.Count(path, "/") == 1 && r.Method == http.MethodGet: // a list
+		reply(w, status, `{"items": [], "total": 0, "page": 1, "page_size": 100, "has_more": false}`)
+	default:
+		reply(w, status, `{"id": "`+idInvoice+`"}`)
+	}
+}
+
+// lastOf returns the last request of the call named call (X-Test-Call).
+func (a *endpointAPI) lastOf(t *testing.T, call string) seenRequest {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := len(a.reqs) - 1; i >= 0; i-- {
+		if a.reqs[i].Header.Get("X-Test-Call") == call {
+			return a.reqs[i]
+		}
+	}
+	require.FailNow(t, "no request of "+call)
+	return seenRequest{}
+}
+
+func (a *endpointAPI) attemptsOf(call string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.attempts[call]
+}
+
 // fixture returns testdata/name.
 func fixture(t testing.TB, name string) string {
 	t.Helper()
@@ -555,8 +866,7 @@ func e2eToday(srv *invoicingtest.Server) invoicing.Date {
 // e2eAPIError asserts that err is an *invoicing.Error with the status.
 func e2eAPIError(t *testing.T, err error, status int) *invoicing.Error {
 	t.Helper()
-	var apiErr *invoicing.Error
-	require.ErrorAs(t, err, &apiErr)
+	apiErr := apiError(t, err)
 	require.Equal(t, status, apiErr.StatusCode, "error: %v", err)
 	return apiErr
 }

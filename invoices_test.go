@@ -215,8 +215,7 @@ func TestInvoicesCreateDuplicateNumberIsConflict(t *testing.T) {
 	res, err := c.Invoices.Create(context.Background(), p)
 	assert.Nil(t, res)
 	require.ErrorIs(t, err, invoicing.ErrConflict)
-	var apiErr *invoicing.Error
-	require.ErrorAs(t, err, &apiErr)
+	apiErr := apiError(t, err)
 	assert.Equal(t, 409, apiErr.StatusCode)
 	assert.Equal(t, "Invoice number already exists", apiErr.Detail)
 	assert.Len(t, api.requests(), 1, "409 is never retried, even with a reference")

@@ -89,8 +89,7 @@ func TestItemsCreateDocumentedServiceErrors(t *testing.T) {
 		assert.Nil(t, it)
 		require.ErrorIs(t, err, tc.sentinel)
 		require.ErrorIs(t, err, tc.general)
-		var apiErr *invoicing.Error
-		require.ErrorAs(t, err, &apiErr)
+		apiErr := apiError(t, err)
 		assert.Equal(t, tc.detail, apiErr.Detail)
 		assert.Len(t, api.requests(), 1)
 		for _, other := range []error{invoicing.ErrItemCodeExists, invoicing.ErrUnitPriceRequired, invoicing.ErrInvalidItemType} {

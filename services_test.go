@@ -22,8 +22,7 @@ func TestServicesNotFoundWithDetail(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			c, api := newMock(t, always(404, `{"detail":"Resource not found"}`))
 			err := sc.call(context.Background(), c)
-			var apiErr *invoicing.Error
-			require.ErrorAs(t, err, &apiErr)
+			apiErr := apiError(t, err)
 			assert.Equal(t, 404, apiErr.StatusCode)
 			assert.Equal(t, "Resource not found", apiErr.Detail)
 			assert.ErrorIs(t, err, invoicing.ErrNotFound)
@@ -38,8 +37,7 @@ func TestServicesValidationErrorWithArrayDetail(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			c, _ := newMock(t, always(422, fixture(t, "resources_error_422.json")))
 			err := sc.call(context.Background(), c)
-			var apiErr *invoicing.Error
-			require.ErrorAs(t, err, &apiErr)
+			apiErr := apiError(t, err)
 			assert.ErrorIs(t, err, invoicing.ErrValidation)
 			require.Len(t, apiErr.Problems, 2)
 			assert.Equal(t, []string{"body", "line_items", "0", "account_id"}, apiErr.Problems[1].Loc)
@@ -54,8 +52,7 @@ func TestServicesServerErrorRetriedOnlyWhenSafe(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			c, api := newMock(t, always(500, fixture(t, "resources_error_500.html"), "Content-Type", "text/html"), invoicing.WithMaxRetries(2))
 			err := sc.call(context.Background(), c)
-			var apiErr *invoicing.Error
-			require.ErrorAs(t, err, &apiErr)
+			apiErr := apiError(t, err)
 			assert.ErrorIs(t, err, invoicing.ErrServer)
 			assert.Equal(t, 500, apiErr.StatusCode)
 			assert.Equal(t, "Internal Server Error", apiErr.Detail)
