@@ -66,18 +66,31 @@ func newMultiMirror(t testing.TB, f *fleet, keys *pgmirror.Keyring, edit func(*p
 func newTracedMultiMirror(t testing.TB, f *fleet, keys *pgmirror.Keyring, edit func(*pgmirror.Config), tracer pgx.QueryTracer) *multiMirror {
 	t.Helper()
 	schema := newSchemaName()
+	m, url := serveBusinesses(t, f, schema, keys, tracer, edit)
+	return &multiMirror{Mirror: m, URL: url, Schema: schema, Keys: keys, DB: adminPool(t, schema)}
+}
+
+// serveBusinesses opens a mirror of f's businesses in schema, sealing with
+// keys, its statements traced by tracer (nil for none) and its Config
+// changed by each edit (nil for none), and serves its BusinessHandler. It
+// returns the mirror and its webhook base URL.
+func serveBusinesses(t testing.TB, f *fleet, schema string, keys *pgmirror.Keyring, tracer pgx.QueryTracer,
+	edit ...func(*pgmirror.Config)) (*pgmirror.Mirror, string) {
+	t.Helper()
 	cfg := testConfig(f.Client(t), schema)
 	cfg.Keys = keys
 	cfg.WebhookOptions = []webhooks.Option{webhooks.WithClock(f.Clock.Now)}
-	if edit != nil {
-		edit(&cfg)
+	for _, e := range edit {
+		if e != nil {
+			e(&cfg)
+		}
 	}
 	m := openTracedMirror(t, cfg, tracer)
 	mux := http.NewServeMux()
 	mux.Handle("POST /webhooks/{business}", m.BusinessHandler())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	return &multiMirror{Mirror: m, URL: hs.URL, Schema: schema, Keys: keys, DB: adminPool(t, schema)}
+	return m, hs.URL
 }
 
 // secretOf is the webhook secret of business name: 64 hex characters.
@@ -87,23 +100,20 @@ func secretOf(name string) string {
 }
 
 // replica opens another Mirror on mm's schema (a replica, with its own
-// pools and webhook server; edit, if any, changes its Config), run until
-// the test ends, and returns its webhook base URL.
+// pools and webhook server; each edit changes its Config), run until the
+// test ends, and returns its webhook base URL.
 func (mm *multiMirror) replica(t testing.TB, f *fleet, edit ...func(*pgmirror.Config)) string {
 	t.Helper()
-	cfg := testConfig(f.Client(t), mm.Schema)
-	cfg.Keys = mm.Keys
-	cfg.WebhookOptions = []webhooks.Option{webhooks.WithClock(f.Clock.Now)}
-	for _, e := range edit {
-		e(&cfg)
-	}
-	m := openMirror(t, cfg)
-	mux := http.NewServeMux()
-	mux.Handle("POST /webhooks/{business}", m.BusinessHandler())
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close)
+	m, url := mm.open(t, f, edit...)
 	run(t, m)
-	return hs.URL
+	return url
+}
+
+// open is replica without running it: a replica that has migrated and
+// serves its webhook endpoints, and does nothing else.
+func (mm *multiMirror) open(t testing.TB, f *fleet, edit ...func(*pgmirror.Config)) (*pgmirror.Mirror, string) {
+	t.Helper()
+	return serveBusinesses(t, f, mm.Schema, mm.Keys, nil, edit...)
 }
 
 // add adds the fleet's business b to the mirror, and subscribes b's
@@ -355,10 +365,7 @@ func TestReplicasOfManyBusinessesBackfillAndReconcileEach(t *testing.T) {
 	}
 	run(t, mm.Mirror)
 	for range 2 {
-		cfg := testConfig(f.Client(t), mm.Schema)
-		cfg.Keys = mm.Keys
-		edit(&cfg)
-		run(t, openMirror(t, cfg))
+		mm.replica(t, f, edit)
 	}
 	for _, b := range f.Businesses {
 		waitBusinessBackfilled(t, mm, b.Name, time.Minute)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"sort"
@@ -21,8 +22,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	invoicing "github.com/invoicing-api/invoicing-go"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
@@ -169,28 +172,52 @@ func checkerPool(t testing.TB, schema string) *pgxpool.Pool {
 // (json.Number).
 func serviceRecords(t testing.TB, sc scope, path, key string) []map[string]any {
 	t.Helper()
+	raw, err := serviceRecordsRaw(sc, path, key)
+	require.NoError(t, err)
 	var out []map[string]any
+	for _, r := range raw {
+		dec := json.NewDecoder(bytes.NewReader(r))
+		dec.UseNumber()
+		var rec map[string]any
+		require.NoError(t, dec.Decode(&rec))
+		out = append(out, rec)
+	}
+	return out
+}
+
+// serviceRecordsRaw is serviceRecords with each record as the service sent
+// it, for a caller that cannot fail a test (a proxy's handler).
+func serviceRecordsRaw(sc scope, path, key string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
 	for page := 1; ; page++ {
 		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s%s?page=%d&page_size=100", sc.URL, path, page), nil)
-		require.NoError(t, err)
+		if err != nil {
+			return nil, err
+		}
 		req.Header.Set("Authorization", "Bearer "+sc.Key)
 		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		var body bytes.Buffer
-		_, err = body.ReadFrom(resp.Body)
-		resp.Body.Close()
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", path, body.String())
-		var pg map[string]any
-		dec := json.NewDecoder(&body)
-		dec.UseNumber()
-		require.NoError(t, dec.Decode(&pg))
-		recs, _ := pg[key].([]any)
-		for _, r := range recs {
-			out = append(out, r.(map[string]any))
+		if err != nil {
+			return nil, err
 		}
-		if more, _ := pg["has_more"].(bool); !more {
-			return out
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		var pg map[string]json.RawMessage
+		if err := json.Unmarshal(body, &pg); err != nil {
+			return nil, fmt.Errorf("GET %s: %w", path, err)
+		}
+		var recs []json.RawMessage
+		var more bool
+		_ = json.Unmarshal(pg[key], &recs)        // none when absent
+		_ = json.Unmarshal(pg["has_more"], &more) // false when absent
+		out = append(out, recs...)
+		if !more {
+			return out, nil
 		}
 	}
 }
@@ -450,4 +477,147 @@ func sameJSON(a, b any) bool {
 	default:
 		return a == b
 	}
+}
+
+// The comparison that proves the mirror exact must see every kind of
+// difference: each statement below spoils one thing in an exact mirror, and
+// the comparison must report it (and only it).
+func TestComparisonSeesEveryDifference(t *testing.T) {
+	t.Parallel()
+	srv, _ := newFake(t)
+	seed(t, srv, sizes{invoices: 30, quotes: 10, bills: 5, clients: 3, suppliers: 2, items: 2, bankTransactions: 3}, 3, 4)
+	m, db := newMirror(t, srv)
+	require.NoError(t, m.Backfill(context.Background()))
+	requireMirrorEqual(t, srv, m.Schema())
+
+	spoil := []struct{ name, table, sql string }{
+		{"money off by a cent", "invoices", `UPDATE invoices SET total = total + 0.01 WHERE id = (SELECT min(id) FROM invoices)`},
+		{"a status", "quotes", `UPDATE quotes SET status = 'declined' WHERE id = (SELECT min(id) FROM quotes)`},
+		{"a date", "invoices", `UPDATE invoices SET due_date = due_date + 1 WHERE id = (SELECT min(id) FROM invoices)`},
+		{"a datetime", "clients", `UPDATE clients SET created_at = created_at + interval '1 second' WHERE id = (SELECT min(id) FROM clients)`},
+		{"a boolean", "items", `UPDATE items SET is_active = NOT is_active WHERE id = (SELECT min(id) FROM items)`},
+		{"NULL for a value", "bills", `UPDATE bills SET supplier_name = NULL WHERE id = (SELECT min(id) FROM bills)`},
+		{"a value for NULL", "invoices", `UPDATE invoices SET reference = 'R' WHERE id = (SELECT min(id) FROM invoices)`},
+		{"a missing record", "bank_transactions", `DELETE FROM bank_transactions WHERE id = (SELECT min(id) FROM bank_transactions)`},
+		{"an extra record", "tax_codes", `INSERT INTO tax_codes (business, id, raw, mirror_version, mirror_fetch_seq, mirror_synced_at, mirror_changed_at) VALUES ('default', 'x', '{}', now(), 0, now(), now())`},
+		{"a line's quantity", "invoice_lines", `UPDATE invoice_lines SET quantity = quantity * 2 WHERE (invoice_id, position) = (SELECT invoice_id, 0 FROM invoice_lines ORDER BY invoice_id LIMIT 1)`},
+		{"a missing line", "quote_lines", `DELETE FROM quote_lines WHERE (quote_id, position) = (SELECT quote_id, 0 FROM quote_lines ORDER BY quote_id LIMIT 1)`},
+		{"lines in another order", "bill_lines", `CREATE TEMP TABLE b AS SELECT bill_id FROM bill_lines WHERE position = 1 ORDER BY bill_id LIMIT 1;
+			UPDATE bill_lines SET position = -1 WHERE bill_id = (SELECT bill_id FROM b) AND position = 0;
+			UPDATE bill_lines SET position = 0 WHERE bill_id = (SELECT bill_id FROM b) AND position = 1;
+			UPDATE bill_lines SET position = 1 WHERE bill_id = (SELECT bill_id FROM b) AND position = -1`},
+		{"a raw member changed", "accounts", `UPDATE accounts SET raw = jsonb_set(raw, '{name}', '"Other"') WHERE id = (SELECT min(id) FROM accounts)`},
+		{"an unknown member lost", "bank_accounts", `UPDATE bank_accounts SET raw = raw - 'balance' WHERE id = (SELECT min(id) FROM bank_accounts)`},
+		{"a member more in raw", "suppliers", `UPDATE suppliers SET raw = raw || '{"extra": 1}' WHERE id = (SELECT min(id) FROM suppliers)`},
+	}
+	for _, c := range spoil {
+		t.Run(c.name, func(t *testing.T) {
+			// Spoil the copy in a transaction, compare through it, and roll
+			// it back: the next case starts from the exact copy again.
+			tx, err := db.Begin(context.Background())
+			require.NoError(t, err)
+			defer tx.Rollback(context.Background())
+			_, err = tx.Exec(context.Background(), c.sql)
+			require.NoError(t, err)
+			diffs, _ := compareWith(t, srv, tx)
+			require.NotEmpty(t, diffs)
+			for _, d := range diffs {
+				assert.True(t, strings.HasPrefix(d, c.table+" ") || strings.HasPrefix(d, c.table+":"), "a difference elsewhere: %s", d)
+			}
+		})
+	}
+}
+
+// The mirror's own comparison, Verify, and the command's verify.
+
+// verify compares the copy with the service and writes nothing: equal
+// after the backfill; then a row deleted (missing), a row the service does
+// not have (extra), a row tampered with (stale, naming the member) and a
+// change that raised no event (stale until a reconciliation) are each
+// found, the command printing them and exiting 3; after a reconciliation
+// (and the tampering undone) it is equal again. It measures a verification
+// of 5,000 invoices (1,000 with -short) and its requests.
+func TestVerifyFindsEachDifferenceAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	invoices := 5000
+	if testing.Short() {
+		invoices = 1000
+	}
+	srv, _ := newFake(t)
+	ids := seed(t, srv, sizes{invoices: invoices, clients: 20}, 61, 62)
+	m, db := newMirror(t, srv)
+	schema := m.Schema()
+	ctx := context.Background()
+	require.NoError(t, m.Backfill(ctx))
+
+	v, err := m.Verify(ctx, "", pgmirror.Invoices)
+	require.NoError(t, err)
+	assert.True(t, v.Equal(), "%+v", v.Differences)
+	require.Len(t, v.Resources, 1)
+	assert.Equal(t, invoices, v.Resources[0].Listed)
+	assert.Equal(t, (invoices+99)/100, v.Requests, "a request a page")
+	t.Logf("a verification of %d invoices took %v and %d requests", invoices, v.Took.Round(time.Millisecond), v.Requests)
+
+	// The differences.
+	missing, tampered, quiet := ids["invoices"][0], ids["invoices"][1], ids["invoices"][2]
+	for _, sql := range []string{
+		`DELETE FROM invoices WHERE id = '` + missing + `'`,
+		`INSERT INTO invoices (business, id, raw, mirror_version, mirror_fetch_seq, mirror_synced_at, mirror_changed_at)
+			VALUES ('default', '0a5e6b1c-9d7e-4f10-8a2b-3c4d5e6f7a8b', '{"id": "0a5e6b1c-9d7e-4f10-8a2b-3c4d5e6f7a8b"}', now(), 0, now(), now())`,
+		`UPDATE invoices SET raw = jsonb_set(raw, '{notes}', '"tampered"') WHERE id = '` + tampered + `'`,
+	} {
+		_, err := db.Exec(ctx, sql)
+		require.NoError(t, err)
+	}
+	require.NoError(t, srv.UpdateInvoice(quiet, invoicingtest.InvoiceUpdate{Status: invoicing.InvoiceStatusVoided})) // no event reaches this mirror
+	changes := count(t, db, `SELECT count(*) FROM mirror_changes`)
+	var before string
+	require.NoError(t, db.QueryRow(ctx, `SELECT md5(string_agg(raw::text, '' ORDER BY id)) FROM invoices`).Scan(&before))
+
+	v, err = m.Verify(ctx, pgmirror.DefaultBusiness)
+	require.NoError(t, err)
+	got := map[string]pgmirror.Difference{}
+	for _, d := range v.Differences {
+		got[d.ID] = d
+	}
+	assert.Len(t, v.Differences, 4, "%+v", v.Differences)
+	assert.Equal(t, pgmirror.DiffMissing, got[missing].Kind)
+	assert.Equal(t, pgmirror.DiffExtra, got["0a5e6b1c-9d7e-4f10-8a2b-3c4d5e6f7a8b"].Kind)
+	assert.Equal(t, pgmirror.Difference{Business: pgmirror.DefaultBusiness, Resource: pgmirror.Invoices, ID: tampered,
+		Kind: pgmirror.DiffStale, Members: []string{"notes"}}, got[tampered])
+	assert.Equal(t, pgmirror.DiffStale, got[quiet].Kind)
+	assert.Contains(t, got[quiet].Members, "status")
+	assert.Len(t, v.Resources, len(pgmirror.Resources()))
+	var after string
+	require.NoError(t, db.QueryRow(ctx, `SELECT md5(string_agg(raw::text, '' ORDER BY id)) FROM invoices`).Scan(&after))
+	assert.Equal(t, before, after, "verify writes nothing")
+	assert.Equal(t, changes, count(t, db, `SELECT count(*) FROM mirror_changes`))
+
+	env := commandEnv(srv.URL, srv.FullKey, "", postgresOf(schema).URL)
+	out, code := runCommand(t, env, "verify", "--budget", "10000", "--schema", schema, "--resource", "invoices")
+	assert.Equal(t, 3, code, "%s", out)
+	assert.Contains(t, out, "default invoices "+tampered+": stale (notes)")
+	assert.Contains(t, out, "default invoices 0a5e6b1c-9d7e-4f10-8a2b-3c4d5e6f7a8b: extra")
+	assert.Contains(t, out, "4 record(s) differ, 0 business(es) not verified")
+	out, code = runCommand(t, env, "verify", "--budget", "10000", "--schema", schema, "--json", "--resource", "clients")
+	assert.Equal(t, 0, code, "%s", out)
+	var js struct {
+		Equal     bool
+		Resources []struct{ Listed int }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &js), out)
+	assert.True(t, js.Equal)
+	require.Len(t, js.Resources, 1)
+	assert.Equal(t, 20+2, js.Resources[0].Listed, "the seed's clients and the fake's own")
+
+	// A reconciliation corrects what it can (it does not delete the extra
+	// row: it marks it deleted), and the copy is equal again.
+	_, err = m.Reconcile(ctx)
+	require.NoError(t, err)
+	out, code = runCommand(t, env, "verify", "--budget", "10000", "--schema", schema)
+	assert.Equal(t, 0, code, "%s", out)
+	assert.True(t, strings.HasPrefix(strings.TrimSpace(out[strings.LastIndex(out, "\n\n"):]), "equal: "), "%s", out)
+	out, code = runCommand(t, env, "verify", "--budget", "10000", "--schema", schema, "--business", "nobody")
+	assert.Equal(t, 2, code, "no complete copy of business nobody: %s", out)
+	assert.Contains(t, out, "no complete copy yet")
 }

@@ -4,7 +4,6 @@ package pgmirror_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ import (
 func BenchmarkMetricsOverhead(b *testing.B) {
 	const invoices = 5_000
 	srv, _ := newFake(b)
-	seed(b, srv, sizes{invoices: invoices}, rand.New(rand.NewPCG(61, 62)))
+	seed(b, srv, sizes{invoices: invoices}, 61, 62)
 	backfill := func(withMetrics bool) (took, cpu time.Duration) {
 		var opts []invoicing.Option
 		cfg := testConfig(nil, newSchemaName())

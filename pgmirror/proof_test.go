@@ -5,13 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -96,7 +92,7 @@ func (p proof) run(t *testing.T) {
 	for i := range p.businesses {
 		srv, clock := newFake(t)
 		ids := seed(t, srv, sizes{invoices: share(p.invoices, i), quotes: share(p.quotes, i), bills: share(p.invoices/25, i),
-			clients: 100, suppliers: 25, items: 40, bankTransactions: 200}, rand.New(rand.NewPCG(p.seed, uint64(1+i))))
+			clients: 100, suppliers: 25, items: 40, bankTransactions: 200}, p.seed, uint64(1+i))
 		name := pgmirror.DefaultBusiness
 		if multi {
 			name = fmt.Sprintf("business%d", i)
@@ -132,13 +128,13 @@ func (p proof) run(t *testing.T) {
 	if p.restartPostgres { // the others, running meanwhile, keep theirs
 		pg = ownPostgres(t, schema)
 	}
-	keyring := ""
+	keyText := ""
 	if multi {
-		keyring = newKeyText(t, "k1")
+		keyText = newKeyText(t, "k1")
 		db := adminPool(t, schema)
 		require.NoError(t, pgmirror.MigrateSchema(context.Background(), db, schema, ""))
 		for _, b := range bs {
-			require.NoError(t, pgmirror.NewBusinesses(db, schema, mustKeyring(t, keyring)).Add(context.Background(),
+			require.NoError(t, pgmirror.NewBusinesses(db, schema, keyring(t, keyText)).Add(context.Background(),
 				pgmirror.BusinessConfig{Name: b.name, APIKey: b.srv.FullKey, WebhookSecrets: []string{b.ep.Secret()}, Budget: 10000}))
 		}
 	}
@@ -148,7 +144,7 @@ func (p proof) run(t *testing.T) {
 		var r replica
 		switch name := fmt.Sprintf("%s_replica_%d", schema, i); {
 		case p.processes && multi:
-			pr := startProcessWith(t, name, schema, "INVOICING_BASE_URL="+apiURL, pgmirror.EnvKeys+"="+keyring)
+			pr := startProcessWith(t, name, schema, "INVOICING_BASE_URL="+apiURL, pgmirror.EnvKeys+"="+keyText)
 			processes = append(processes, pr)
 			r = pr
 		case p.processes:
@@ -156,7 +152,7 @@ func (p proof) run(t *testing.T) {
 			processes = append(processes, pr)
 			r = pr
 		case multi:
-			r = startInProcessBusinesses(t, apiURL, schema, mustKeyring(t, keyring))
+			r = startInProcessBusinesses(t, apiURL, schema, keyring(t, keyText))
 		default:
 			r = startInProcess(t, apiURL, bs[0].srv.FullKey, schema, bs[0].ep.Secret())
 		}
@@ -232,7 +228,7 @@ func (p proof) run(t *testing.T) {
 		waitUntil(t, 2*time.Minute, func() (bool, string) { // something to rewrite
 			return count(t, db, `SELECT count(*) FROM clients WHERE business = $1 AND email IS NOT NULL`, bs[1].name) > 0, "clients with emails"
 		})
-		proofSelection(t, db, schema, keyring, bs[1], narrowed)
+		proofSelection(t, db, schema, keyText, bs[1], narrowed)
 		assert.Zero(t, count(t, db, `SELECT count(*) FROM clients WHERE business = $1 AND (email IS NOT NULL OR raw ? 'email')`, bs[1].name),
 			"emails left out, once the narrowed selection is recorded")
 	}
@@ -269,7 +265,7 @@ func (p proof) run(t *testing.T) {
 	require.NoError(t, <-mutated)
 	lap("mutated")
 	if multi {
-		proofSelection(t, db, schema, keyring, bs[1], pgmirror.Selection{})
+		proofSelection(t, db, schema, keyText, bs[1], pgmirror.Selection{})
 		lap("selection widened")
 	}
 
@@ -313,7 +309,7 @@ func (p proof) run(t *testing.T) {
 		c, err := newClientAt(apiURL, bs[0].srv.FullKey)
 		require.NoError(t, err)
 		cfg := testConfig(c, schema)
-		cfg.Keys = mustKeyring(t, keyring)
+		cfg.Keys = keyring(t, keyText)
 		reconciler = openMirror(t, cfg)
 	} else {
 		reconciler = openMirror(t, testConfig(sdkClient(bs[0].srv), schema))
@@ -393,9 +389,9 @@ func (p proof) run(t *testing.T) {
 
 // proofSelection adds the business b of a proof's mirror again with the
 // Selection sel, and waits until a replica applied it.
-func proofSelection(t *testing.T, db *pgxpool.Pool, schema, keyring string, b *proofBusiness, sel pgmirror.Selection) {
+func proofSelection(t *testing.T, db *pgxpool.Pool, schema, keyText string, b *proofBusiness, sel pgmirror.Selection) {
 	t.Helper()
-	require.NoError(t, pgmirror.NewBusinesses(db, schema, mustKeyring(t, keyring)).Add(context.Background(),
+	require.NoError(t, pgmirror.NewBusinesses(db, schema, keyring(t, keyText)).Add(context.Background(),
 		pgmirror.BusinessConfig{Name: b.name, APIKey: b.srv.FullKey, WebhookSecrets: []string{b.ep.Secret()}, Budget: 10000, Selection: sel}))
 	text, err := json.Marshal(sel)
 	require.NoError(t, err)
@@ -403,14 +399,6 @@ func proofSelection(t *testing.T, db *pgxpool.Pool, schema, keyring string, b *p
 		return count(t, db, `SELECT count(*) FROM mirror_selections WHERE business = $1 AND selection @> $2::jsonb AND $2::jsonb @> selection`,
 			b.name, string(text)) == 1, "the selection of " + b.name + " applied: " + string(text)
 	})
-}
-
-// mustKeyring parses the text form of a Keyring.
-func mustKeyring(t testing.TB, text string) *pgmirror.Keyring {
-	t.Helper()
-	k, err := pgmirror.ParseKeyring(text)
-	require.NoError(t, err)
-	return k
 }
 
 // newKeyRouter serves the services of keys (API key → an
@@ -421,11 +409,7 @@ func newKeyRouter(t testing.TB, keys map[string]string) string {
 	t.Helper()
 	proxies := map[string]*httputil.ReverseProxy{}
 	for key, target := range keys {
-		u, err := url.Parse(target)
-		require.NoError(t, err)
-		proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
-		proxy.ErrorLog = log.New(io.Discard, "", 0)
-		proxies["Bearer "+key] = proxy
+		proxies["Bearer "+key] = proxyTo(t, target)
 	}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		proxy, ok := proxies[r.Header.Get("Authorization")]

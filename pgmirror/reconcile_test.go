@@ -1,13 +1,17 @@
 package pgmirror_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
 	"net/http"
+	"os"
+	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,18 +40,17 @@ func TestReconcileCorrectsChangesThatRaiseNoEvent(t *testing.T) {
 	declined, expired := createQuote(t, c, 2), createQuote(t, c, 1)
 	paid, approved := createBill(t, c), createBill(t, c)
 
-	schema := newSchemaName()
-	cfg := testConfig(sdkClient(srv), schema)
 	var logs syncBuffer
-	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	var mu sync.Mutex
 	hooked := map[string]int{}
-	cfg.OnReconciled = func(resource string, corrected int) {
-		mu.Lock()
-		defer mu.Unlock()
-		hooked[resource] += corrected
-	}
-	m := openMirror(t, cfg)
+	m, db := newMirror(t, srv, func(cfg *pgmirror.Config) {
+		cfg.Logger = logs.logger()
+		cfg.OnReconciled = func(resource string, corrected int) {
+			mu.Lock()
+			defer mu.Unlock()
+			hooked[resource] += corrected
+		}
+	})
 	ctx := context.Background()
 	require.NoError(t, m.Backfill(ctx))
 
@@ -68,7 +71,6 @@ func TestReconcileCorrectsChangesThatRaiseNoEvent(t *testing.T) {
 	srv.AddClient(invoicingtest.Contact{Name: "Quiet client"})
 	srv.AddSupplier(invoicingtest.Contact{Name: "Quiet supplier"})
 
-	db := adminPool(t, schema)
 	_, err = db.Exec(ctx, `INSERT INTO invoicing_webhook_inbox (delivery_id, event_type, signed_at, body, status, processed_at)
 		VALUES ('old', 'test', now(), '{}', 'processed', now() - interval '8 days'),
 		       ('recent', 'test', now(), '{}', 'processed', now() - interval '6 days'),
@@ -84,7 +86,7 @@ func TestReconcileCorrectsChangesThatRaiseNoEvent(t *testing.T) {
 	assert.Equal(t, want, corrected)
 	assert.Equal(t, want, hooked)
 	assert.Contains(t, logs.String(), `msg="pgmirror: reconciled" business=default resource=quotes listed=2 corrected=2`)
-	requireMirrorEqual(t, srv, schema)
+	requireMirrorEqual(t, srv, m.Schema())
 	assert.Equal(t, 2, count(t, db, `SELECT count(*) FROM invoicing_webhook_inbox WHERE delivery_id IN ('recent', 'parked')`),
 		"processed deliveries past the week's retention are deleted; recent and parked ones are kept")
 	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoicing_webhook_inbox WHERE delivery_id = 'old'`))
@@ -208,7 +210,7 @@ func TestAnUnchangedReconciliationWritesNothing(t *testing.T) {
 		invoices = 4_000
 	}
 	srv, _ := newFake(t)
-	ids := seed(t, srv, sizes{invoices: invoices, quotes: 200, bills: 50, clients: 50}, rand.New(rand.NewPCG(23, 3)))
+	ids := seed(t, srv, sizes{invoices: invoices, quotes: 200, bills: 50, clients: 50}, 23, 3)
 	schema := newSchemaName()
 	db := adminPool(t, schema)
 	cfg := testConfig(sdkClient(srv), schema)
@@ -280,6 +282,155 @@ func minus(a, b tupleCounts) tupleCounts {
 	return tupleCounts{a.ins - b.ins, a.upd - b.upd, a.del - b.del}
 }
 
+// The work that grows with a business, bounded (issue 32, item 6), at
+// scale: it runs only with PGMIRROR_SCALE=1 and without -short, and logs
+// its figures.
+//
+//  1. A reconciliation of a business of 100,000 invoices
+//     (PGMIRROR_SCALE_INVOICES): its time, and the peak of the live heap
+//     it adds (as the last garbage collection found it, sampled every
+//     5 ms).
+//  2. A retention pass over 10,000,000 changes older than the retention
+//     (PGMIRROR_SCALE_CHANGES): its time, and the longest an event's change
+//     waited to be read by FollowChanges meanwhile (events every 50 ms): a
+//     long deletion's transaction would hold the feed's readers back until
+//     it ends.
+func TestBoundedReconciliationAndRetention(t *testing.T) {
+	t.Parallel()
+	if testing.Short() || os.Getenv("PGMIRROR_SCALE") != "1" {
+		t.Skip("set PGMIRROR_SCALE=1 (and no -short) to reconcile 100,000 invoices and prune 10,000,000 changes")
+	}
+	invoices := scaleSetting(t, "PGMIRROR_SCALE_INVOICES", 100_000)
+	changes := scaleSetting(t, "PGMIRROR_SCALE_CHANGES", 10_000_000)
+	ctx := context.Background()
+	srv, clock := newFake(t)
+	ids := seed(t, srv, sizes{invoices: invoices}, 40, 41)
+	m, db := newMirror(t, srv, func(cfg *pgmirror.Config) { cfg.BatchSize = pgmirror.DefaultBatchSize })
+	start := time.Now()
+	require.NoError(t, m.Backfill(ctx))
+	t.Logf("backfill of %d invoices: %v", invoices, time.Since(start).Round(time.Millisecond))
+
+	// 1. A reconciliation, its heap sampled.
+	stop := heapPeak()
+	start = time.Now()
+	corrected, err := m.Reconcile(ctx)
+	took := time.Since(start)
+	added := stop()
+	require.NoError(t, err)
+	assert.Zero(t, corrected[pgmirror.Invoices], "nothing changed")
+	t.Logf("reconciliation of %d invoices: %v; live heap added at its peak: %.1f MB (%.0f bytes an invoice)",
+		invoices, took.Round(time.Millisecond), float64(added)/1e6, float64(added)/float64(invoices))
+
+	// 2. A retention pass over old changes, while events are followed.
+	start = time.Now()
+	_, err = db.Exec(ctx, `INSERT INTO mirror_changes (seq, at, business, resource, id, cause, op, new_values)
+		SELECT g, now() - interval '60 days', $1, 'invoices', 'old' || g, 'event', 'insert', '{"old": true}'
+		FROM generate_series(1, $2::bigint) AS g`, pgmirror.DefaultBusiness, changes)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `VACUUM ANALYZE mirror_changes`)
+	require.NoError(t, err)
+	t.Logf("%d old changes written in %v", changes, time.Since(start).Round(time.Millisecond))
+
+	hookUp(t, srv, clock, m)
+	run(t, m)
+	var mu sync.Mutex
+	written := map[string]time.Time{} // invoice id → when its update was made
+	var held atomic.Int64             // the longest wait of a change to be followed, in ns
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	after := int64(changes) // the old ones are not followed
+	go func() {
+		for ch, err := range m.FollowChanges(fctx, after) {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			at, ok := written[ch.ID]
+			mu.Unlock()
+			if ok && ch.Cause == pgmirror.CauseEvent {
+				if d := int64(time.Since(at)); d > held.Load() {
+					held.Store(d)
+				}
+			}
+		}
+	}()
+	// The pass: this Prune's, with Run's own if it runs meanwhile; it ends
+	// when every old change is deleted.
+	start = time.Now()
+	pruned := make(chan error, 1)
+	go func() {
+		if err := m.Prune(ctx); err != nil {
+			pruned <- err
+			return
+		}
+		for {
+			var left int
+			if err := db.QueryRow(ctx, `SELECT count(*) FROM mirror_changes WHERE seq <= $1`, changes).Scan(&left); err != nil || left == 0 {
+				pruned <- err
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // polling the deletion's progress
+		}
+	}()
+	notes := 0
+	for done := false; !done; {
+		select {
+		case err := <-pruned:
+			require.NoError(t, err)
+			done = true
+		case <-time.After(50 * time.Millisecond): // pacing the events, not a wait
+			id := ids["invoices"][notes%len(ids["invoices"])]
+			note := fmt.Sprintf("note %d", notes)
+			mu.Lock()
+			written[id] = time.Now()
+			mu.Unlock()
+			require.NoError(t, srv.UpdateInvoice(id, invoicingtest.InvoiceUpdate{Notes: &note}))
+			notes++
+		}
+	}
+	pruneTook := time.Since(start)
+	t.Logf("retention pass over %d changes: %v; %d events meanwhile, the longest a change waited to be followed: %v",
+		changes, pruneTook.Round(time.Millisecond), notes, time.Duration(held.Load()).Round(time.Millisecond))
+}
+
+// heapPeak samples the live heap (as the last garbage collection found
+// it) every 5 ms until stop is called, which returns the peak above the
+// live heap at the start.
+func heapPeak() (stop func() uint64) {
+	read := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	base := read()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := read(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		if p := peak.Load(); p > base {
+			return p - base
+		}
+		return 0
+	}
+}
+
 // While the service answers every request with a 503, for three tries of
 // a reconciler that looks every 100 ms, it logs one line when the service
 // goes and one when it is back, not a line per failure, and reconciles
@@ -287,12 +438,12 @@ func minus(a, b tupleCounts) tupleCounts {
 func TestAnAPIOutageDuringReconciliationIsQuiet(t *testing.T) {
 	t.Parallel()
 	srv, _ := newFake(t)
-	seed(t, srv, sizes{invoices: 30}, rand.New(rand.NewPCG(11, 12))) // enough for the check against another business
-	cfg := testConfig(sdkClient(srv), newSchemaName())
-	cfg.ReconcileInterval = 100 * time.Millisecond
+	seed(t, srv, sizes{invoices: 30}, 11, 12) // enough for the check against another business
 	var logs syncBuffer
-	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	m := openMirror(t, cfg)
+	m, _ := newMirror(t, srv, func(cfg *pgmirror.Config) {
+		cfg.ReconcileInterval = 100 * time.Millisecond
+		cfg.Logger = logs.logger()
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	require.NoError(t, m.Backfill(ctx))
@@ -357,12 +508,9 @@ func TestAResyncWalksTheBusinessNowOnARunningReplica(t *testing.T) {
 	c := srv.Client()
 	overdue := createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1)
 	declined := createQuote(t, c, 1)
-	schema := newSchemaName()
-	cfg := testConfig(sdkClient(srv), schema)
 	var logs syncBuffer
-	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	m := openMirror(t, cfg)
-	db := adminPool(t, schema)
+	m, db := newMirror(t, srv, func(cfg *pgmirror.Config) { cfg.Logger = logs.logger() })
+	schema := m.Schema()
 	ctx := context.Background()
 	bs := pgmirror.NewBusinesses(db, schema, nil)
 	assert.ErrorIs(t, bs.Resync(ctx, pgmirror.DefaultBusiness), pgmirror.ErrNotReady, "not backfilled yet")
@@ -403,4 +551,193 @@ func TestAResyncWalksTheBusinessNowOnARunningReplica(t *testing.T) {
 	t.Logf("a resync of the business started %v after it was asked for", started.Round(time.Millisecond))
 	assert.Contains(t, logs.String(), `msg="pgmirror: resync done"`)
 	requireMirrorEqual(t, srv, schema)
+}
+
+// Records the service no longer lists: marked deleted, and unless it is
+// told otherwise, the mirror stops when most of a table's records are gone
+// (another business behind the key).
+
+// withoutRecords returns srv's state without the records ids of the state's
+// key (such as "invoices"), and the payments naming them, for LoadState:
+// the service cannot delete.
+func withoutRecords(t testing.TB, srv *invoicingtest.Server, key string, ids []string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, srv.SaveState(&buf))
+	dec := json.NewDecoder(&buf)
+	dec.UseNumber()
+	var st map[string]any
+	require.NoError(t, dec.Decode(&st))
+	st[key] = slices.DeleteFunc(st[key].([]any), func(r any) bool { return slices.Contains(ids, r.(map[string]any)["id"].(string)) })
+	if payments, ok := st["payments"].([]any); ok {
+		st["payments"] = slices.DeleteFunc(payments, func(r any) bool {
+			id, _ := r.(map[string]any)["invoice_id"].(string)
+			return slices.Contains(ids, id)
+		})
+	}
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	return b
+}
+
+// backfilledSchema backfills a mirror of a new fake service holding that
+// many invoices (seeded from s1 and s2) into a new schema, and returns the
+// schema: the mirror of one business, for another to take its place
+// behind the key.
+func backfilledSchema(t testing.TB, invoices int, s1, s2 uint64) string {
+	t.Helper()
+	srv, _ := newFake(t)
+	seed(t, srv, sizes{invoices: invoices}, s1, s2)
+	m, _ := newMirror(t, srv)
+	require.NoError(t, m.Backfill(context.Background()))
+	return m.Schema()
+}
+
+// Records the service no longer lists are marked deleted by the next
+// reconciliation, with their lines, logged and in the change feed; listed
+// again, they are unmarked.
+func TestDeletedRecordsAreMarkedAndUnmarked(t *testing.T) {
+	t.Parallel()
+	srv, _ := newFake(t)
+	ids := seed(t, srv, sizes{invoices: 40, quotes: 5}, 2, 3)
+	var logs syncBuffer
+	m, db := newMirror(t, srv, func(cfg *pgmirror.Config) { cfg.Logger = logs.logger() })
+	ctx := context.Background()
+	require.NoError(t, m.Backfill(ctx))
+
+	var full bytes.Buffer
+	require.NoError(t, srv.SaveState(&full))
+	gone := ids["invoices"][5:8]
+	require.NoError(t, srv.LoadState(bytes.NewReader(withoutRecords(t, srv, "invoices", gone))))
+	corrected, err := m.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, corrected[pgmirror.Invoices])
+	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL AND id = ANY($1)`, gone))
+	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
+	assert.Equal(t, 40, count(t, db, `SELECT count(*) FROM invoices`), "rows kept, as last seen")
+	goneLines := count(t, db, `SELECT count(*) FROM invoice_lines WHERE invoice_id = ANY($1)`, gone)
+	require.Positive(t, goneLines)
+	assert.Equal(t, goneLines, count(t, db, `SELECT count(*) FROM invoice_lines WHERE mirror_deleted_at IS NOT NULL`),
+		"the lines of the invoices marked deleted, and only those, are marked with them")
+	assert.Contains(t, logs.String(), `msg="pgmirror: marked deleted" business=default resource=invoices rows=3`)
+	_, _, deleted, _ := m.CountedForTest()
+	assert.Equal(t, int64(3), deleted[pgmirror.Invoices])
+
+	again, err := m.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, again[pgmirror.Invoices], "marked once")
+
+	require.NoError(t, srv.LoadState(&full))
+	corrected, err = m.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, corrected[pgmirror.Invoices])
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoice_lines WHERE mirror_deleted_at IS NOT NULL`), "listed again: their lines written anew")
+	requireMirrorEqual(t, srv, m.Schema())
+
+	ops := map[string]int{}
+	waitFeedReadable(t, m)
+	for c, err := range m.Changes(ctx, 0) {
+		require.NoError(t, err)
+		if c.Cause == pgmirror.CauseReconciliation && slices.Contains(gone, c.ID) {
+			ops[c.Op]++
+		}
+	}
+	assert.Equal(t, map[string]int{pgmirror.OpDelete: 3, pgmirror.OpInsert: 3}, ops)
+	requireFeedReplays(t, m, db)
+}
+
+// A different business behind the key (here: another fake, whose invoices
+// all have other ids) makes the reconciliation, and RunReconciler, stop
+// with an error that says so, before writing or marking anything; with
+// AllowMassDeletion, the old rows are marked deleted and the new ones
+// written.
+func TestMostRecordsVanishingStopsTheMirror(t *testing.T) {
+	t.Parallel()
+	schema := backfilledSchema(t, 60, 4, 5)
+	ctx := context.Background()
+
+	second, _ := newFake(t)
+	seed(t, second, sizes{invoices: 7}, 6, 7)
+	cfg := testConfig(sdkClient(second), schema)
+	cfg.ReconcileInterval = time.Millisecond
+	m := openMirror(t, cfg)
+	_, err := m.Reconcile(ctx)
+	require.ErrorIs(t, err, pgmirror.ErrMassDeletion)
+	assert.Contains(t, err.Error(), "the service no longer lists 60 of 60 invoices: a different business behind the API key?")
+	db := adminPool(t, schema)
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`), "nothing marked")
+	assert.Equal(t, 60, count(t, db, `SELECT count(*) FROM invoices`), "nothing written")
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_changes WHERE cause = 'reconciliation'`))
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM mirror_reconcile WHERE last_started_at IS NOT NULL`), "no reconciliation started")
+
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.ErrorIs(t, m.RunReconciler(rctx), pgmirror.ErrMassDeletion, "the reconciler stops")
+	require.NoError(t, rctx.Err())
+
+	cfg.AllowMassDeletion = true
+	corrected, err := openMirror(t, cfg).Reconcile(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 67, corrected[pgmirror.Invoices], "7 written, 60 marked")
+	assert.Equal(t, 60, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`))
+	assert.Equal(t, 7, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NULL`))
+}
+
+// A backfilled mirror started with a different business behind the key
+// (another fake, whose invoices all have other ids) stops at startup with
+// ErrMassDeletion, before its fetchers write the records the new
+// business's events asked for; with AllowMassDeletion it starts and
+// writes them.
+func TestRunStopsAtStartupWhenAnotherBusinessIsBehindTheKey(t *testing.T) {
+	t.Parallel()
+	schema := backfilledSchema(t, 60, 4, 5)
+	ctx := context.Background()
+	db := adminPool(t, schema)
+	changes := count(t, db, `SELECT count(*) FROM mirror_changes`)
+
+	second, _ := newFake(t)
+	ids := seed(t, second, sizes{invoices: 7}, 6, 7)["invoices"]
+	for _, id := range ids { // as the second business's events would ask
+		_, err := db.Exec(ctx, `INSERT INTO mirror_pending_fetch (business, resource, id, due_at) VALUES ('default', 'invoices', $1, now())`, id)
+		require.NoError(t, err)
+	}
+	cfg := testConfig(sdkClient(second), schema)
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := openMirror(t, cfg).Run(rctx)
+	took := time.Since(start)
+	require.ErrorIs(t, err, pgmirror.ErrMassDeletion)
+	assert.Contains(t, err.Error(), "the service no longer lists 60 of 60 invoices")
+	require.NoError(t, rctx.Err())
+	assert.Less(t, took, 5*time.Second, "at startup, not at the first reconciliation")
+	assert.Equal(t, 60, count(t, db, `SELECT count(*) FROM invoices`), "nothing written")
+	assert.Zero(t, count(t, db, `SELECT count(*) FROM invoices WHERE mirror_deleted_at IS NOT NULL`), "nothing marked")
+	assert.Equal(t, changes, count(t, db, `SELECT count(*) FROM mirror_changes`), "no change")
+	assert.Equal(t, len(ids), count(t, db, `SELECT count(*) FROM mirror_pending_fetch`), "the requests wait")
+	t.Logf("Run stopped after %v", took.Round(time.Millisecond))
+
+	cfg.AllowMassDeletion = true
+	run(t, openMirror(t, cfg))
+	waitUntil(t, 10*time.Second, func() (bool, string) {
+		n := count(t, db, `SELECT count(*) FROM invoices WHERE id = ANY($1)`, ids)
+		return n == len(ids), fmt.Sprintf("%d of the new business's %d invoices written", n, len(ids))
+	})
+}
+
+// Run stops with ErrMassDeletion when a reconciliation finds most of a
+// table's records gone (another business behind the key), instead of
+// going on.
+func TestRunStopsWhenMostRecordsVanish(t *testing.T) {
+	t.Parallel()
+	schema := backfilledSchema(t, 40, 71, 72)
+	other, _ := newFake(t) // a business without those invoices
+	cfg := testConfig(sdkClient(other), schema)
+	cfg.ReconcileInterval = 200 * time.Millisecond
+	m := openMirror(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.ErrorIs(t, m.Run(ctx), pgmirror.ErrMassDeletion)
+	require.NoError(t, ctx.Err(), "it stopped by itself")
 }

@@ -60,7 +60,12 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func (s *syncBuffer) lines() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
+	return linesOf(s.b.String())
+}
+
+// linesOf splits output into its lines.
+func linesOf(output string) []string {
+	return strings.Split(strings.TrimSuffix(output, "\n"), "\n")
 }
 
 // decodeChanges decodes JSON lines of changes.
@@ -95,7 +100,7 @@ func TestChangesPrintsTheFeed(t *testing.T) {
 
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitOK, run(ctx, []string{"changes", "--schema", schema}, vars, &out, &errOut), errOut.String())
-	all := decodeChanges(t, strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n"))
+	all := decodeChanges(t, linesOf(out.String()))
 	require.NotEmpty(t, all)
 	var rows int
 	for _, res := range pgmirror.Resources() {
@@ -116,7 +121,7 @@ func TestChangesPrintsTheFeed(t *testing.T) {
 	out.Reset()
 	half := all[len(all)/2].Seq
 	require.Equal(t, exitOK, run(ctx, []string{"changes", "--schema", schema, "--after", itoa(half)}, vars, &out, &errOut))
-	assert.Equal(t, all[len(all)/2+1:], decodeChanges(t, strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")))
+	assert.Equal(t, all[len(all)/2+1:], decodeChanges(t, linesOf(out.String())))
 
 	// --follow: the changes so far, then one written later.
 	fctx, cancel := context.WithCancel(ctx)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -39,12 +40,8 @@ func TestUsageErrors(t *testing.T) {
 		"help is no failure": {args: []string{"--help"}, want: "Configuration comes from the environment"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			vars := map[string]string{}
-			for k, v := range fullEnv {
-				if k != c.drop {
-					vars[k] = v
-				}
-			}
+			vars := maps.Clone(fullEnv)
+			delete(vars, c.drop)
 			var out bytes.Buffer
 			code := run(context.Background(), c.args, env(vars), &out, &out)
 			if name == "help is no failure" {
@@ -101,10 +98,7 @@ func TestHelp(t *testing.T) {
 // --once needs no webhook secret.
 func TestOnceNeedsNoWebhookSecret(t *testing.T) {
 	t.Parallel()
-	vars := map[string]string{}
-	for k, v := range fullEnv {
-		vars[k] = v
-	}
+	vars := maps.Clone(fullEnv)
 	delete(vars, "INVOICING_WEBHOOK_SECRET")
 	var out bytes.Buffer
 	code := run(context.Background(), []string{"--once"}, env(vars), &out, &out)
@@ -129,10 +123,7 @@ func TestFailuresPrintNoSecret(t *testing.T) {
 		"once, database URL broken": {[]string{"--once"}, "postgres://mirror:db-password-that-must-not-show@[127.0.0.1/mirror", exitError, "DATABASE_URL is not a PostgreSQL URL"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			vars := map[string]string{}
-			for k, v := range fullEnv {
-				vars[k] = v
-			}
+			vars := maps.Clone(fullEnv)
 			vars["DATABASE_URL"] = c.dbURL
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()

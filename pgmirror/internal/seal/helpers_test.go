@@ -3,6 +3,7 @@ package seal_test
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,15 +48,6 @@ func requireNoMaterial(t *testing.T, s string, names ...string) {
 		} {
 			require.NotContains(t, s, form, "key %s material in %q", n, s)
 		}
-		require.NotContains(t, s, fmtHex(k[:8]))
+		require.NotContains(t, s, hex.EncodeToString(k[:8]))
 	}
-}
-
-func fmtHex(b []byte) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, 0, 2*len(b))
-	for _, c := range b {
-		out = append(out, digits[c>>4], digits[c&15])
-	}
-	return string(out)
 }
