@@ -181,3 +181,9 @@ func (m *Mirror) WaitingToWriteForTest(ctx context.Context, resource string, ids
 		AND ((classid::bigint << 32) | objid::bigint) IN (SELECT hashtextextended(k, 0) FROM unnest($1::text[]) AS k)`, keys).Scan(&n)
 	return n, err
 }
+
+// ForgetListedForTest deletes the ids the walks of resource of business
+// listed, in the mirror of schema, through pool.
+func ForgetListedForTest(ctx context.Context, pool *pgxpool.Pool, schema, business, resource string) error {
+	return store.New(pool, schema).ForgetListed(ctx, business, resource)
+}

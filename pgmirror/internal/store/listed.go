@@ -34,9 +34,14 @@ FROM @.%[1]s AS t WHERE t.business = $1 AND t.mirror_deleted_at IS NULL`
 )
 
 // forgetListedSQL deletes a batch of the ids of the walks of resource $2
-// of business $1.
-var forgetListedSQL = `DELETE FROM @.mirror_walk_listed WHERE business = $1 AND (business, resource, id) IN (
-	SELECT business, resource, id FROM @.mirror_walk_listed WHERE business = $1 AND resource = $2 LIMIT ` + batchLimit + `)`
+// of business $1: the first deleteBatch of them in id order, as one range
+// of the key. It joins nothing, so no plan makes it slow: the batch used to
+// be a join of a LIMIT subquery with the table, and a connection that
+// cached its plan while the table was empty (its usual state between
+// walks) compared every id of the business with every id of the batch:
+// 12 s for 20,000 ids, where the range takes 7 ms.
+var forgetListedSQL = `DELETE FROM @.mirror_walk_listed WHERE business = $1 AND resource = $2 AND id <= (
+	SELECT max(id) FROM (SELECT id FROM @.mirror_walk_listed WHERE business = $1 AND resource = $2 ORDER BY id LIMIT ` + batchLimit + `) AS batch)`
 
 // batchLimit is deleteBatch in SQL.
 var batchLimit = strconv.Itoa(deleteBatch)
