@@ -3,6 +3,7 @@ package pgmirror
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,25 +78,30 @@ func (m *Mirror) fetchStep(sup *supervisor) step {
 		if err != nil {
 			return 0, err
 		}
-		for _, c := range claims {
-			f.busy <- struct{}{}
+		for _, g := range groups(claims) {
+			business := g[0].Business
 			f.mu.Lock()
-			f.inFlight[c.Business]++
+			f.inFlight[business] += len(g)
 			f.mu.Unlock()
+			for range g {
+				f.busy <- struct{}{}
+			}
 			sup.do(func(ctx context.Context) error {
 				defer func() {
 					f.mu.Lock()
-					if f.inFlight[c.Business]--; f.inFlight[c.Business] == 0 {
-						delete(f.inFlight, c.Business)
+					if f.inFlight[business] -= len(g); f.inFlight[business] == 0 {
+						delete(f.inFlight, business)
 					}
 					f.mu.Unlock()
-					<-f.busy
+					for range g {
+						<-f.busy
+					}
 					select {
 					case f.freed <- struct{}{}:
 					default:
 					}
 				}()
-				return m.fetch(ctx, c)
+				return m.fetch(ctx, g)
 			})
 		}
 		if len(claims) < idle { // nothing more is due: wait a while
@@ -105,17 +111,44 @@ func (m *Mirror) fetchStep(sup *supervisor) step {
 	}
 }
 
-// fetch fetches a claimed record and writes it with the never-older rule,
-// in a transaction that also settles the request; a failure is recorded
-// for a later attempt, and decided (see failed). It returns the error that
-// must stop the mirror, if any.
-func (m *Mirror) fetch(ctx context.Context, c store.Claim) error {
-	t := m.tenants.named(c.Business)
+// groups splits claims into the groups fetched together and written in
+// one transaction: the claims of one business and resource with one fetch
+// number (a business's claims in one Claim share it), at most
+// store.MaxGrouped a group, in the order claimed. A transaction, its locks
+// and its statements then serve up to MaxGrouped events instead of one.
+func groups(claims []store.Claim) [][]store.Claim {
+	type key struct {
+		business, resource string
+		seq                int64
+	}
+	var out [][]store.Claim
+	open := map[key]int{} // the index in out of each key's group being filled
+	for _, c := range claims {
+		k := key{c.Business, c.Resource, c.Seq}
+		i, ok := open[k]
+		if !ok || len(out[i]) == store.MaxGrouped {
+			i = len(out)
+			out = append(out, nil)
+			open[k] = i
+		}
+		out[i] = append(out[i], c)
+	}
+	return out
+}
+
+// fetch fetches a group of claimed records (see groups) and writes them
+// with the never-older rule, in one transaction that also settles their
+// requests; a failed fetch is recorded for a later attempt, and decided
+// (see failed). It returns the error that must stop the mirror, if any.
+func (m *Mirror) fetch(ctx context.Context, cs []store.Claim) error {
+	t := m.tenants.named(cs[0].Business)
 	if t == nil { // removed meanwhile: its requests wait for it to come back
-		m.release(ctx, c)
+		for _, c := range cs {
+			m.release(ctx, c)
+		}
 		return nil
 	}
-	err := t.fetch(ctx, c)
+	err := t.fetch(ctx, cs)
 	if err == nil || ctx.Err() != nil {
 		return nil
 	}
@@ -123,56 +156,95 @@ func (m *Mirror) fetch(ctx context.Context, c store.Claim) error {
 	return stop
 }
 
-// fetch fetches a claimed record of the business (see Mirror.fetch).
-func (t *tenant) fetch(ctx context.Context, c store.Claim) error {
+// fetch fetches claimed records of the business, all of one resource with
+// one fetch number, at once, and writes those it got (see Mirror.fetch).
+func (t *tenant) fetch(ctx context.Context, cs []store.Claim) error {
 	m := t.m
-	res := resourceNamed(c.Resource)
+	res := resourceNamed(cs[0].Resource)
 	if res == nil || res.get == nil {
-		t.log.ErrorContext(ctx, "pgmirror: dropping a request for a record this version cannot fetch",
-			"resource", c.Resource, "id", c.ID)
-		return m.store.Forget(ctx, c)
+		var errs []error
+		for _, c := range cs {
+			t.log.ErrorContext(ctx, "pgmirror: dropping a request for a record this version cannot fetch",
+				"resource", c.Resource, "id", c.ID)
+			errs = append(errs, m.store.Forget(ctx, c))
+		}
+		return errors.Join(errs...)
 	}
-	// The budget's token first, within half the lease: a record whose
-	// business's budget has no token for it meanwhile is given back
-	// untried, the wait not counted against the service.
-	readyCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
-	err := t.budget.events.ready(readyCtx)
-	cancel()
-	switch {
-	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		m.release(ctx, c)
-		return nil
-	case err != nil:
-		return t.fetchFailed(ctx, c, classify(ctx, err))
+	rows, errs := make([]store.Row, len(cs)), make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() { rows[i], errs[i] = t.fetchOne(ctx, res, c) })
 	}
-	fetchCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
-	row, err := t.get(fetchCtx, res, c.ID, t.fetchOpts)
-	cancel()
-	if err != nil {
-		return t.fetchFailed(ctx, c, err)
+	wg.Wait()
+	var got []store.Row
+	var fetched []store.Claim
+	var failures []error
+	for i, c := range cs {
+		switch err := errs[i]; {
+		case err == nil:
+			got, fetched = append(got, rows[i]), append(fetched, c)
+		case errors.Is(err, errNoToken):
+			m.release(ctx, c)
+		default:
+			failures = append(failures, t.fetchFailed(ctx, c, err))
+		}
+	}
+	if len(fetched) == 0 {
+		return errors.Join(failures...)
 	}
 	t.answered(ctx)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	var written []string
-	lag := c.Waited + time.Since(c.Claimed)
-	err = t.writeIn(wctx, CauseEvent, res, []string{c.ID}, func(w *writeTx) error {
+	lags := make([]time.Duration, len(fetched))
+	for i, c := range fetched {
+		lags[i] = c.Waited + time.Since(c.Claimed)
+	}
+	err := t.writeIn(wctx, CauseEvent, res, rowIDs(got), func(w *writeTx) error {
 		var err error
-		if written, err = apply(wctx, w, res, []store.Row{row}, c.Seq); err != nil {
+		if written, err = apply(wctx, w, res, got, fetched[0].Seq); err != nil {
 			return err
 		}
-		return w.Fetched(wctx, c, lag, m.cfg.CoalesceWindow)
+		return w.Fetched(wctx, fetched, lags, m.cfg.CoalesceWindow)
 	})
 	switch {
 	case errors.Is(err, errStaleSelection): // fetched again at once, under the Selection recorded
-		m.release(ctx, c)
-		return nil
+		for _, c := range fetched {
+			m.release(ctx, c)
+		}
+		return errors.Join(failures...)
 	case err != nil:
-		return err // its lease expires: it is fetched again
+		return errors.Join(append(failures, err)...) // their leases expire: they are fetched again
 	}
-	m.metrics.observeLag(c.Resource, lag.Seconds())
-	t.log.DebugContext(ctx, "pgmirror: fetched", "resource", c.Resource, "id", c.ID, "changed", len(written) > 0)
-	return nil
+	for i, c := range fetched {
+		m.metrics.observeLag(c.Resource, lags[i].Seconds())
+		_, changed := slices.BinarySearch(written, c.ID)
+		t.log.DebugContext(ctx, "pgmirror: fetched", "resource", c.Resource, "id", c.ID, "changed", changed)
+	}
+	return errors.Join(failures...)
+}
+
+// errNoToken is fetchOne's when the business's budget had no token for a
+// record within half the lease: it is given back untried, the wait not
+// counted against the service.
+var errNoToken = errors.New("pgmirror: no token of the budget within half the lease")
+
+// fetchOne takes a token of the business's budget, within half the lease,
+// and gets claimed record c of res, within the other half.
+func (t *tenant) fetchOne(ctx context.Context, res *resource, c store.Claim) (store.Row, error) {
+	m := t.m
+	readyCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
+	err := t.budget.events.ready(readyCtx)
+	cancel()
+	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return store.Row{}, errNoToken
+	case err != nil:
+		return store.Row{}, classify(ctx, err)
+	}
+	fetchCtx, cancel := context.WithTimeout(ctx, m.cfg.FetchLease/2)
+	defer cancel()
+	return t.get(fetchCtx, res, c.ID, t.fetchOpts)
 }
 
 // fetchFailed records a failed fetch: the record is tried again after its

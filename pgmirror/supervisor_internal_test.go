@@ -212,3 +212,35 @@ func countLines(lines []string, s string) int {
 	}
 	return n
 }
+
+// The claims of one business, resource and fetch number are fetched
+// together and written in one transaction, at most store.MaxGrouped a
+// group (so that the write takes only its records' locks), in the order
+// claimed; claims of another business, resource or number never share a
+// group.
+func TestGroupsOfClaimsShareABusinessAResourceAndAFetchNumber(t *testing.T) {
+	var claims []store.Claim
+	for i := range 2*store.MaxGrouped + 1 {
+		claims = append(claims, store.Claim{Business: "a", Resource: Invoices, ID: fmt.Sprint("inv", i), Seq: 7})
+	}
+	claims = append(claims,
+		store.Claim{Business: "a", Resource: Quotes, ID: "q1", Seq: 7},
+		store.Claim{Business: "b", Resource: Invoices, ID: "inv0", Seq: 7},
+		store.Claim{Business: "a", Resource: Invoices, ID: "late", Seq: 8})
+	var got [][]string
+	for _, g := range groups(claims) {
+		var ids []string
+		for _, c := range g {
+			assert.Equal(t, []any{g[0].Business, g[0].Resource, g[0].Seq}, []any{c.Business, c.Resource, c.Seq})
+			ids = append(ids, c.Business+"/"+c.ID)
+		}
+		got = append(got, ids)
+	}
+	want := [][]string{{}, {}, {fmt.Sprint("a/inv", 2*store.MaxGrouped)}, {"a/q1"}, {"b/inv0"}, {"a/late"}}
+	for i := range store.MaxGrouped {
+		want[0] = append(want[0], fmt.Sprint("a/inv", i))
+		want[1] = append(want[1], fmt.Sprint("a/inv", store.MaxGrouped+i))
+	}
+	assert.Equal(t, want, got)
+	assert.Empty(t, groups(nil))
+}

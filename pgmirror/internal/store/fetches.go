@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -59,16 +60,21 @@ WHERE p.business = $1 AND p.resource = due.resource AND p.id = due.id
 RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found, (SELECT last FROM number),
 	extract(epoch FROM now() - p.requested_at)::float8`
 
-	// doneSQL removes a fetched record's request, unless another request
-	// came in while it was fetched ($4, the request_seq it was claimed
-	// with).
-	doneSQL = `DELETE FROM @.mirror_pending_fetch WHERE business = $1 AND resource = $2 AND id = $3 AND request_seq = $4`
+	// doneSQL removes the requests of the fetched records $3 of resource
+	// $2 of business $1, each unless another request came in while it was
+	// fetched ($4, the request_seq each was claimed with, in the order of
+	// $3), and returns the ids it removed. The ids are found through the
+	// key (id = ANY), the request_seqs matched in a filter, so no plan
+	// joins the table.
+	doneSQL = `DELETE FROM @.mirror_pending_fetch WHERE business = $1 AND resource = $2 AND id = ANY($3::text[])
+	AND request_seq = ($4::bigint[])[array_position($3::text[], id)]
+RETURNING id`
 
-	// againSQL makes a record asked for again during its fetch due after
-	// the coalescing window ($4).
+	// againSQL makes the records $3 of resource $2 of business $1, asked
+	// for again during their fetch, due after the coalescing window ($4).
 	againSQL = `UPDATE @.mirror_pending_fetch
 SET lease_until = NULL, attempts = 0, not_found = 0, last_error = NULL, requested_at = now(), due_at = now() + $4::interval
-WHERE business = $1 AND resource = $2 AND id = $3`
+WHERE business = $1 AND resource = $2 AND id = ANY($3::text[])`
 
 	// retrySQL records a failed fetch: $4 the error, $5 1 for a 404, $6 the
 	// wait.
@@ -99,7 +105,7 @@ ON CONFLICT (business, resource, id) DO UPDATE
 SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at),
     requested_at = least(p.requested_at, EXCLUDED.requested_at)`
 
-	lagSQL      = `INSERT INTO @.mirror_event_lag (business, resource, lag_seconds) VALUES ($1, $2, $3)`
+	lagSQL      = `INSERT INTO @.mirror_event_lag (business, resource, lag_seconds) SELECT $1, $2, unnest($3::float8[])`
 	pruneLagSQL = `DELETE FROM @.mirror_event_lag WHERE written_at < now() - $1::interval`
 )
 
@@ -196,31 +202,52 @@ func (s *Store) Claim(ctx context.Context, lease time.Duration, n int, businesse
 	return claims, nil
 }
 
-// Fetched settles the request of a record fetched and written in tx with
-// its event lag: it is removed, or, when another request came in during
-// the fetch, made due again after window.
-func (tx *Tx) Fetched(ctx context.Context, c Claim, lag time.Duration, window time.Duration) error {
+// MaxGrouped is how many records of a resource one transaction writes
+// with their own locks (see WriteLocks): a write of more takes the
+// resource's lock, and waits for every other writer of it.
+const MaxGrouped = maxBuckets
+
+// Fetched settles the requests of records fetched and written in tx,
+// claims cs, all of one business and resource, with their event lags
+// (lags[i] of cs[i]): each is removed, or, when another request came in
+// during its fetch, made due again after window.
+func (tx *Tx) Fetched(ctx context.Context, cs []Claim, lags []time.Duration, window time.Duration) error {
 	const op = "settling a fetch"
-	if _, err := exec(ctx, tx.tx, op, tx.s.q(lagSQL), c.Business, c.Resource, lag.Seconds()); err != nil {
+	if len(cs) == 0 {
+		return nil
+	}
+	business, resource := cs[0].Business, cs[0].Resource
+	ids, seqs, secs := make([]string, len(cs)), make([]int64, len(cs)), make([]float64, len(cs))
+	for i, c := range cs {
+		if c.Business != business || c.Resource != resource {
+			return fail(op, fmt.Errorf("claims of %s/%s and %s/%s settled together", business, resource, c.Business, c.Resource))
+		}
+		ids[i], seqs[i], secs[i] = c.ID, c.RequestSeq, lags[i].Seconds()
+	}
+	if _, err := exec(ctx, tx.tx, op, tx.s.q(lagSQL), business, resource, secs); err != nil {
 		return err
 	}
-	return settle(ctx, tx.s, tx.tx, c, window)
+	return settle(ctx, tx.s, tx.tx, business, resource, ids, seqs, window)
 }
 
 // Drop removes the request of a record that cannot be fetched, or, when
 // another request came in during the fetch, makes it due again after
 // window.
 func (s *Store) Drop(ctx context.Context, c Claim, window time.Duration) error {
-	return settle(ctx, s, s.pool, c, window)
+	return settle(ctx, s, s.pool, c.Business, c.Resource, []string{c.ID}, []int64{c.RequestSeq}, window)
 }
 
-func settle(ctx context.Context, s *Store, q querier, c Claim, window time.Duration) error {
+// settle removes the requests of ids of resource of business claimed with
+// request_seqs seqs, and makes due again after window those asked for
+// again meanwhile.
+func settle(ctx context.Context, s *Store, q querier, business, resource string, ids []string, seqs []int64, window time.Duration) error {
 	const op = "settling a fetch"
-	n, err := exec(ctx, q, op, s.q(doneSQL), c.Business, c.Resource, c.ID, c.RequestSeq)
-	if err != nil || n == 1 {
+	done, err := collect(ctx, q, op, s.q(doneSQL), []any{business, resource, ids, seqs}, pgx.RowTo[string])
+	if err != nil || len(done) == len(ids) {
 		return err
 	}
-	_, err = exec(ctx, q, op, s.q(againSQL), c.Business, c.Resource, c.ID, window)
+	again := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(done, id) })
+	_, err = exec(ctx, q, op, s.q(againSQL), business, resource, again, window)
 	return err
 }
 
