@@ -187,7 +187,10 @@
 // request plus Config.CoalesceWindow, so a burst of events is one fetch. A
 // fetcher leases due requests, fetches, writes, and removes the request
 // only if no other request came in meanwhile; otherwise the record is
-// fetched again. A lease of a fetcher that died expires (Config.FetchLease).
+// fetched again. The records of one resource of a business leased
+// together are fetched at once and written in one transaction (at most 8),
+// so that a business's burst costs fewer transactions than events. A lease
+// of a fetcher that died expires (Config.FetchLease).
 //
 // The backfill walks every list with WithPrefetch, writing batches in
 // transactions that also move the resource's checkpoint, so it resumes
