@@ -187,3 +187,23 @@ func (m *Mirror) WaitingToWriteForTest(ctx context.Context, resource string, ids
 func ForgetListedForTest(ctx context.Context, pool *pgxpool.Pool, schema, business, resource string) error {
 	return store.New(pool, schema).ForgetListed(ctx, business, resource)
 }
+
+// ClaimAndSettleForTest claims the due requests of business in the mirror
+// of schema, through pool, calls meanwhile with the ids claimed, then
+// settles them all in one transaction, as the write of a group of fetches
+// does (with window as the coalescing window), and returns the ids.
+func ClaimAndSettleForTest(ctx context.Context, pool *pgxpool.Pool, schema, business string, window time.Duration, meanwhile func(ids []string)) ([]string, error) {
+	s := store.New(pool, schema)
+	cs, err := s.Claim(ctx, time.Minute, store.MaxGrouped, []string{business}, []int{store.MaxGrouped})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	meanwhile(ids)
+	return ids, s.InTx(ctx, "settling", func(tx *store.Tx) error {
+		return tx.Fetched(ctx, cs, make([]time.Duration, len(cs)), window)
+	})
+}

@@ -119,6 +119,32 @@ func TestABurstOfEventsCausesOneFetch(t *testing.T) {
 	requireMirrorEqual(t, srv, m.Schema())
 }
 
+// Records fetched together are settled together, each on its own: a
+// request that came in during the fetch of one of them makes that one due
+// again after the coalescing window, unleased, and the others' requests
+// are removed; each fetch's lag is recorded.
+func TestAGroupsFetchSettlesEachRequest(t *testing.T) {
+	t.Parallel()
+	srv, _ := newFake(t)
+	var schema string
+	m, db := newMirror(t, srv, func(c *pgmirror.Config) { schema = c.Schema })
+	m.Close()
+	ctx := context.Background()
+	_, err := db.Exec(ctx, `INSERT INTO mirror_pending_fetch (business, resource, id, due_at, request_seq)
+		SELECT 'b1', 'invoices', id, now(), n FROM unnest(ARRAY['inv1', 'inv2', 'inv3'], ARRAY[3, 1, 2]) AS r(id, n)`) // each asked for a number of times
+	require.NoError(t, err)
+	ids, err := pgmirror.ClaimAndSettleForTest(ctx, db, schema, "b1", time.Hour, func([]string) {
+		_, err := db.Exec(ctx, `UPDATE mirror_pending_fetch SET request_seq = request_seq + 1 WHERE id = 'inv2'`) // an event meanwhile
+		require.NoError(t, err)
+	})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"inv1", "inv2", "inv3"}, ids, "claimed together")
+	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM mirror_pending_fetch`), "one request left")
+	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM mirror_pending_fetch
+		WHERE id = 'inv2' AND lease_until IS NULL AND attempts = 0 AND due_at > now() + interval '59 minutes'`), "due again after the window")
+	assert.Equal(t, 3, count(t, db, `SELECT count(*) FROM mirror_event_lag WHERE business = 'b1'`))
+}
+
 // getHook is SDK middleware that calls fn after the service answered a
 // GET of one record (/{collection}/{id}), before the mirror sees the answer.
 func getHook(collection string, fn func(id string)) invoicing.Middleware {
