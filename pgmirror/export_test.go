@@ -207,3 +207,15 @@ func ClaimAndSettleForTest(ctx context.Context, pool *pgxpool.Pool, schema, busi
 		return tx.Fetched(ctx, cs, make([]time.Duration, len(cs)), window)
 	})
 }
+
+// WalkStatesForTest reads the walks' states of the businesses names, of
+// resources resources each, in the mirror of schema, through pool, as the
+// walk loop does before it starts walks.
+func WalkStatesForTest(ctx context.Context, pool *pgxpool.Pool, schema string, names []string, resources int) (int, error) {
+	counts := make([]int, len(names))
+	for i := range counts {
+		counts[i] = resources
+	}
+	states, err := store.New(pool, schema).WalkStates(ctx, names, counts, time.Hour)
+	return len(states), err
+}

@@ -256,35 +256,56 @@ type WalkState struct {
 	Paused     time.Duration // how long it stays paused; 0 when it is not
 }
 
-const walkStatesSQL = `SELECT b.name,
-	(SELECT count(*) FROM @.mirror_backfill AS f WHERE f.business = b.name AND f.completed_at IS NOT NULL) = b.resources,
-	(SELECT least(r.last_finished_at + $3::interval, r.resync_at) FROM @.mirror_reconcile AS r WHERE r.business = b.name AND r.ready_at IS NOT NULL),
-	coalesce((SELECT greatest(extract(epoch FROM p.paused_until - now()), 0) FROM @.mirror_budgets AS p WHERE p.business = b.name), 0)::float8
-FROM unnest($1::text[], $2::int[]) AS b(name, resources)`
+// The walks' states, read for every business of the schema at once, each
+// in one pass over its table (a business a row), not a lookup per
+// business: at 10,000 businesses the lookups took 0.8 s a look, and the
+// walk loop looks after every walk.
+const (
+	// allBackfilledSQL counts each business's resources backfilled.
+	allBackfilledSQL = `SELECT business, count(*) FROM @.mirror_backfill WHERE completed_at IS NOT NULL GROUP BY business`
+	// allReconcileDueSQL is when each ready business's next
+	// reconciliation is due, reconciliations coming every $1.
+	allReconcileDueSQL = `SELECT business, least(last_finished_at + $1::interval, resync_at) FROM @.mirror_reconcile WHERE ready_at IS NOT NULL`
+	// allPausedSQL is how many seconds each paused business stays paused.
+	allPausedSQL = `SELECT business, extract(epoch FROM paused_until - now())::float8 FROM @.mirror_budgets WHERE paused_until > now()`
+)
 
 // WalkStates returns the walks of the businesses names, whose backfills
 // are of resources[i] resources each and whose reconciliations come every
 // interval.
 func (s *Store) WalkStates(ctx context.Context, names []string, resources []int, interval time.Duration) (map[string]WalkState, error) {
-	type row struct {
-		name string
-		st   WalkState
+	done := map[string]int{}
+	due := map[string]*time.Time{}
+	paused := map[string]float64{}
+	b := &pgx.Batch{}
+	b.Queue(s.q(allBackfilledSQL)).Query(func(rows pgx.Rows) error {
+		var name string
+		var n int
+		_, err := pgx.ForEachRow(rows, []any{&name, &n}, func() error { done[name] = n; return nil })
+		return err
+	})
+	b.Queue(s.q(allReconcileDueSQL), interval).Query(func(rows pgx.Rows) error {
+		var name string
+		var at *time.Time
+		_, err := pgx.ForEachRow(rows, []any{&name, &at}, func() error { due[name] = at; return nil })
+		return err
+	})
+	b.Queue(s.q(allPausedSQL)).Query(func(rows pgx.Rows) error {
+		var name string
+		var secs float64
+		_, err := pgx.ForEachRow(rows, []any{&name, &secs}, func() error { paused[name] = secs; return nil })
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fail("reading the businesses' walks", err)
 	}
-	rows, err := collect(ctx, s.pool, "reading the businesses' walks", s.q(walkStatesSQL), []any{names, resources, interval},
-		func(r pgx.CollectableRow) (row, error) {
-			var x row
-			var due *time.Time
-			var paused float64
-			err := r.Scan(&x.name, &x.st.Backfilled, &due, &paused)
-			if due != nil {
-				x.st.Reconcile = *due
-			}
-			x.st.Paused = time.Duration(paused * float64(time.Second))
-			return x, err
-		})
-	out := make(map[string]WalkState, len(rows))
-	for _, x := range rows {
-		out[x.name] = x.st
+	out := make(map[string]WalkState, len(names))
+	for i, name := range names {
+		st := WalkState{Backfilled: done[name] == resources[i], Paused: time.Duration(paused[name] * float64(time.Second))}
+		if at := due[name]; at != nil {
+			st.Reconcile = *at
+		}
+		out[name] = st
 	}
-	return out, err
+	return out, nil
 }

@@ -185,8 +185,10 @@ func (s *Store) partitionTable(ctx context.Context, tx pgx.Tx, qualified, name s
 // business's rows (one partition of each table, with Config.Partitions),
 // which a test checks against PostgreSQL's plans.
 var acrossBusinesses = []string{
-	dueSQL,        // which businesses have records to fetch: a read, before each business's claims
-	walkStatesSQL, // which businesses' walks are due: a read, before each business's walk
+	dueSQL, // which businesses have records to fetch: a read, before each business's claims
+	// Which businesses' walks are due: reads of every business, before
+	// each business's walk.
+	allBackfilledSQL, allReconcileDueSQL, allPausedSQL,
 	// Retention, by age: a batch of rows of any business a statement.
 	pruneLagSQL, prunedThroughSQL, pruneChangesSQL, pruneInboxSQL,
 	// The change feed, read in one global order.
