@@ -208,14 +208,17 @@ func ClaimAndSettleForTest(ctx context.Context, pool *pgxpool.Pool, schema, busi
 	})
 }
 
+// WalkStateForTest is a business's walks as WalkStatesForTest reads them.
+type WalkStateForTest = store.WalkState
+
 // WalkStatesForTest reads the walks' states of the businesses names, of
-// resources resources each, in the mirror of schema, through pool, as the
-// walk loop does before it starts walks.
-func WalkStatesForTest(ctx context.Context, pool *pgxpool.Pool, schema string, names []string, resources int) (int, error) {
+// resources resources each, whose reconciliations come every interval, in
+// the mirror of schema, through pool, as the walk loop does before it
+// starts walks.
+func WalkStatesForTest(ctx context.Context, pool *pgxpool.Pool, schema string, names []string, resources int, interval time.Duration) (map[string]WalkStateForTest, error) {
 	counts := make([]int, len(names))
 	for i := range counts {
 		counts[i] = resources
 	}
-	states, err := store.New(pool, schema).WalkStates(ctx, names, counts, time.Hour)
-	return len(states), err
+	return store.New(pool, schema).WalkStates(ctx, names, counts, interval)
 }

@@ -776,3 +776,40 @@ func TestForgettingTheIDsAWalkListedIsFastWhateverPlanWasCached(t *testing.T) {
 	assert.Equal(t, 0, count(t, pool, `SELECT count(*) FROM `+schema+`.mirror_walk_listed WHERE business = 'b1'`))
 	assert.Equal(t, 30000, count(t, pool, `SELECT count(*) FROM `+schema+`.mirror_walk_listed WHERE business = 'b2'`), "another business's")
 }
+
+// The walk loop's look at the businesses reads each business's own state:
+// whether its backfill is complete, when its next reconciliation is due
+// (the interval after its last, or a resync asked for, whichever is
+// first; none before its first complete copy), and how long it stays
+// paused.
+func TestTheWalkLoopReadsEachBusinesssOwnWalks(t *testing.T) {
+	t.Parallel()
+	srv, _ := newFake(t)
+	var schema string
+	m, db := newMirror(t, srv, func(c *pgmirror.Config) { schema = c.Schema })
+	m.Close()
+	ctx := context.Background()
+	last := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	resync := last.Add(10 * time.Minute)
+	_, err := db.Exec(ctx, `INSERT INTO mirror_backfill (business, resource, completed_at)
+		SELECT b, r, CASE WHEN b = 'b2' AND r = 'items' THEN NULL ELSE now() END
+		FROM unnest(ARRAY['b1', 'b2']) AS b, unnest(ARRAY['invoices', 'quotes', 'items']) AS r`)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `INSERT INTO mirror_reconcile (business, last_finished_at, resync_at, ready_at)
+		VALUES ('b1', $1, NULL, now()), ('b2', $1 + interval '1 minute', $2, now()), ('b3', $1, NULL, NULL)`, last, resync)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `INSERT INTO mirror_budgets (business, tokens, paused_until) VALUES ('b1', 0, now() - interval '1 minute'), ('b3', 0, now() + interval '1 hour')`)
+	require.NoError(t, err)
+
+	states, err := pgmirror.WalkStatesForTest(ctx, db, schema, []string{"b1", "b2", "b3", "b4"}, 3, time.Hour)
+	require.NoError(t, err)
+	require.Len(t, states, 4)
+	assert.True(t, states["b1"].Backfilled)
+	assert.Equal(t, last.Add(time.Hour), states["b1"].Reconcile.UTC(), "the interval after the last")
+	assert.Zero(t, states["b1"].Paused, "a pause that ended")
+	assert.False(t, states["b2"].Backfilled, "a resource not backfilled")
+	assert.Equal(t, resync, states["b2"].Reconcile.UTC(), "the resync asked for, before the interval")
+	assert.Zero(t, states["b3"].Reconcile, "not ready")
+	assert.InDelta(t, time.Hour.Seconds(), states["b3"].Paused.Seconds(), 60)
+	assert.Equal(t, pgmirror.WalkStateForTest{}, states["b4"], "a business the tables do not know yet")
+}

@@ -275,7 +275,7 @@ const (
 // interval.
 func (s *Store) WalkStates(ctx context.Context, names []string, resources []int, interval time.Duration) (map[string]WalkState, error) {
 	done := map[string]int{}
-	due := map[string]*time.Time{}
+	due := map[string]time.Time{}
 	paused := map[string]float64{}
 	b := &pgx.Batch{}
 	b.Queue(s.q(allBackfilledSQL)).Query(func(rows pgx.Rows) error {
@@ -286,8 +286,13 @@ func (s *Store) WalkStates(ctx context.Context, names []string, resources []int,
 	})
 	b.Queue(s.q(allReconcileDueSQL), interval).Query(func(rows pgx.Rows) error {
 		var name string
-		var at *time.Time
-		_, err := pgx.ForEachRow(rows, []any{&name, &at}, func() error { due[name] = at; return nil })
+		var at *time.Time // NULL: none due
+		_, err := pgx.ForEachRow(rows, []any{&name, &at}, func() error {
+			if at != nil {
+				due[name] = *at
+			}
+			return nil
+		})
 		return err
 	})
 	b.Queue(s.q(allPausedSQL)).Query(func(rows pgx.Rows) error {
@@ -301,11 +306,8 @@ func (s *Store) WalkStates(ctx context.Context, names []string, resources []int,
 	}
 	out := make(map[string]WalkState, len(names))
 	for i, name := range names {
-		st := WalkState{Backfilled: done[name] == resources[i], Paused: time.Duration(paused[name] * float64(time.Second))}
-		if at := due[name]; at != nil {
-			st.Reconcile = *at
-		}
-		out[name] = st
+		out[name] = WalkState{Backfilled: done[name] == resources[i], Reconcile: due[name],
+			Paused: time.Duration(paused[name] * float64(time.Second))}
 	}
 	return out, nil
 }
