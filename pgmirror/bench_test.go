@@ -398,10 +398,7 @@ func BenchmarkSelectionChange(b *testing.B) {
 func BenchmarkWalkStates(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("businesses=%d", n), func(b *testing.B) {
-			srv, _ := newFake(b)
-			var schema string
-			m, db := newMirror(b, srv, func(c *pgmirror.Config) { schema = c.Schema })
-			m.Close()
+			schema, db := migratedSchema(b)
 			ctx := context.Background()
 			names := make([]string, n)
 			for i := range names {

@@ -222,6 +222,18 @@ func newMirror(t testing.TB, srv *invoicingtest.Server, edit ...func(*pgmirror.C
 	return openMirror(t, cfg), adminPool(t, cfg.Schema)
 }
 
+// migratedSchema migrates a mirror's schema, closes the mirror, and
+// returns the schema's name and a pool in it: for tests of the store's
+// statements that need no running mirror.
+func migratedSchema(t testing.TB) (string, *pgxpool.Pool) {
+	t.Helper()
+	srv, _ := newFake(t)
+	var schema string
+	m, db := newMirror(t, srv, func(c *pgmirror.Config) { schema = c.Schema })
+	m.Close()
+	return schema, db
+}
+
 // run runs m.Run until the test ends, and checks that it stopped cleanly.
 func run(t testing.TB, m *pgmirror.Mirror) {
 	t.Helper()

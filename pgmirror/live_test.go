@@ -125,10 +125,7 @@ func TestABurstOfEventsCausesOneFetch(t *testing.T) {
 // are removed; each fetch's lag is recorded.
 func TestAGroupsFetchSettlesEachRequest(t *testing.T) {
 	t.Parallel()
-	srv, _ := newFake(t)
-	var schema string
-	m, db := newMirror(t, srv, func(c *pgmirror.Config) { schema = c.Schema })
-	m.Close()
+	schema, db := migratedSchema(t)
 	ctx := context.Background()
 	_, err := db.Exec(ctx, `INSERT INTO mirror_pending_fetch (business, resource, id, due_at, request_seq)
 		SELECT 'b1', 'invoices', id, now(), n FROM unnest(ARRAY['inv1', 'inv2', 'inv3'], ARRAY[3, 1, 2]) AS r(id, n)`) // each asked for a number of times

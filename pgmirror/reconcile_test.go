@@ -751,10 +751,7 @@ func TestRunStopsWhenMostRecordsVanish(t *testing.T) {
 // its 30 s.
 func TestForgettingTheIDsAWalkListedIsFastWhateverPlanWasCached(t *testing.T) {
 	t.Parallel()
-	srv, _ := newFake(t)
-	var schema string
-	m, _ := newMirror(t, srv, func(c *pgmirror.Config) { schema = c.Schema }) // migrated
-	m.Close()
+	schema, _ := migratedSchema(t)
 	pc, err := pgxpool.ParseConfig(postgresOf(schema).URL)
 	require.NoError(t, err)
 	pc.MaxConns = 1 // one connection: the plan cached is the plan used
@@ -784,10 +781,7 @@ func TestForgettingTheIDsAWalkListedIsFastWhateverPlanWasCached(t *testing.T) {
 // paused.
 func TestTheWalkLoopReadsEachBusinesssOwnWalks(t *testing.T) {
 	t.Parallel()
-	srv, _ := newFake(t)
-	var schema string
-	m, db := newMirror(t, srv, func(c *pgmirror.Config) { schema = c.Schema })
-	m.Close()
+	schema, db := migratedSchema(t)
 	ctx := context.Background()
 	last := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	resync := last.Add(10 * time.Minute)
