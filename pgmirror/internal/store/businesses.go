@@ -56,7 +56,7 @@ func (s *Store) ActiveBusinesses(ctx context.Context) ([]Sealed, error) {
 // of one recorded (serving it again if it was removed), ends its pause,
 // and notifies the replicas, in one transaction.
 func (s *Store) PutBusiness(ctx context.Context, name string, apiKey, secrets []byte, budget float64, selection []byte) error {
-	return s.changeBusinesses(ctx, func(tx pgx.Tx) error {
+	return s.changeBusinesses(ctx, func(tx querier) error {
 		const op = "changing the businesses"
 		if _, err := exec(ctx, tx, op, s.q(putSQL), name, apiKey, secrets, budget, string(selection)); err != nil {
 			return err
@@ -73,7 +73,7 @@ var ErrNoSuchBusiness = errors.New("pgmirror: no such business")
 // RemoveBusiness marks a business removed and notifies the replicas; it
 // returns ErrNoSuchBusiness for a business never added.
 func (s *Store) RemoveBusiness(ctx context.Context, name string) error {
-	return s.changeBusinesses(ctx, func(tx pgx.Tx) error {
+	return s.changeBusinesses(ctx, func(tx querier) error {
 		n, err := exec(ctx, tx, "changing the businesses", s.q(removeSQL), name)
 		if err == nil && n == 0 {
 			err = ErrNoSuchBusiness
@@ -83,7 +83,7 @@ func (s *Store) RemoveBusiness(ctx context.Context, name string) error {
 }
 
 // changeBusinesses runs fn and notifies the replicas, in one transaction.
-func (s *Store) changeBusinesses(ctx context.Context, fn func(pgx.Tx) error) error {
+func (s *Store) changeBusinesses(ctx context.Context, fn func(querier) error) error {
 	return s.InTx(ctx, "changing the businesses", func(tx *Tx) error {
 		if err := fn(tx.tx); err != nil {
 			return err

@@ -251,9 +251,10 @@ func (tx *Tx) requireOrdered(op string) error {
 // that saw seq N never sees a lower one appear later, and resuming after N
 // misses nothing, whatever the number of writers. A long transaction that
 // writes, anywhere in the database, holds the horizon back (not the
-// writers) until it ends. Once the transaction commits through
-// Store.InTx, the channel named as the schema is notified (see notifier);
-// a Tx of a transaction begun elsewhere notifies nobody.
+// writers) until it ends. The changes are queued (Tx.queue): they go with
+// the transaction's COMMIT, or its next statement. Once the transaction
+// commits through Store.InTx, the channel named as the schema is notified
+// (see notifier); a Tx of a transaction begun elsewhere notifies nobody.
 func (tx *Tx) WriteChanges(ctx context.Context, cause, business string, changes []Changes) error {
 	if tx.fed {
 		return &Error{Op: "writing the change feed", Err: errors.New("a second time in one transaction")}
@@ -261,17 +262,23 @@ func (tx *Tx) WriteChanges(ctx context.Context, cause, business string, changes 
 	if err := tx.requireOrdered("writing the change feed"); err != nil {
 		return err
 	}
-	tx.fed = true
-	b := &pgx.Batch{}
+	const op = "writing the change feed"
 	n := 0
 	for _, c := range changes {
-		b.Queue(tx.s.q(fmt.Sprintf(insertChangesSQL, c.Table)), c.Resource, cause, c.IDs, c.Ops, c.Olds, business, n)
 		n += len(c.IDs)
 	}
 	if n > maxChangesPerTx {
-		return &Error{Op: "writing the change feed", Err: fmt.Errorf("%d changes in one transaction, more than %d", n, maxChangesPerTx)}
+		return &Error{Op: op, Err: fmt.Errorf("%d changes in one transaction, more than %d", n, maxChangesPerTx)}
 	}
-	return fail("writing the change feed", tx.tx.SendBatch(ctx, b).Close())
+	tx.fed = true
+	n = 0
+	for _, c := range changes {
+		if err := tx.queue(ctx, op, tx.s.q(fmt.Sprintf(insertChangesSQL, c.Table)), c.Resource, cause, c.IDs, c.Ops, c.Olds, business, n); err != nil {
+			return err
+		}
+		n += len(c.IDs)
+	}
+	return nil
 }
 
 // notifier tells the feed's followers (LISTEN on the channel named as the

@@ -60,21 +60,25 @@ WHERE p.business = $1 AND p.resource = due.resource AND p.id = due.id
 RETURNING p.resource, p.id, p.request_seq, p.attempts, p.not_found, (SELECT last FROM number),
 	extract(epoch FROM now() - p.requested_at)::float8`
 
-	// doneSQL removes the requests of the fetched records $3 of resource
-	// $2 of business $1, each unless another request came in while it was
-	// fetched ($4, the request_seq each was claimed with, in the order of
-	// $3), and returns the ids it removed. The ids are found through the
-	// key (id = ANY), the request_seqs matched in a filter, so no plan
-	// joins the table.
-	doneSQL = `DELETE FROM @.mirror_pending_fetch WHERE business = $1 AND resource = $2 AND id = ANY($3::text[])
-	AND request_seq = ($4::bigint[])[array_position($3::text[], id)]
-RETURNING id`
-
-	// againSQL makes the records $3 of resource $2 of business $1, asked
-	// for again during their fetch, due after the coalescing window ($4).
-	againSQL = `UPDATE @.mirror_pending_fetch
-SET lease_until = NULL, attempts = 0, not_found = 0, last_error = NULL, requested_at = now(), due_at = now() + $4::interval
-WHERE business = $1 AND resource = $2 AND id = ANY($3::text[])`
+	// settleSQL settles the fetches of the records $3 of resource $2 of
+	// business $1, claimed with the request_seqs $4 (in the order of $3):
+	// it records their event lags ($6, none for a record not written),
+	// removes each one's request unless another came in while it was
+	// fetched, and makes those asked for again due after the coalescing
+	// window ($5). The ids are found through the key (id = ANY), the
+	// request_seqs matched in a filter, so no plan joins the table; the
+	// update sees the rows as they were before the delete, and leaves out
+	// those it removed.
+	settleSQL = `WITH lag AS (
+	INSERT INTO @.mirror_event_lag (business, resource, lag_seconds) SELECT $1, $2, unnest($6::float8[])
+), done AS (
+	DELETE FROM @.mirror_pending_fetch WHERE business = $1 AND resource = $2 AND id = ANY($3::text[])
+		AND request_seq = ($4::bigint[])[array_position($3::text[], id)]
+	RETURNING id
+)
+UPDATE @.mirror_pending_fetch
+SET lease_until = NULL, attempts = 0, not_found = 0, last_error = NULL, requested_at = now(), due_at = now() + $5::interval
+WHERE business = $1 AND resource = $2 AND id = ANY($3::text[]) AND id NOT IN (SELECT id FROM done)`
 
 	// retrySQL records a failed fetch: $4 the error, $5 1 for a 404, $6 the
 	// wait.
@@ -105,7 +109,6 @@ ON CONFLICT (business, resource, id) DO UPDATE
 SET request_seq = p.request_seq + 1, due_at = least(p.due_at, EXCLUDED.due_at),
     requested_at = least(p.requested_at, EXCLUDED.requested_at)`
 
-	lagSQL      = `INSERT INTO @.mirror_event_lag (business, resource, lag_seconds) SELECT $1, $2, unnest($3::float8[])`
 	pruneLagSQL = `DELETE FROM @.mirror_event_lag WHERE written_at < now() - $1::interval`
 )
 
@@ -148,7 +151,12 @@ func (s *Store) Claim(ctx context.Context, lease time.Duration, n int, businesse
 		business string
 		n        int
 	}
-	dues, err := collect(ctx, s.pool, op, s.q(dueSQL), []any{businesses, n, most}, func(r pgx.CollectableRow) (due, error) {
+	// dueSQL is planned for its arguments each time (an unnamed statement),
+	// not with the plan cached for any: a plan made for the array of
+	// businesses as it is hashes it, where a cached one compares each
+	// request with every business (1.6 ms a call at 1,000 businesses,
+	// against 0.66 ms, planning included).
+	dues, err := collect(ctx, s.pool, op, s.q(dueSQL), []any{pgx.QueryExecModeExec, businesses, n, most}, func(r pgx.CollectableRow) (due, error) {
 		var d due
 		return d, r.Scan(&d.business, &d.n)
 	})
@@ -210,7 +218,8 @@ const MaxGrouped = maxBuckets
 // Fetched settles the requests of records fetched and written in tx,
 // claims cs, all of one business and resource, with their event lags
 // (lags[i] of cs[i]): each is removed, or, when another request came in
-// during its fetch, made due again after window.
+// during its fetch, made due again after window. Its statement is queued
+// (Tx.queue).
 func (tx *Tx) Fetched(ctx context.Context, cs []Claim, lags []time.Duration, window time.Duration) error {
 	const op = "settling a fetch"
 	if len(cs) == 0 {
@@ -224,30 +233,14 @@ func (tx *Tx) Fetched(ctx context.Context, cs []Claim, lags []time.Duration, win
 		}
 		ids[i], seqs[i], secs[i] = c.ID, c.RequestSeq, lags[i].Seconds()
 	}
-	if _, err := exec(ctx, tx.tx, op, tx.s.q(lagSQL), business, resource, secs); err != nil {
-		return err
-	}
-	return settle(ctx, tx.s, tx.tx, business, resource, ids, seqs, window)
+	return tx.queue(ctx, op, tx.s.q(settleSQL), business, resource, ids, seqs, window, secs)
 }
 
 // Drop removes the request of a record that cannot be fetched, or, when
 // another request came in during the fetch, makes it due again after
 // window.
 func (s *Store) Drop(ctx context.Context, c Claim, window time.Duration) error {
-	return settle(ctx, s, s.pool, c.Business, c.Resource, []string{c.ID}, []int64{c.RequestSeq}, window)
-}
-
-// settle removes the requests of ids of resource of business claimed with
-// request_seqs seqs, and makes due again after window those asked for
-// again meanwhile.
-func settle(ctx context.Context, s *Store, q querier, business, resource string, ids []string, seqs []int64, window time.Duration) error {
-	const op = "settling a fetch"
-	done, err := collect(ctx, q, op, s.q(doneSQL), []any{business, resource, ids, seqs}, pgx.RowTo[string])
-	if err != nil || len(done) == len(ids) {
-		return err
-	}
-	again := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(done, id) })
-	_, err = exec(ctx, q, op, s.q(againSQL), business, resource, again, window)
+	_, err := exec(ctx, s.pool, "settling a fetch", s.q(settleSQL), c.Business, c.Resource, []string{c.ID}, []int64{c.RequestSeq}, window, []float64{})
 	return err
 }
 

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
@@ -169,7 +168,7 @@ func (s *Store) MigrateToVersion(ctx context.Context, version int) error {
 // enter creates the schema, its migrations table, and makes it the
 // transaction's search_path (the migrations name their tables
 // unqualified); with lock, under the schema's migration lock first.
-func (s *Store) enter(ctx context.Context, q pgx.Tx, lock bool) error {
+func (s *Store) enter(ctx context.Context, q querier, lock bool) error {
 	if lock {
 		if _, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, LockKey(s.schema, "migrate")); err != nil {
 			return err
@@ -189,7 +188,7 @@ func (s *Store) enter(ctx context.Context, q pgx.Tx, lock bool) error {
 // schema (its search_path); where that does not apply, in the body of a
 // function, which runs with its caller's, it writes the prefix "@." for
 // the schema, as the Store's statements do.
-func (s *Store) apply(ctx context.Context, q pgx.Tx, m Migration) error {
+func (s *Store) apply(ctx context.Context, q querier, m Migration) error {
 	if _, err := q.Exec(ctx, s.q(m.SQL)); err != nil {
 		return fmt.Errorf("migration %s: %w", m.Name, err)
 	}

@@ -63,7 +63,7 @@ ORDER BY c.oid`
 // above), in tx, and returns their names. A table partitioned already into
 // another number of partitions is an error: changing the number is not
 // supported.
-func (s *Store) partition(ctx context.Context, tx pgx.Tx, n int) ([]string, error) {
+func (s *Store) partition(ctx context.Context, tx querier, n int) ([]string, error) {
 	type table struct {
 		qualified, name string
 		partitioned     bool
@@ -149,7 +149,7 @@ func (s *Store) partition(ctx context.Context, tx pgx.Tx, n int) ([]string, erro
 // partitionTable replaces the table qualified (its bare name) by a table
 // PARTITION BY HASH (business) of n partitions holding its rows, with its
 // keys, indexes, comment and grants.
-func (s *Store) partitionTable(ctx context.Context, tx pgx.Tx, qualified, name string, n int) error {
+func (s *Store) partitionTable(ctx context.Context, tx querier, qualified, name string, n int) error {
 	op := "partitioning " + qualified
 	var again []string
 	for _, sql := range []string{constraintsSQL, indexesSQL, grantsSQL} {

@@ -462,7 +462,7 @@ func (tx *Tx) Update(ctx context.Context, t *Table, resource, business string, r
 // ReplaceLines replaces the lines of the parents written (sorted ids) with
 // those of rows; the lines replaced of the parents of updated (the
 // versions Update replaced) go to the history table with their parent's
-// interval when v.Keep.
+// interval when v.Keep. Its statements are queued (Tx.queue).
 func (tx *Tx) ReplaceLines(ctx context.Context, lt *Table, business string, rows []Row, written []string, updated []Updated, v Versioning) error {
 	op := "writing " + lt.Name
 	ids := make([]string, len(updated))
@@ -471,7 +471,7 @@ func (tx *Tx) ReplaceLines(ctx context.Context, lt *Table, business string, rows
 	for i, u := range updated {
 		ids[i], from[i], to[i] = u.ID, u.From, u.To
 	}
-	if _, err := exec(ctx, tx.tx, op, tx.s.q(lt.deleteLinesSQL()), written, business, ids, from, to, v.Keep); err != nil {
+	if err := tx.queue(ctx, op, tx.s.q(lt.deleteLinesSQL()), written, business, ids, from, to, v.Keep); err != nil {
 		return err
 	}
 	var parents []string
@@ -492,8 +492,7 @@ func (tx *Tx) ReplaceLines(ctx context.Context, lt *Table, business string, rows
 	for i, c := range lt.Columns {
 		args = append(args, columnArray(c.Type, lines, i))
 	}
-	_, err := exec(ctx, tx.tx, op, tx.s.q(lt.insertLinesSQL()), append(args, business)...)
-	return err
+	return tx.queue(ctx, op, tx.s.q(lt.insertLinesSQL()), append(args, business)...)
 }
 
 // markDeletedSQL marks deleted at $4 (the mirror's clock) the rows $1 of

@@ -146,31 +146,57 @@ func collect[T any](ctx context.Context, q querier, op, sql string, args []any, 
 // A Tx is a transaction of the Store: the statements that commit together.
 type Tx struct {
 	s       *Store
-	tx      pgx.Tx
-	fed     bool // WriteChanges wrote the feed's changes
-	ordered bool // Order took the locks of its writes
+	tx      querier // a *pipe, or a pgx.Tx begun elsewhere (Store.Tx)
+	fed     bool    // WriteChanges wrote the feed's changes
+	ordered bool    // Order took the locks of its writes
 }
 
 // InTx runs fn in a transaction, committed when fn returns nil. An error
-// of fn is returned as it is; beginning or committing fails with an *Error
-// of op. Once a transaction that wrote the change feed has committed, the
-// feed's followers are notified (see notifier).
+// of fn is returned as it is (beginning the transaction fails the first
+// statement fn sends); committing fails with an *Error of op, or of the
+// statement queued (Tx.queue) that failed. The transaction's statements go
+// through a pipe, which sends its BEGIN, and the statements whose results
+// nothing reads, with its other statements. Once a transaction that wrote
+// the change feed has committed, the feed's followers are notified (see
+// notifier).
 func (s *Store) InTx(ctx context.Context, op string, fn func(*Tx) error) error {
-	var fnErr error
-	var fed bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		t := &Tx{s: s, tx: tx}
-		fnErr = fn(t)
-		fed = t.fed
-		return fnErr
-	})
-	if err != nil && err == fnErr {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fail(op, err)
+	}
+	p := &pipe{conn: conn}
+	committed := false
+	defer func() {
+		if !committed {
+			p.rollback(ctx)
+		}
+		conn.Release()
+	}()
+	t := &Tx{s: s, tx: p}
+	if err := fn(t); err != nil {
 		return err
 	}
-	if err == nil && fed {
+	if err := p.commit(ctx); err != nil {
+		return fail(op, err)
+	}
+	committed = true
+	if t.fed {
 		s.notify.send(s)
 	}
-	return fail(op, err)
+	return nil
+}
+
+// queue has the statement sql (of op), whose result nothing reads, sent
+// with the transaction's next statement, or with its COMMIT, saving it a
+// round trip (see pipe): its failure fails that statement, or the commit.
+// In a transaction begun elsewhere it is sent at once.
+func (tx *Tx) queue(ctx context.Context, op, sql string, args ...any) error {
+	if p, ok := tx.tx.(*pipe); ok {
+		p.pending = append(p.pending, queued{op, sql, args})
+		return nil
+	}
+	_, err := exec(ctx, tx.tx, op, sql, args...)
+	return err
 }
 
 // Tx returns the Store's Tx of a transaction begun elsewhere (a pginbox
