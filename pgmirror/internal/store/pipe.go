@@ -63,7 +63,10 @@ func (p *pipe) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	return br
 }
 
-// Exec sends the statements waiting and sql in one round trip.
+// Exec sends the statements waiting and sql in one round trip. With
+// statements waiting (the transaction's first statement among them), they
+// go as a batch, which takes one statement a query: sql with several (a
+// migration's) must come after the first.
 func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if p.begun && len(p.pending) == 0 {
 		return p.conn.Exec(ctx, sql, args...)
