@@ -12,11 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 )
 
 func TestAccountsListTypeFilter(t *testing.T) {
 	c, api := newMock(t, always(200, fixture(t, "accounts_list.json")))
-	got := listAll(t, c.Accounts.List(context.Background(), &invoicing.AccountListParams{Type: invoicing.AccountTypeRevenue}))
+	got := testkit.Collect(t, c.Accounts.List(context.Background(), &invoicing.AccountListParams{Type: invoicing.AccountTypeRevenue}))
 	svcAssertGET(t, api.last(t), "/accounts", "page=1&page_size=100&type=revenue")
 	assert.Len(t, api.requests(), 1)
 
@@ -78,7 +79,7 @@ func TestTaxCodesListPageRegion(t *testing.T) {
 
 func TestTaxCodesListWithRegionUnderAnotherName(t *testing.T) {
 	c, api := newMock(t, always(200, fixture(t, "taxcodes_list.json")))
-	got := listAll(t, c.TaxCodes.List(context.Background(), &invoicing.TaxCodeListParams{Extra: url.Values{"country": {"NZ"}}}))
+	got := testkit.Collect(t, c.TaxCodes.List(context.Background(), &invoicing.TaxCodeListParams{Extra: url.Values{"country": {"NZ"}}}))
 	require.Len(t, got, 2)
 	for _, tc := range got {
 		assert.NotEmpty(t, tc.Code)

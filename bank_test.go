@@ -11,11 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 )
 
 func TestBankAccountsList(t *testing.T) {
 	c, api := newMock(t, always(200, fixture(t, "bank_accounts_list.json")))
-	got := listAll(t, c.BankAccounts.List(context.Background(), nil))
+	got := testkit.Collect(t, c.BankAccounts.List(context.Background(), nil))
 	svcAssertGET(t, api.last(t), "/bank-accounts", "page=1&page_size=100")
 	require.Len(t, got, 2)
 	op, cc := got[0], got[1]
@@ -89,7 +90,7 @@ func TestBankTransactionsListPageFilters(t *testing.T) {
 
 func TestBankTransactionsListItemsKey(t *testing.T) {
 	c, api := newMock(t, always(200, fixture(t, "bank_transactions_list_items.json")))
-	got := listAll(t, c.BankTransactions.List(context.Background(), &invoicing.BankTransactionListParams{BankAccountID: "acc-op-1"}))
+	got := testkit.Collect(t, c.BankTransactions.List(context.Background(), &invoicing.BankTransactionListParams{BankAccountID: "acc-op-1"}))
 	require.Len(t, got, 1)
 	assert.Equal(t, "-0.01", got[0].Amount.String())
 	svcAssertGET(t, api.last(t), "/bank-transactions", "bank_account_id=acc-op-1&page=1&page_size=100")

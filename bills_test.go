@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 )
 
 func TestBillsGet(t *testing.T) {
@@ -126,7 +127,7 @@ func TestBillsListPageFiltersAndKeys(t *testing.T) {
 
 func TestBillsListIterates(t *testing.T) {
 	c, api := newMock(t, always(200, fixture(t, "bills_list.json")))
-	got := listAll(t, c.Bills.List(context.Background(), &invoicing.BillListParams{Status: invoicing.BillStatusApproved}))
+	got := testkit.Collect(t, c.Bills.List(context.Background(), &invoicing.BillListParams{Status: invoicing.BillStatusApproved}))
 	require.Len(t, got, 1)
 	assert.Equal(t, "SUP-INV-7781", got[0].BillNumber)
 	svcAssertGET(t, api.last(t), "/bills", "page=1&page_size=100&status=approved")

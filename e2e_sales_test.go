@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
@@ -260,26 +260,10 @@ func TestE2EPaginationOverManyRecords(t *testing.T) {
 	customer := srv.AddClient(invoicingtest.Contact{Name: "Volume Buyer Pty Ltd"})
 	const n = 120
 
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	work := make(chan int)
-	for range 8 {
-		wg.Go(func() {
-			for i := range work {
-				_, err := c.Invoices.Create(ctx, e2eInvoice(customer, e2eLine("Order "+strconv.Itoa(i), "1", strconv.Itoa(i+1))))
-				errs <- err
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, testkit.Concurrently(n, 8, func(i int) error {
+		_, err := c.Invoices.Create(ctx, e2eInvoice(customer, e2eLine("Order "+strconv.Itoa(i), "1", strconv.Itoa(i+1))))
+		return err
+	}))
 
 	lists := func() []invoicingtest.Request { return e2eRequests(srv, http.MethodGet, "/invoices") }
 	pageQuery := func(r invoicingtest.Request) url.Values {

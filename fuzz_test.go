@@ -246,35 +246,7 @@ func fuzzSameJSON(a, b []byte) bool {
 	}
 	va, okA := decode(a)
 	vb, okB := decode(b)
-	return okA && okB && fuzzEqual(va, vb)
-}
-
-func fuzzEqual(a, b any) bool {
-	switch a := a.(type) {
-	case map[string]any:
-		b, ok := b.(map[string]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for k, v := range a {
-			if w, ok := b[k]; !ok || !fuzzEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		b, ok := b.([]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if !fuzzEqual(a[i], b[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return a == b
+	return okA && okB && reflect.DeepEqual(va, vb)
 }
 
 // fuzzResponder is the one response of the fuzz targets below, set per

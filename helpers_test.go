@@ -750,17 +750,6 @@ func answered[T any](t *testing.T, body string, get func(*invoicing.Client) (T, 
 	return v
 }
 
-// listAll returns every record seq yields; it must yield no error.
-func listAll[T any](t *testing.T, seq iter.Seq2[*T, error]) []*T {
-	t.Helper()
-	var out []*T
-	for rec, err := range seq {
-		require.NoError(t, err)
-		out = append(out, rec)
-	}
-	return out
-}
-
 // extraValue returns the member name of e, which must decode as a T.
 func extraValue[T any](t *testing.T, e invoicing.Extra, name string) T {
 	t.Helper()

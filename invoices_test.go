@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 )
 
 func TestInvoicesGet(t *testing.T) {
@@ -108,7 +109,7 @@ func TestInvoicesListPage(t *testing.T) {
 
 func TestInvoicesList(t *testing.T) {
 	c, api := newMock(t, always(200, `{"invoices": [`+fixture(t, "invoice.json")+`], "total": 1, "page": 1, "page_size": 100, "has_more": false}`))
-	got := listAll(t, c.Invoices.List(context.Background(), &invoicing.InvoiceListParams{Status: invoicing.InvoiceStatusPaid}))
+	got := testkit.Collect(t, c.Invoices.List(context.Background(), &invoicing.InvoiceListParams{Status: invoicing.InvoiceStatusPaid}))
 	require.Len(t, got, 1)
 	assert.Equal(t, idInvoice, got[0].ID)
 	svcAssertGET(t, api.last(t), "/invoices", "page=1&page_size=100&status=paid")

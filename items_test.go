@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 )
 
 func TestItemsGet(t *testing.T) {
@@ -33,7 +34,7 @@ func TestItemsGet(t *testing.T) {
 
 func TestItemsListFilterAndKey(t *testing.T) {
 	c, api := newMock(t, always(200, `{"items": [`+fixture(t, "item.json")+`], "total": 1, "page": 1, "page_size": 100, "has_more": false}`))
-	got := listAll(t, c.Items.List(context.Background(), &invoicing.ItemListParams{ItemType: invoicing.ItemTypePurchase}))
+	got := testkit.Collect(t, c.Items.List(context.Background(), &invoicing.ItemListParams{ItemType: invoicing.ItemTypePurchase}))
 	require.Len(t, got, 1)
 	assert.Equal(t, "Widget", got[0].Name)
 	svcAssertGET(t, api.last(t), "/items", "item_type=PURCHASE&page=1&page_size=100")

@@ -172,6 +172,14 @@ func pgRange(t *testing.T, loop func()) {
 		"goroutines started by the range loop are left")
 }
 
+// pgRangeNumbers ranges over seq with pgRange and returns what pgNumbers
+// returns: the invoice numbers yielded, and the error that ended the list.
+func pgRangeNumbers(t *testing.T, seq iter.Seq2[*invoicing.Invoice, error]) (got []string, err error) {
+	t.Helper()
+	pgRange(t, func() { got, err = pgNumbers(t, seq) })
+	return got, err
+}
+
 // pgHold answers pages up to upTo from pages at once; a request for a later
 // page is held until its context ends (the SDK cancels it), and then
 // dropped without an answer.
@@ -428,9 +436,7 @@ func TestPaginationInconsistentListsEnd(t *testing.T) {
 				if prefetch > 0 {
 					opts = append(opts, invoicing.WithPrefetch(prefetch))
 				}
-				var got []string
-				var err error
-				pgRange(t, func() { got, err = pgNumbers(t, c.Invoices.List(context.Background(), tc.params, opts...)) })
+				got, err := pgRangeNumbers(t, c.Invoices.List(context.Background(), tc.params, opts...))
 				require.ErrorIs(t, err, invoicing.ErrInconsistentList)
 				assert.Contains(t, err.Error(), tc.message)
 				assert.Equal(t, tc.want, got)
@@ -480,9 +486,7 @@ func TestPaginationErrorYieldedOnceAndLast(t *testing.T) {
 				if prefetch > 0 {
 					opts = append(opts, invoicing.WithPrefetch(prefetch))
 				}
-				var got []string
-				var err error
-				pgRange(t, func() { got, err = pgNumbers(t, c.Invoices.List(context.Background(), nil, opts...)) })
+				got, err := pgRangeNumbers(t, c.Invoices.List(context.Background(), nil, opts...))
 				require.EqualError(t, err, page2.want)
 				assert.Equal(t, pgWant(1, 100), got)
 				if prefetch == 0 {
@@ -573,11 +577,7 @@ func TestPaginationPrefetchYieldsEveryRecordOnceInOrder(t *testing.T) {
 	for _, n := range []int{1, 3, 8} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			c, api := newMock(t, pgSlowly(pgPages(1000, "invoices", true), 5*time.Millisecond))
-			var got []string
-			var err error
-			pgRange(t, func() {
-				got, err = pgNumbers(t, c.Invoices.List(context.Background(), pgSize(20), invoicing.WithPrefetch(n)))
-			})
+			got, err := pgRangeNumbers(t, c.Invoices.List(context.Background(), pgSize(20), invoicing.WithPrefetch(n)))
 			require.NoError(t, err)
 			require.Equal(t, pgWant(1, 1000), got)
 			pages := map[int]int{}
@@ -629,11 +629,7 @@ func TestPaginationPrefetchKeepsAtMostNInFlight(t *testing.T) {
 		}
 		pages(w, r)
 	}, invoicing.WithMaxRetries(0))
-	var got []string
-	var err error
-	pgRange(t, func() {
-		got, err = pgNumbers(t, c.Invoices.List(context.Background(), pgSize(25), invoicing.WithPrefetch(n)))
-	})
+	got, err := pgRangeNumbers(t, c.Invoices.List(context.Background(), pgSize(25), invoicing.WithPrefetch(n)))
 	require.NoError(t, err)
 	assert.Equal(t, pgWant(1, 1000), got)
 	assert.Len(t, api.requests(), 40)
@@ -644,11 +640,7 @@ func TestPaginationPrefetchKeepsAtMostNInFlight(t *testing.T) {
 // end come back empty and are dropped.
 func TestPaginationPrefetchWithoutTotal(t *testing.T) {
 	c, api := newMock(t, pgSlowly(pgPages(95, "invoices", false), 3*time.Millisecond))
-	var got []string
-	var err error
-	pgRange(t, func() {
-		got, err = pgNumbers(t, c.Invoices.List(context.Background(), pgSize(10), invoicing.WithPrefetch(4)))
-	})
+	got, err := pgRangeNumbers(t, c.Invoices.List(context.Background(), pgSize(10), invoicing.WithPrefetch(4)))
 	require.NoError(t, err)
 	assert.Equal(t, pgWant(1, 95), got)
 	reqs := len(api.requests())
@@ -659,11 +651,7 @@ func TestPaginationPrefetchWithoutTotal(t *testing.T) {
 func TestPaginationPrefetchErrorAfterEveryEarlierRecord(t *testing.T) {
 	pages := pgSlowly(pgPages(500, "invoices", true), 5*time.Millisecond)
 	c, _ := newMock(t, pgFailAt(pages, 4, 403, `{"detail": "Missing scope invoices:read"}`))
-	var got []string
-	var err error
-	pgRange(t, func() {
-		got, err = pgNumbers(t, c.Invoices.List(context.Background(), pgSize(25), invoicing.WithPrefetch(6)))
-	})
+	got, err := pgRangeNumbers(t, c.Invoices.List(context.Background(), pgSize(25), invoicing.WithPrefetch(6)))
 	require.ErrorIs(t, err, invoicing.ErrForbidden)
 	assert.Equal(t, pgWant(1, 75), got, "pages 1-3, and nothing after the error")
 }
@@ -688,9 +676,7 @@ func TestPaginationPrefetchLeavesNoGoroutine(t *testing.T) {
 	})
 	t.Run("error", func(t *testing.T) {
 		c, _ := newMock(t, pgFailAt(pgHold(pgPages(10_000, "invoices", true), 2), 2, 404, `{"detail": "gone"}`))
-		var got []string
-		var err error
-		pgRange(t, func() { got, err = pgNumbers(t, c.Invoices.List(context.Background(), nil, invoicing.WithPrefetch(8))) })
+		got, err := pgRangeNumbers(t, c.Invoices.List(context.Background(), nil, invoicing.WithPrefetch(8)))
 		assert.ErrorIs(t, err, invoicing.ErrNotFound)
 		assert.Equal(t, pgWant(1, 100), got)
 	})

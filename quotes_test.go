@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 )
 
 func TestQuotesGet(t *testing.T) {
@@ -56,7 +57,7 @@ func TestQuotesListQueryAndKey(t *testing.T) {
 	require.Len(t, p.Items, 1)
 	assert.Equal(t, "QU-0007", p.Items[0].QuoteNumber)
 	assert.Equal(t, 1, p.Total)
-	got := listAll(t, c.Quotes.List(context.Background(), &invoicing.QuoteListParams{ToDate: invoicing.NewDate(2026, 12, 31)}))
+	got := testkit.Collect(t, c.Quotes.List(context.Background(), &invoicing.QuoteListParams{ToDate: invoicing.NewDate(2026, 12, 31)}))
 	require.Len(t, got, 1)
 	assert.Equal(t, "Website rebuild", got[0].Title)
 	svcAssertGET(t, api.last(t), "/quotes", "page=1&page_size=100&to_date=2026-12-31")

@@ -27,12 +27,7 @@ import (
 // included, and records each resource's backfill as complete.
 func TestBackfillCopiesEveryRecord(t *testing.T) {
 	t.Parallel()
-	srv, _ := newFake(t)
-	seed(t, srv, sizes{invoices: 640, quotes: 230, bills: 120, clients: 150, suppliers: 30, items: 40, bankTransactions: 260}, 1, 2)
-	m, db := newMirror(t, srv)
-
-	require.NoError(t, m.Backfill(context.Background()))
-
+	srv, m, db := backfilled(t, sizes{invoices: 640, quotes: 230, bills: 120, clients: 150, suppliers: 30, items: 40, bankTransactions: 260}, 1, 2)
 	n := requireMirrorEqual(t, srv, m.Schema())
 	assert.Greater(t, n, 1400)
 	assert.Equal(t, 10, count(t, db, `SELECT count(*) FROM mirror_backfill WHERE completed_at IS NOT NULL AND pass = 1`))

@@ -484,10 +484,7 @@ func sameJSON(a, b any) bool {
 // the comparison must report it (and only it).
 func TestComparisonSeesEveryDifference(t *testing.T) {
 	t.Parallel()
-	srv, _ := newFake(t)
-	seed(t, srv, sizes{invoices: 30, quotes: 10, bills: 5, clients: 3, suppliers: 2, items: 2, bankTransactions: 3}, 3, 4)
-	m, db := newMirror(t, srv)
-	require.NoError(t, m.Backfill(context.Background()))
+	srv, m, db := backfilled(t, sizes{invoices: 30, quotes: 10, bills: 5, clients: 3, suppliers: 2, items: 2, bankTransactions: 3}, 3, 4)
 	requireMirrorEqual(t, srv, m.Schema())
 
 	spoil := []struct{ name, table, sql string }{

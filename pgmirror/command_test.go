@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
@@ -231,7 +232,7 @@ func TestStartupWaitsForTheDatabase(t *testing.T) {
 
 	p := startServing(t, env, "--listen", "127.0.0.1:0", "--schema", schema)
 	waitUntil(t, 10*time.Second, func() (bool, string) {
-		return countContaining(p.since(time.Time{}), `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`) == 1,
+		return testkit.Count(p.since(time.Time{}), `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`) == 1,
 			"the line saying the database is away"
 	})
 	status, _, err := get(p.base + "/healthz")
@@ -244,8 +245,8 @@ func TestStartupWaitsForTheDatabase(t *testing.T) {
 	require.NoError(t, pg.Start())
 	waitStatus(t, p.base+"/readyz", 200, time.Minute)
 	lines := p.since(time.Time{})
-	assert.Equal(t, 1, countContaining(lines, `msg="pgmirror: PostgreSQL is not answering`))
-	assert.Equal(t, 1, countContaining(lines, `msg="pgmirror: PostgreSQL answers again"`))
+	assert.Equal(t, 1, testkit.Count(lines, `msg="pgmirror: PostgreSQL is not answering`))
+	assert.Equal(t, 1, testkit.Count(lines, `msg="pgmirror: PostgreSQL answers again"`))
 	for _, l := range lines {
 		assert.NotContains(t, l, password)
 	}
@@ -302,13 +303,13 @@ func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
 	srv.AddWebhookEndpointWithSecret(p.base+"/webhooks", secret)
 	waitStatus(t, p.base+"/readyz", 200, time.Minute)
 	waitUntil(t, 5*time.Second, func() (bool, string) { // /readyz may answer before the line is read
-		return countContaining(p.since(time.Time{}), `msg="pgmirror: backfill complete"`) == 1, `the line "backfill complete"`
+		return testkit.Count(p.since(time.Time{}), `msg="pgmirror: backfill complete"`) == 1, `the line "backfill complete"`
 	})
 	waitUntil(t, 30*time.Second, func() (bool, string) {
-		return countContaining(reconciling.since(time.Time{}), `msg="pgmirror: reconciliation done"`) >= 1, "a reconciliation"
+		return testkit.Count(reconciling.since(time.Time{}), `msg="pgmirror: reconciliation done"`) >= 1, "a reconciliation"
 	})
 	waitUntil(t, 30*time.Second, func() (bool, string) {
-		return countContaining(backfilling.since(time.Time{}), `msg="pgmirror: backfilled"`) >= 1, "a resource backfilled"
+		return testkit.Count(backfilling.since(time.Time{}), `msg="pgmirror: backfilled"`) >= 1, "a resource backfilled"
 	})
 
 	db := adminPool(t, schema)
@@ -324,7 +325,7 @@ func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
 	mirrored(createInvoice(t, c, invoicing.InvoiceStatusAwaitingPayment, 1).ID, 10*time.Second)
 
 	// Killed for 30 seconds, during which an event is refused.
-	require.Zero(t, countContaining(backfilling.since(time.Time{}), `msg="pgmirror: backfill complete"`), "the backfill is under way")
+	require.Zero(t, testkit.Count(backfilling.since(time.Time{}), `msg="pgmirror: backfill complete"`), "the backfill is under way")
 	start := time.Now()
 	require.NoError(t, pg.Kill())
 	time.Sleep(outage() / 3)
@@ -362,13 +363,13 @@ func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
 		waitUntil(t, 45*time.Second, func() (bool, string) {
 			lines = o.p.since(start)
 			answered := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, `msg="pgmirror: PostgreSQL answers again"`) })
-			return answered >= 0 && countContaining(lines[answered:], o.done) > 0, "the " + name + " process going on after the outage"
+			return answered >= 0 && testkit.Count(lines[answered:], o.done) > 0, "the " + name + " process going on after the outage"
 		})
 		answered := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, `msg="pgmirror: PostgreSQL answers again"`) })
 		away := lines[:answered+1] // from the kill to its line saying the database is back
 		otherLines[name] = len(away)
 		assert.LessOrEqual(t, len(away), 10, "%s: %s", name, strings.Join(away, "\n"))
-		assert.Equal(t, 1, countContaining(away, `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`), name)
+		assert.Equal(t, 1, testkit.Count(away, `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`), name)
 		for _, l := range lines { // until it went on: only the database's own warning
 			if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
 				assert.Contains(t, l, `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`, name)
@@ -401,22 +402,11 @@ func TestAnOutageOfPostgreSQLIsQuietAndBounded(t *testing.T) {
 	for _, l := range outageLines {
 		assert.NotContains(t, l, "\\n", "one line per error")
 	}
-	assert.Equal(t, 1, countContaining(outageLines, `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`))
-	assert.Equal(t, 1, countContaining(outageLines, `msg="pgmirror: PostgreSQL answers again"`))
-	assert.Equal(t, 1, countContaining(hangLines, `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`))
-	assert.Equal(t, 1, countContaining(hangLines, `msg="pgmirror: PostgreSQL answers again"`))
+	assert.Equal(t, 1, testkit.Count(outageLines, `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`))
+	assert.Equal(t, 1, testkit.Count(outageLines, `msg="pgmirror: PostgreSQL answers again"`))
+	assert.Equal(t, 1, testkit.Count(hangLines, `msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`))
+	assert.Equal(t, 1, testkit.Count(hangLines, `msg="pgmirror: PostgreSQL answers again"`))
 	p.stop(t)
 	backfilling.stop(t)
 	reconciling.stop(t)
-}
-
-// countContaining counts the lines that contain s.
-func countContaining(lines []string, s string) int {
-	n := 0
-	for _, l := range lines {
-		if strings.Contains(l, s) {
-			n++
-		}
-	}
-	return n
 }

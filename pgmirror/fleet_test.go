@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -1067,9 +1066,7 @@ func TestFleetSharedClock(t *testing.T) {
 // runs only with PGMIRROR_SCALE=1.
 func TestFleetScale(t *testing.T) {
 	t.Parallel()
-	if testing.Short() || os.Getenv("PGMIRROR_SCALE") != "1" {
-		t.Skip("set PGMIRROR_SCALE=1 (and no -short) to build 1,000 businesses")
-	}
+	needScale(t, "build 1,000 businesses")
 	for _, n := range []int{100, 1000} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			heap0, goroutines0 := fleetHeap(), runtime.NumGoroutine()

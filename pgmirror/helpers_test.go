@@ -28,6 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/internal/testservers"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
@@ -210,6 +211,17 @@ func openTracedMirror(t testing.TB, cfg pgmirror.Config, tracer pgx.QueryTracer)
 	return m
 }
 
+// backfilled starts a fake service seeded with n (its choices drawn from
+// s1 and s2) and a mirror of it (newMirror) that has backfilled it.
+func backfilled(t testing.TB, n sizes, s1, s2 uint64) (*invoicingtest.Server, *pgmirror.Mirror, *pgxpool.Pool) {
+	t.Helper()
+	srv, _ := newFake(t)
+	seed(t, srv, n, s1, s2)
+	m, db := newMirror(t, srv)
+	require.NoError(t, m.Backfill(context.Background()))
+	return srv, m, db
+}
+
 // newMirror opens a migrated mirror of srv in a new schema (m.Schema()),
 // its Config testConfig's changed by each edit, and returns it with a pool
 // on the schema for the test's own queries.
@@ -234,16 +246,11 @@ func migratedSchema(t testing.TB) (string, *pgxpool.Pool) {
 	return schema, db
 }
 
-// run runs m.Run until the test ends, and checks that it stopped cleanly.
-func run(t testing.TB, m *pgmirror.Mirror) {
+// run runs m.Run until the returned stop is called or the test ends, and
+// checks that it stopped cleanly.
+func run(t testing.TB, m *pgmirror.Mirror) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	return testkit.Start(t, m.Run)
 }
 
 // hookUp serves m's Handler and registers it as a webhook endpoint of srv
@@ -378,25 +385,8 @@ func requests(srv *invoicingtest.Server, prefix string) int {
 	return n
 }
 
-// syncBuffer is an io.Writer safe for concurrent use, for logs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var _ io.Writer = (*syncBuffer)(nil)
+// syncBuffer is a log destination safe for concurrent use.
+type syncBuffer struct{ testkit.Buffer }
 
 // logger is a text logger writing to s at info level and above: a
 // Config.Logger whose lines the test reads.

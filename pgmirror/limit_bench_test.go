@@ -136,7 +136,7 @@ func measureWriteLimit(b *testing.B, f *fleet, iteration int) limitResult {
 		}
 	}()
 	started := time.Now()
-	stop := runUntilStopped(b, mm.Mirror)
+	stop := run(b, mm.Mirror)
 	waitAllBackfilled(b, mm.DB, 10*time.Minute, len(f.Businesses))
 	backfilled := time.Since(started)
 
@@ -219,24 +219,6 @@ func mirrorLags(b *testing.B, db *pgxpool.Pool, began time.Time) string {
 	}
 	return fmt.Sprintf("so far the inbox's wait p50 %s, p99 %s; mirror_event_lag p50 %s, p99 %s",
 		seconds(inbox50), seconds(inbox99), seconds(event50), seconds(event99))
-}
-
-// runUntilStopped runs m.Run until the returned stop is called (or the
-// test ends), and checks that it stopped cleanly.
-func runUntilStopped(t testing.TB, m *pgmirror.Mirror) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
-	}
-	t.Cleanup(stop)
-	return stop
 }
 
 // fireLimitStep fires rate events a second for limitStep: the i-th event

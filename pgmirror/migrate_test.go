@@ -58,10 +58,7 @@ func TestMigrateIsIdempotentAndSafeForReplicasAtOnce(t *testing.T) {
 // Migrating again keeps every row.
 func TestMigrateKeepsTheData(t *testing.T) {
 	t.Parallel()
-	srv, _ := newFake(t)
-	seed(t, srv, sizes{invoices: 50}, 13, 14)
-	m, _ := newMirror(t, srv)
-	require.NoError(t, m.Backfill(context.Background()))
+	srv, m, _ := backfilled(t, sizes{invoices: 50}, 13, 14)
 	require.NoError(t, m.Migrate(context.Background()))
 	requireMirrorEqual(t, srv, m.Schema())
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"runtime/metrics"
 	"slices"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 )
@@ -297,9 +297,7 @@ func minus(a, b tupleCounts) tupleCounts {
 //     it ends.
 func TestBoundedReconciliationAndRetention(t *testing.T) {
 	t.Parallel()
-	if testing.Short() || os.Getenv("PGMIRROR_SCALE") != "1" {
-		t.Skip("set PGMIRROR_SCALE=1 (and no -short) to reconcile 100,000 invoices and prune 10,000,000 changes")
-	}
+	needScale(t, "reconcile 100,000 invoices and prune 10,000,000 changes")
 	invoices := scaleSetting(t, "PGMIRROR_SCALE_INVOICES", 100_000)
 	changes := scaleSetting(t, "PGMIRROR_SCALE_CHANGES", 10_000_000)
 	ctx := context.Background()
@@ -311,7 +309,7 @@ func TestBoundedReconciliationAndRetention(t *testing.T) {
 	t.Logf("backfill of %d invoices: %v", invoices, time.Since(start).Round(time.Millisecond))
 
 	// 1. A reconciliation, its heap sampled.
-	stop := heapPeak()
+	stop := heapPeak(t)
 	start = time.Now()
 	corrected, err := m.Reconcile(ctx)
 	took := time.Since(start)
@@ -396,38 +394,18 @@ func TestBoundedReconciliationAndRetention(t *testing.T) {
 // heapPeak samples the live heap (as the last garbage collection found
 // it) every 5 ms until stop is called, which returns the peak above the
 // live heap at the start.
-func heapPeak() (stop func() uint64) {
+func heapPeak(t *testing.T) (stop func() uint64) {
 	read := func() uint64 {
 		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		metrics.Read(s)
 		return s[0].Value.Uint64()
 	}
 	base := read()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if v := read(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+	var peak uint64
+	stopSampling := testkit.Every(t, 5*time.Millisecond, func() { peak = max(peak, read()) })
 	return func() uint64 {
-		close(done)
-		<-stopped
-		if p := peak.Load(); p > base {
-			return p - base
-		}
-		return 0
+		stopSampling()
+		return max(peak, base) - base
 	}
 }
 
@@ -586,10 +564,7 @@ func withoutRecords(t testing.TB, srv *invoicingtest.Server, key string, ids []s
 // behind the key.
 func backfilledSchema(t testing.TB, invoices int, s1, s2 uint64) string {
 	t.Helper()
-	srv, _ := newFake(t)
-	seed(t, srv, sizes{invoices: invoices}, s1, s2)
-	m, _ := newMirror(t, srv)
-	require.NoError(t, m.Backfill(context.Background()))
+	_, m, _ := backfilled(t, sizes{invoices: invoices}, s1, s2)
 	return m.Schema()
 }
 

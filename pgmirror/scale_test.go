@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	invoicing "github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
 	"github.com/invoicing-api/invoicing-go/webhooks"
@@ -72,9 +73,7 @@ const (
 // a second over 1,000 businesses, 16 partitions.
 func TestScaleManyBusinesses(t *testing.T) {
 	t.Parallel()
-	if testing.Short() || os.Getenv("PGMIRROR_SCALE") != "1" {
-		t.Skip("set PGMIRROR_SCALE=1 (and no -short) to mirror 1,000 businesses on three invoicing-mirror processes")
-	}
+	needScale(t, "mirror 1,000 businesses on three invoicing-mirror processes")
 	n := scaleSetting(t, "PGMIRROR_SCALE_BUSINESSES", 1000)
 	walkers := scaleSetting(t, "PGMIRROR_SCALE_WALKERS", 8)
 	invoices := scaleSetting(t, "PGMIRROR_SCALE_INVOICES", 200)
@@ -157,6 +156,15 @@ func TestScaleManyBusinesses(t *testing.T) {
 	scaleLag(t, f, keys, keyText, sz, &figures)
 }
 
+// needScale skips t unless PGMIRROR_SCALE=1 is set and -short is not:
+// what says what the test does at that size.
+func needScale(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() || os.Getenv("PGMIRROR_SCALE") != "1" {
+		t.Skip("set PGMIRROR_SCALE=1 (and no -short) to " + what)
+	}
+}
+
 // scaleSetting is the positive integer in the environment variable name,
 // or def when it is unset.
 func scaleSetting(t *testing.T, name string, def int) int {
@@ -172,22 +180,10 @@ func scaleSetting(t *testing.T, name string, def int) int {
 }
 
 // scaleFigures collects the lines the test logs in one block at its end.
-type scaleFigures struct {
-	mu    sync.Mutex
-	lines []string
-}
+type scaleFigures struct{ testkit.Buffer }
 
-func (s *scaleFigures) add(format string, args ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lines = append(s.lines, fmt.Sprintf(format, args...))
-}
-
-func (s *scaleFigures) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.lines, "\n")
-}
+// add adds a line.
+func (s *scaleFigures) add(format string, args ...any) { fmt.Fprintf(&s.Buffer, format+"\n", args...) }
 
 // scaleSizes are the sizes of TestScaleManyBusinesses that its settings
 // change (see there).
@@ -341,42 +337,25 @@ func scaleSampleConnections(t *testing.T, db *pgxpool.Pool, replicas []*scaleRep
 		names[i] = r.name
 	}
 	peaks := map[string]int{}
-	stop := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(500 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			rows, err := db.Query(context.Background(), `SELECT application_name, count(*)::int FROM pg_stat_activity
-				WHERE application_name = ANY($1) GROUP BY application_name`, names)
-			if err == nil {
-				for rows.Next() {
-					var name string
-					var n int
-					if rows.Scan(&name, &n) == nil {
-						peaks[name] = max(peaks[name], n)
-					}
-				}
-				rows.Close()
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
+	stop := testkit.Every(t, 500*time.Millisecond, func() {
+		rows, err := db.Query(context.Background(), `SELECT application_name, count(*)::int FROM pg_stat_activity
+			WHERE application_name = ANY($1) GROUP BY application_name`, names)
+		if err != nil {
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			var n int
+			if rows.Scan(&name, &n) == nil {
+				peaks[name] = max(peaks[name], n)
 			}
 		}
-	}()
-	var once sync.Once
-	finish := func() map[string]int {
-		once.Do(func() {
-			close(stop)
-			<-stopped
-		})
+	})
+	return func() map[string]int {
+		stop()
 		return peaks
 	}
-	t.Cleanup(func() { finish() })
-	return finish
 }
 
 // scaleWaitBackfilled waits until n businesses are ready in db's schema

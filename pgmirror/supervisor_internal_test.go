@@ -1,12 +1,10 @@
 package pgmirror
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,32 +13,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/pgmirror/internal/store"
 )
-
-// lockedBuffer is a log destination safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
-}
 
 // However many loops fail, and however often, an outage is two lines: one
 // when it starts, with the first error, and one when it ends.
 func TestADependencyLogsItsTransitionsOnly(t *testing.T) {
 	t.Parallel()
-	var out lockedBuffer
+	var out testkit.Buffer
 	d := newDependency("PostgreSQL", slog.New(slog.NewTextHandler(&out, nil)))
 	ctx := context.Background()
 	d.ok(ctx, time.Now()) // up from the start: nothing to say
@@ -60,14 +41,14 @@ func TestADependencyLogsItsTransitionsOnly(t *testing.T) {
 	d.ok(ctx, time.Now())
 	assert.True(t, d.up())
 
-	lines := out.lines()
+	lines := out.Lines()
 	require.Len(t, lines, 2, "%q", lines)
 	assert.Contains(t, lines[0], `level=WARN msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does" error="failure 0 of loop`)
 	assert.Contains(t, lines[1], `level=INFO msg="pgmirror: PostgreSQL answers again"`)
 	assert.Contains(t, lines[1], "failures=1000")
 
 	d.failed(ctx, errors.New("again"))
-	assert.Len(t, out.lines(), 3, "a second outage is logged too")
+	assert.Len(t, out.Lines(), 3, "a second outage is logged too")
 }
 
 // The success of an attempt that began before the dependency went away (a
@@ -75,7 +56,7 @@ func TestADependencyLogsItsTransitionsOnly(t *testing.T) {
 // "answers again" until an attempt begun since succeeds.
 func TestASuccessBegunBeforeTheFailureIsIgnored(t *testing.T) {
 	t.Parallel()
-	var out lockedBuffer
+	var out testkit.Buffer
 	d := newDependency("PostgreSQL", slog.New(slog.NewTextHandler(&out, nil)))
 	ctx := context.Background()
 	began := time.Now()
@@ -84,7 +65,7 @@ func TestASuccessBegunBeforeTheFailureIsIgnored(t *testing.T) {
 	assert.False(t, d.up())
 	d.ok(ctx, time.Now())
 	assert.True(t, d.up())
-	lines := out.lines()
+	lines := out.Lines()
 	require.Len(t, lines, 2, "%q", lines)
 	assert.Contains(t, lines[1], `msg="pgmirror: PostgreSQL answers again"`)
 }
@@ -152,7 +133,7 @@ func TestOneLine(t *testing.T) {
 // mirror for Config.Client's business and pauses another (logged at Error);
 // a failure of no dependency is logged at Error each time.
 func TestFailedDecidesEachFailure(t *testing.T) {
-	var out lockedBuffer
+	var out testkit.Buffer
 	log := slog.New(slog.NewTextHandler(&out, nil))
 	m := &Mirror{log: log, db: newDependency("PostgreSQL", log), tenants: newTenants()} // not migrated: a pause is not recorded
 	alone, other := m.newTenant("default", 10, Selection{}), m.newTenant("acme", 10, Selection{})
@@ -195,22 +176,12 @@ func TestFailedDecidesEachFailure(t *testing.T) {
 	assert.Zero(t, wait)
 	assert.NoError(t, stop, "nothing to decide once ctx ended")
 
-	lines := out.lines()
-	assert.Equal(t, 1, countLines(lines, `level=WARN msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`))
-	assert.Equal(t, 1, countLines(lines, `level=WARN msg="pgmirror: the API is not answering; retrying with backoff until it does" business=acme`))
-	assert.Equal(t, 1, countLines(lines, `level=ERROR msg="pgmirror: the service refused a business's requests; the business is paused" business=acme for=15m0s`))
-	assert.Equal(t, 2, countLines(lines, `level=ERROR msg="pgmirror: writing failed; trying again"`), "each time")
+	lines := out.Lines()
+	assert.Equal(t, 1, testkit.Count(lines, `level=WARN msg="pgmirror: PostgreSQL is not answering; retrying with backoff until it does"`))
+	assert.Equal(t, 1, testkit.Count(lines, `level=WARN msg="pgmirror: the API is not answering; retrying with backoff until it does" business=acme`))
+	assert.Equal(t, 1, testkit.Count(lines, `level=ERROR msg="pgmirror: the service refused a business's requests; the business is paused" business=acme for=15m0s`))
+	assert.Equal(t, 2, testkit.Count(lines, `level=ERROR msg="pgmirror: writing failed; trying again"`), "each time")
 	assert.Len(t, lines, 5, "%q", lines)
-}
-
-func countLines(lines []string, s string) int {
-	n := 0
-	for _, l := range lines {
-		if strings.Contains(l, s) {
-			n++
-		}
-	}
-	return n
 }
 
 // The claims of one business, resource and fetch number are fetched

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
@@ -80,22 +81,12 @@ func (m *mockProc) client(t *testing.T, key string) *invoicing.Client {
 	return c
 }
 
-func listAll[T any](t *testing.T, seq func(yield func(*T, error) bool)) []*T {
-	t.Helper()
-	var out []*T
-	for rec, err := range seq {
-		require.NoError(t, err)
-		out = append(out, rec)
-	}
-	return out
-}
-
 func TestMockAnswersTheSDK(t *testing.T) {
 	m := startMock(t, "--seed", "7")
 	assert.Contains(t, m.banner, "not real", "the banner says the keys are the fake's")
 	c := m.client(t, m.fullKey)
 
-	all := listAll(t, c.Invoices.List(t.Context(), nil))
+	all := testkit.Collect(t, c.Invoices.List(t.Context(), nil))
 	require.Len(t, all, 8, "7 samples, and the invoice the accepted sample quote became")
 	var invoices []*invoicing.Invoice // the samples, by their notes
 	for _, inv := range all {
@@ -118,7 +109,7 @@ func TestMockAnswersTheSDK(t *testing.T) {
 	// voided and the seventh is new.
 	assert.Equal(t, []invoicing.InvoiceStatus{"draft", "overdue", "paid", "overdue", "awaiting_payment", "voided", "draft"}, statuses)
 	assert.True(t, invoices[4].AmountPaid.IsPositive() && invoices[4].AmountDue.IsPositive(), "the fifth is part paid")
-	quotes := listAll(t, c.Quotes.List(t.Context(), nil))
+	quotes := testkit.Collect(t, c.Quotes.List(t.Context(), nil))
 	require.Len(t, quotes, 7)
 	var quoteStatuses []invoicing.QuoteStatus
 	for _, q := range quotes {
@@ -140,7 +131,7 @@ func TestMockAnswersTheSDK(t *testing.T) {
 
 	// The same N gives the same data; ids differ.
 	other := startMock(t, "--seed", "7")
-	again := listAll(t, other.client(t, other.fullKey).Invoices.List(t.Context(), nil))
+	again := testkit.Collect(t, other.client(t, other.fullKey).Invoices.List(t.Context(), nil))
 	invoices = all
 	for i := range invoices {
 		a, b := *invoices[i], *again[i]
@@ -224,7 +215,7 @@ func TestMockStateSurvivesARestart(t *testing.T) {
 	assert.Contains(t, again.banner, "restored from "+state)
 	assert.Equal(t, m.fullKey, again.fullKey, "the keys survive, so configured clients keep working")
 	c := again.client(t, m.fullKey)
-	invoices := listAll(t, c.Invoices.List(t.Context(), nil))
+	invoices := testkit.Collect(t, c.Invoices.List(t.Context(), nil))
 	assert.Len(t, invoices, 3, "the two samples and the new invoice; --seed is ignored on restore")
 	inv, err := c.Invoices.Get(t.Context(), res.ID)
 	require.NoError(t, err)
@@ -329,7 +320,7 @@ func TestMockServesSeveralBusinessesBehindOneURL(t *testing.T) {
 	for _, name := range names {
 		c, err := invoicing.NewClient(m.baseURL, m.keys[name], invoicing.WithMaxRetries(0))
 		require.NoError(t, err)
-		invoices := listAll(t, c.Invoices.List(ctx, nil))
+		invoices := testkit.Collect(t, c.Invoices.List(ctx, nil))
 		require.GreaterOrEqual(t, len(invoices), 3, "%s: three samples (and an accepted quote's invoice)", name)
 		totals[name] = invoices[0].Total.String()
 		if name == "acme" {
@@ -454,7 +445,7 @@ func TestMockOfSeveralBusinessesSurvivesARestart(t *testing.T) {
 	assert.NotContains(t, again.banner, testSecret)
 	c, err = invoicing.NewClient(again.baseURL, m.keys["globex"], invoicing.WithMaxRetries(0))
 	require.NoError(t, err)
-	clients := listAll(t, c.Clients.List(t.Context(), nil))
+	clients := testkit.Collect(t, c.Clients.List(t.Context(), nil))
 	assert.Equal(t, "Made before the restart", clients[len(clients)-1].Name)
 	code, _ = again.stop()
 	require.Equal(t, 0, code)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 )
 
@@ -23,16 +24,6 @@ import (
 // environment.
 func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
-}
-
-func collect[T any](t *testing.T, seq func(func(*T, error) bool)) []*T {
-	t.Helper()
-	var out []*T
-	for v, err := range seq {
-		require.NoError(t, err)
-		out = append(out, v)
-	}
-	return out
 }
 
 // webhookLines returns the "webhook verified:" lines of a report, without
@@ -63,7 +54,7 @@ func TestDemoReportMatchesTheServiceState(t *testing.T) {
 	net := decimal.NewFromInt(3).Mul(decimal.RequireFromString("49.95"))
 	tax := net.Mul(decimal.NewFromInt(10)).Shift(-2).Round(2)
 	wantTotal := net.Round(2).Add(tax)
-	invoices := collect(t, c.Invoices.List(ctx, nil))
+	invoices := testkit.Collect(t, c.Invoices.List(ctx, nil))
 	require.Len(t, invoices, 2, "the second create with the same reference must not add an invoice")
 	var referenced, converted *invoicing.Invoice
 	for _, inv := range invoices {
@@ -80,7 +71,7 @@ func TestDemoReportMatchesTheServiceState(t *testing.T) {
 	assert.Contains(t, report, "2nd call: "+referenced.InvoiceNumber+" created=false same id=true")
 	assert.Contains(t, report, "total "+wantTotal.StringFixed(2)+" AUD")
 
-	quotes := collect(t, c.Quotes.List(ctx, nil))
+	quotes := testkit.Collect(t, c.Quotes.List(ctx, nil))
 	require.Len(t, quotes, 1)
 	q := quotes[0]
 	assert.Equal(t, invoicing.QuoteStatusAccepted, q.Status)

@@ -10,13 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -97,8 +97,8 @@ func TestNewHandlerRefusesEmptySecret(t *testing.T) {
 
 func TestRunServesAndShutsDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
-	var logs syncBuffer
+	var out testkit.Buffer
+	var logs testkit.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, "127.0.0.1:0", testSecret, &out, slog.New(slog.NewTextHandler(&logs, nil))) }()
 
@@ -127,22 +127,4 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not return after cancel")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

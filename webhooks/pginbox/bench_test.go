@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/invoicing-api/invoicing-go/internal/benchpair"
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/internal/testservers/webhooktest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
@@ -124,28 +124,10 @@ func newReplicas(b *testing.B, handler func(*pgxpool.Pool) http.Handler) *replic
 // ackSenders at a time, and returns an error for an answer other than 200.
 func (r *replicas) sendBatch(client *http.Client) error {
 	deliveries := webhooktest.Deliveries(ackBatch)
-	errs := make(chan error, ackBatch)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range ackSenders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				errs <- send(client, r.urls[i%len(r.urls)], deliveries[i])
-			}
-		}()
-	}
-	for i := range deliveries {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
+	if err := testkit.Concurrently(len(deliveries), ackSenders, func(i int) error {
+		return send(client, r.urls[i%len(r.urls)], deliveries[i])
+	}); err != nil {
+		return err
 	}
 	r.sent += ackBatch
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/internal/testservers/webhooktest"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 	"github.com/invoicing-api/invoicing-go/webhooks/pginbox"
@@ -31,20 +32,11 @@ func store(t testing.TB, pool *pgxpool.Pool, deliveries ...webhooktest.Delivery)
 	}
 }
 
-// start runs w until the test ends, and checks that Run returned nil.
+// start runs w until the returned stop is called or the test ends, and
+// checks that Run returned nil.
 func start(t testing.TB, w *pginbox.Worker) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			assert.NoError(t, <-done)
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	t.Helper()
+	return testkit.Start(t, w.Run)
 }
 
 // waitFor waits until n rows of the inbox have status.

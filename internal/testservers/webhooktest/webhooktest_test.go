@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/webhooks"
 )
 
@@ -132,7 +133,7 @@ func TestOutage(t *testing.T) {
 		outage(true).Run(r, Deliveries(1000))
 	}()
 	<-done
-	if got := strings.Join(r.errors, "\n"); !strings.Contains(got, "acknowledged while the fake store was down") ||
+	if got := r.errors.String(); !strings.Contains(got, "acknowledged while the fake store was down") ||
 		!strings.Contains(got, "every one should fail") {
 		t.Errorf("a receiver that acknowledges while its store is down passes; errors:\n%s", got)
 	}
@@ -163,7 +164,7 @@ func TestOutageSendsCopiesOfAcknowledgedDeliveries(t *testing.T) {
 			Recovery: 50 * time.Millisecond}.Run(r, Deliveries(300))
 	}()
 	<-done
-	if got := strings.Join(r.errors, "\n"); !strings.Contains(got, "acknowledged before the fake store stopped, still not acknowledged 50ms after it came back") {
+	if got := r.errors.String(); !strings.Contains(got, "acknowledged before the fake store stopped, still not acknowledged 50ms after it came back") {
 		t.Errorf("copies were not checked; errors:\n%s", got)
 	}
 }
@@ -171,15 +172,10 @@ func TestOutageSendsCopiesOfAcknowledgedDeliveries(t *testing.T) {
 // recorder is a testing.TB that records failures instead of failing.
 type recorder struct {
 	testing.TB
-	mu     sync.Mutex
-	errors []string
+	errors testkit.Buffer
 }
 
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errors = append(r.errors, fmt.Sprintf(format, args...))
-}
+func (r *recorder) Errorf(format string, args ...any) { fmt.Fprintf(&r.errors, format+"\n", args...) }
 
 func (r *recorder) Fatalf(format string, args ...any) {
 	r.Errorf(format, args...)

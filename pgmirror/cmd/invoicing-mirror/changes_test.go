@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/invoicing-api/invoicing-go/internal/testkit"
 	"github.com/invoicing-api/invoicing-go/internal/testservers"
 	"github.com/invoicing-api/invoicing-go/invoicingtest"
 	"github.com/invoicing-api/invoicing-go/pgmirror"
@@ -43,29 +42,6 @@ func TestChangesUsageErrors(t *testing.T) {
 			assert.NotContains(t, out.String(), "db-password-that-must-not-show")
 		})
 	}
-}
-
-// syncBuffer is an io.Writer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return linesOf(s.b.String())
-}
-
-// linesOf splits output into its lines.
-func linesOf(output string) []string {
-	return strings.Split(strings.TrimSuffix(output, "\n"), "\n")
 }
 
 // decodeChanges decodes JSON lines of changes.
@@ -98,9 +74,9 @@ func TestChangesPrintsTheFeed(t *testing.T) {
 	require.NoError(t, m.Backfill(ctx))
 	vars := env(map[string]string{"DATABASE_URL": pg.URL})
 
-	var out, errOut bytes.Buffer
+	var out, errOut testkit.Buffer
 	require.Equal(t, exitOK, run(ctx, []string{"changes", "--schema", schema}, vars, &out, &errOut), errOut.String())
-	all := decodeChanges(t, linesOf(out.String()))
+	all := decodeChanges(t, out.Lines())
 	require.NotEmpty(t, all)
 	var rows int
 	for _, res := range pgmirror.Resources() {
@@ -118,24 +94,24 @@ func TestChangesPrintsTheFeed(t *testing.T) {
 		}
 	}
 
-	out.Reset()
+	var after testkit.Buffer
 	half := all[len(all)/2].Seq
-	require.Equal(t, exitOK, run(ctx, []string{"changes", "--schema", schema, "--after", itoa(half)}, vars, &out, &errOut))
-	assert.Equal(t, all[len(all)/2+1:], decodeChanges(t, linesOf(out.String())))
+	require.Equal(t, exitOK, run(ctx, []string{"changes", "--schema", schema, "--after", itoa(half)}, vars, &after, &errOut))
+	assert.Equal(t, all[len(all)/2+1:], decodeChanges(t, after.Lines()))
 
 	// --follow: the changes so far, then one written later.
 	fctx, cancel := context.WithCancel(ctx)
-	var followed syncBuffer
+	var followed testkit.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- run(fctx, []string{"changes", "--schema", schema, "--follow"}, vars, &followed, &errOut)
 	}()
-	require.Eventually(t, func() bool { return len(followed.lines()) == len(all) }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(followed.Lines()) == len(all) }, 10*time.Second, 10*time.Millisecond)
 	srv.AddClient(invoicingtest.Contact{Name: "Quiet client"})
 	_, err = m.Reconcile(ctx)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(followed.lines()) == len(all)+1 }, 10*time.Second, 10*time.Millisecond)
-	last := decodeChanges(t, followed.lines())[len(all)]
+	require.Eventually(t, func() bool { return len(followed.Lines()) == len(all)+1 }, 10*time.Second, 10*time.Millisecond)
+	last := decodeChanges(t, followed.Lines())[len(all)]
 	assert.Equal(t, pgmirror.Clients, last.Resource)
 	assert.Equal(t, pgmirror.CauseReconciliation, last.Cause)
 	cancel()
@@ -147,9 +123,9 @@ func TestChangesPrintsTheFeed(t *testing.T) {
 	defer db.Close()
 	_, err = db.Exec(ctx, `UPDATE `+schema+`.mirror_reconcile SET changes_pruned_through = $1`, half)
 	require.NoError(t, err)
-	errOut.Reset()
-	assert.Equal(t, exitError, run(ctx, []string{"changes", "--schema", schema, "--after", "1"}, vars, &out, &errOut))
-	assert.Contains(t, errOut.String(), "deleted by retention (asked for those after 1; deleted through "+itoa(half)+")")
+	var pruned testkit.Buffer
+	assert.Equal(t, exitError, run(ctx, []string{"changes", "--schema", schema, "--after", "1"}, vars, &out, &pruned))
+	assert.Contains(t, pruned.String(), "deleted by retention (asked for those after 1; deleted through "+itoa(half)+")")
 	assert.Equal(t, exitOK, run(ctx, []string{"changes", "--schema", schema, "--after", itoa(half)}, vars, &out, &errOut))
 }
 
