@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -143,13 +144,33 @@ func send(client *http.Client, url string, d webhooktest.Delivery) error {
 }
 
 // BenchmarkProcess measures deliveries processed per second by three
-// replicas' Workers (Concurrency 2 each) draining b.N stored deliveries;
-// the callback does nothing.
+// replicas' Workers (Concurrency 2 each) draining b.N stored deliveries:
+// with a Process callback that does nothing, and with a ProcessTx that
+// inserts a row through the delivery's transaction.
 func BenchmarkProcess(b *testing.B) {
+	b.Run("callback=Process", func(b *testing.B) {
+		benchProcess(b, func(w *pginbox.Worker) {
+			w.Process = func(context.Context, *webhooks.Delivery) error { return nil }
+		})
+	})
+	b.Run("callback=ProcessTx", func(b *testing.B) {
+		benchProcess(b, func(w *pginbox.Worker) {
+			w.ProcessTx = func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+				_, err := tx.Exec(ctx, `INSERT INTO effects VALUES ($1)`, d.ID)
+				return err
+			}
+		})
+	})
+}
+
+// benchProcess is BenchmarkProcess with the callback set by callback.
+func benchProcess(b *testing.B, callback func(*pginbox.Worker)) {
 	ctx := context.Background()
 	schema := newSchema(b)
 	pool := newPool(b, schema, 2)
-	_, err := pool.Exec(ctx, `INSERT INTO invoicing_webhook_inbox (delivery_id, event_type, signed_at, body)
+	_, err := pool.Exec(ctx, `CREATE TABLE effects (delivery_id text NOT NULL)`)
+	require.NoError(b, err)
+	_, err = pool.Exec(ctx, `INSERT INTO invoicing_webhook_inbox (delivery_id, event_type, signed_at, body)
 		SELECT 'd' || i, 'contact.created', now(), convert_to(format(
 			'{"contact_id":"c%s","contact_type":"client","name":"n","email":"e@example.com","created_at":"2026-01-02T03:04:05Z"}', i), 'UTF8')
 		FROM generate_series(1, $1) AS i`, b.N)
@@ -159,8 +180,8 @@ func BenchmarkProcess(b *testing.B) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 3)
 	for range 3 {
-		w := &pginbox.Worker{Pool: newPool(b, schema, 4), Concurrency: 2, PollInterval: 5 * time.Millisecond,
-			Process: func(context.Context, *webhooks.Delivery) error { return nil }}
+		w := &pginbox.Worker{Pool: newPool(b, schema, 4), Concurrency: 2, PollInterval: 5 * time.Millisecond}
+		callback(w)
 		go func() { done <- w.Run(runCtx) }()
 	}
 	waitFor(b, pool, pginbox.StatusProcessed, b.N)

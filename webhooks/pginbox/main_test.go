@@ -98,6 +98,20 @@ func (l *looks) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQuery
 	}
 }
 
+// TraceBatchQuery counts a claim sent in a batch (with ProcessTx's
+// savepoint) once its answer is read.
+func (l *looks) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	if strings.Contains(data.SQL, "FOR UPDATE SKIP LOCKED") {
+		l.n.Add(1)
+	}
+}
+
+func (l *looks) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (l *looks) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 // waitMore waits until the Workers have looked twice more: at least one
 // look started, and returned, after waitMore was called.
 func (l *looks) waitMore(t testing.TB) {

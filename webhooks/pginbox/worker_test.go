@@ -252,6 +252,41 @@ func TestWorkerCountsPanicAsFailure(t *testing.T) {
 	assert.Contains(t, *r.LastError, "pginbox: callback panicked: callback bug")
 }
 
+// A ProcessTx that panics after writing fails like one that returns an
+// error: its writes are rolled back, the failure is recorded.
+func TestWorkerProcessTxPanicRollsBackItsWrites(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t, newSchema(t), 4)
+	_, err := pool.Exec(ctx, `CREATE TABLE effects (delivery_id text NOT NULL, run int NOT NULL)`)
+	require.NoError(t, err)
+	d := webhooktest.Deliveries(1)[0]
+	store(t, pool, d)
+	var runs atomic.Int32
+	start(t, &pginbox.Worker{
+		Pool: pool, PollInterval: 10 * time.Millisecond,
+		Backoff: func(int) time.Duration { return time.Millisecond },
+		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+			run := runs.Add(1)
+			if _, err := tx.Exec(ctx, `INSERT INTO effects VALUES ($1, $2)`, d.ID, run); err != nil {
+				return err
+			}
+			if run == 1 {
+				panic("callback bug after writing")
+			}
+			return nil
+		},
+	})
+	waitFor(t, pool, pginbox.StatusProcessed, 1)
+	rows, err := pool.Query(ctx, `SELECT run FROM effects WHERE delivery_id = $1`, d.ID)
+	require.NoError(t, err)
+	effects, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
+	assert.Equal(t, []int{2}, effects, "the panicking run's write was rolled back")
+	r := readRow(t, pool, d.ID)
+	assert.Equal(t, 1, r.Failures)
+	assert.Contains(t, *r.LastError, "pginbox: callback panicked: callback bug after writing")
+}
+
 func TestWorkerParksBodyThatNoLongerParses(t *testing.T) {
 	ctx := context.Background()
 	pool := newPool(t, newSchema(t), 4)
