@@ -189,46 +189,53 @@ func TestWorkerParksDeliveryAfterMaxAttempts(t *testing.T) {
 }
 
 // ProcessTx's writes commit with "processed", and are rolled back, while the
-// failure is still recorded, when it fails.
+// failure is still recorded, when it fails: by returning an error, or by
+// panicking.
 func TestWorkerProcessTxWritesCommitWithProcessed(t *testing.T) {
-	ctx := context.Background()
-	pool := newPool(t, newSchema(t), 4)
-	_, err := pool.Exec(ctx, `CREATE TABLE effects (delivery_id text NOT NULL, run int NOT NULL)`)
-	require.NoError(t, err)
-	d := webhooktest.Deliveries(1)[0]
-	store(t, pool, d)
+	for name, fail := range map[string]func() error{
+		"error": func() error { return errors.New("fails after writing") },
+		"panic": func() error { panic("fails after writing") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			pool := newPool(t, newSchema(t), 4)
+			_, err := pool.Exec(ctx, `CREATE TABLE effects (delivery_id text NOT NULL, run int NOT NULL)`)
+			require.NoError(t, err)
+			d := webhooktest.Deliveries(1)[0]
+			store(t, pool, d)
 
-	var runs atomic.Int32
-	var commitErr, rollbackErr atomic.Value
-	start(t, &pginbox.Worker{
-		Pool: pool, PollInterval: 10 * time.Millisecond,
-		Backoff: func(int) time.Duration { return time.Millisecond },
-		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
-			run := runs.Add(1)
-			if _, err := tx.Exec(ctx, `INSERT INTO effects VALUES ($1, $2)`, d.ID, run); err != nil {
-				return err
-			}
-			commitErr.Store(tx.Commit(ctx))
-			rollbackErr.Store(tx.Rollback(ctx))
-			if run == 1 {
-				return errors.New("fails after writing")
-			}
-			return nil
-		},
-	})
-	waitFor(t, pool, pginbox.StatusProcessed, 1)
+			var runs atomic.Int32
+			var commitErr, rollbackErr atomic.Value
+			start(t, &pginbox.Worker{
+				Pool: pool, PollInterval: 10 * time.Millisecond,
+				Backoff: func(int) time.Duration { return time.Millisecond },
+				ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
+					run := runs.Add(1)
+					if _, err := tx.Exec(ctx, `INSERT INTO effects VALUES ($1, $2)`, d.ID, run); err != nil {
+						return err
+					}
+					commitErr.Store(tx.Commit(ctx))
+					rollbackErr.Store(tx.Rollback(ctx))
+					if run == 1 {
+						return fail()
+					}
+					return nil
+				},
+			})
+			waitFor(t, pool, pginbox.StatusProcessed, 1)
 
-	var effects []int
-	rows, err := pool.Query(ctx, `SELECT run FROM effects WHERE delivery_id = $1`, d.ID)
-	require.NoError(t, err)
-	effects, err = pgx.CollectRows(rows, pgx.RowTo[int])
-	require.NoError(t, err)
-	assert.Equal(t, []int{2}, effects, "the failed run's write was rolled back")
-	r := readRow(t, pool, d.ID)
-	assert.Equal(t, 1, r.Failures)
-	assert.Equal(t, "fails after writing", *r.LastError)
-	assert.ErrorContains(t, commitErr.Load().(error), "the Worker commits or rolls back")
-	assert.ErrorContains(t, rollbackErr.Load().(error), "the Worker commits or rolls back")
+			rows, err := pool.Query(ctx, `SELECT run FROM effects WHERE delivery_id = $1`, d.ID)
+			require.NoError(t, err)
+			effects, err := pgx.CollectRows(rows, pgx.RowTo[int])
+			require.NoError(t, err)
+			assert.Equal(t, []int{2}, effects, "the failed run's write was rolled back")
+			r := readRow(t, pool, d.ID)
+			assert.Equal(t, 1, r.Failures)
+			assert.Contains(t, *r.LastError, "fails after writing")
+			assert.ErrorContains(t, commitErr.Load().(error), "the Worker commits or rolls back")
+			assert.ErrorContains(t, rollbackErr.Load().(error), "the Worker commits or rolls back")
+		})
+	}
 }
 
 func TestWorkerCountsPanicAsFailure(t *testing.T) {
@@ -250,41 +257,6 @@ func TestWorkerCountsPanicAsFailure(t *testing.T) {
 	r := readRow(t, pool, d.ID)
 	assert.Equal(t, 1, r.Failures)
 	assert.Contains(t, *r.LastError, "pginbox: callback panicked: callback bug")
-}
-
-// A ProcessTx that panics after writing fails like one that returns an
-// error: its writes are rolled back, the failure is recorded.
-func TestWorkerProcessTxPanicRollsBackItsWrites(t *testing.T) {
-	ctx := context.Background()
-	pool := newPool(t, newSchema(t), 4)
-	_, err := pool.Exec(ctx, `CREATE TABLE effects (delivery_id text NOT NULL, run int NOT NULL)`)
-	require.NoError(t, err)
-	d := webhooktest.Deliveries(1)[0]
-	store(t, pool, d)
-	var runs atomic.Int32
-	start(t, &pginbox.Worker{
-		Pool: pool, PollInterval: 10 * time.Millisecond,
-		Backoff: func(int) time.Duration { return time.Millisecond },
-		ProcessTx: func(ctx context.Context, tx pgx.Tx, d *webhooks.Delivery) error {
-			run := runs.Add(1)
-			if _, err := tx.Exec(ctx, `INSERT INTO effects VALUES ($1, $2)`, d.ID, run); err != nil {
-				return err
-			}
-			if run == 1 {
-				panic("callback bug after writing")
-			}
-			return nil
-		},
-	})
-	waitFor(t, pool, pginbox.StatusProcessed, 1)
-	rows, err := pool.Query(ctx, `SELECT run FROM effects WHERE delivery_id = $1`, d.ID)
-	require.NoError(t, err)
-	effects, err := pgx.CollectRows(rows, pgx.RowTo[int])
-	require.NoError(t, err)
-	assert.Equal(t, []int{2}, effects, "the panicking run's write was rolled back")
-	r := readRow(t, pool, d.ID)
-	assert.Equal(t, 1, r.Failures)
-	assert.Contains(t, *r.LastError, "pginbox: callback panicked: callback bug after writing")
 }
 
 func TestWorkerParksBodyThatNoLongerParses(t *testing.T) {
