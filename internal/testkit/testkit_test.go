@@ -129,24 +129,22 @@ func TestConcurrentlyCallsEachOnceWithAtMostWorkers(t *testing.T) {
 // recorder is a testing.TB that records failures instead of failing.
 type recorder struct {
 	testing.TB
-	mu      sync.Mutex
 	errs    testkit.Buffer
-	stopped bool
+	stopped bool // FailNow was called
 }
 
 func (r *recorder) Errorf(format string, args ...any) { fmt.Fprintf(&r.errs, format+"\n", args...) }
 
 func (r *recorder) FailNow() {
-	r.mu.Lock()
 	r.stopped = true
-	r.mu.Unlock()
 	runtime.Goexit()
 }
 
 func (r *recorder) messages() string { return r.errs.String() }
 
 // failing runs f in a goroutine of its own with a recorder, and returns the
-// recorder when f has returned or failed.
+// recorder once f has returned or failed (the goroutine's writes are then
+// seen: it ended before).
 func failing(t *testing.T, f func(testing.TB)) *recorder {
 	r := &recorder{TB: t}
 	done := make(chan struct{})
@@ -155,8 +153,6 @@ func failing(t *testing.T, f func(testing.TB)) *recorder {
 		f(r)
 	}()
 	<-done
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	return r
 }
 
